@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// The `tollgate` command. Tollgate runs its TypeScript sources through tsx (no build step).
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../src/cli/main.ts');

@@ -1,0 +1,44 @@
+/** A thin HTTP client of the admin API for the CLI. */
+export class AdminClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string | undefined,
+  ) {}
+
+  async call(method: string, path: string, body?: unknown): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await fetch(this.baseUrl + path, {
+        method,
+        headers: {
+          ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (err) {
+      throw new CliError(`cannot reach Tollgate at ${this.baseUrl}: ${(err as Error).cause ?? (err as Error).message}. Is it running? (set TOLLGATE_URL)`);
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = text;
+    }
+    if (!res.ok) {
+      const e = json as { error?: string; code?: string; param?: string };
+      throw new CliError(`${res.status} ${e?.code ?? ''}: ${e?.error ?? text}${e?.param ? ` (param: ${e.param})` : ''}`, json);
+    }
+    return json;
+  }
+}
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}

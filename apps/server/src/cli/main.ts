@@ -1,0 +1,115 @@
+import { parseArgs } from 'node:util';
+import { loadCliSettings } from '../config/cli.ts';
+import { AdminClient, CliError } from './client.ts';
+import { serve } from './serve.ts';
+
+const USAGE = `usage: tollgate <command> [options]
+
+  serve [--role api|worker|all]             run the gateway (dev profile without TOLLGATE_CONFIG)
+  merchant create --name NAME [--id ID] [--receive-type DIRECT|DELEGATE] [--logo-url URL] [--return-url URL …]
+  merchant show ID
+  merchant add-wallet ID --chain CHAIN_ID --token SYMBOL --address 0x…
+  merchant top-up ID --amount 10.00
+  merchant create-key ID
+  merchant revoke-key ID API_KEY
+
+Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
+ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
+
+const enc = encodeURIComponent;
+
+async function main(argv: string[]): Promise<void> {
+  const { values: o, positionals: pos } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      role: { type: 'string', default: 'all' },
+      name: { type: 'string' },
+      id: { type: 'string' },
+      'receive-type': { type: 'string' },
+      'logo-url': { type: 'string' },
+      'return-url': { type: 'string', multiple: true },
+      chain: { type: 'string' },
+      token: { type: 'string' },
+      address: { type: 'string' },
+      amount: { type: 'string' },
+    },
+  });
+  const [cmd, sub, ...rest] = pos;
+  if (o.help || !cmd) return void console.log(USAGE);
+  if (cmd === 'serve') {
+    if (!['api', 'worker', 'all'].includes(o.role!)) throw new CliError('--role must be api, worker or all');
+    return serve(o.role as 'api' | 'worker' | 'all');
+  }
+  if (cmd !== 'merchant') throw new CliError(`unknown command ${cmd}\n\n${USAGE}`);
+
+  const settings = loadCliSettings(process.env);
+  const api = new AdminClient(settings.url, settings.adminToken);
+  const need = (v: string | undefined, what: string): string => {
+    if (!v) throw new CliError(`missing ${what}\n\n${USAGE}`);
+    return v;
+  };
+  const id = () => enc(need(rest[0], 'merchant ID'));
+  let out: unknown;
+  switch (sub) {
+    case 'create':
+      out = await api.call('POST', '/admin/v1/merchants', {
+        name: need(o.name, '--name'),
+        ...(o.id ? { merchant_id: o.id } : {}),
+        ...(o['receive-type'] ? { receive_type: o['receive-type'] } : {}),
+        ...(o['logo-url'] ? { logo_url: o['logo-url'] } : {}),
+        ...(o['return-url'] ? { return_urls: o['return-url'] } : {}),
+      });
+      break;
+    case 'show':
+      out = await api.call('GET', `/admin/v1/merchants/${id()}`);
+      break;
+    case 'add-wallet': {
+      const chain = Number(need(o.chain, '--chain'));
+      if (!Number.isInteger(chain)) throw new CliError('--chain must be an integer chain id');
+      out = await api.call('POST', `/admin/v1/merchants/${id()}/wallets`, { chain_id: chain, token_symbol: need(o.token, '--token'), address: need(o.address, '--address') });
+      break;
+    }
+    case 'top-up':
+      out = await api.call('POST', `/admin/v1/merchants/${id()}/fee-balance/top-ups`, { amount: need(o.amount, '--amount') });
+      break;
+    case 'create-key':
+      out = await api.call('POST', `/admin/v1/merchants/${id()}/api-keys`);
+      break;
+    case 'revoke-key':
+      out = await api.call('DELETE', `/admin/v1/merchants/${id()}/api-keys/${enc(need(rest[1], 'API key'))}`);
+      break;
+    default:
+      throw new CliError(`unknown merchant command ${sub ?? ''}\n\n${USAGE}`);
+  }
+  print(out, o.json!);
+  if (!o.json && (sub === 'create' || sub === 'create-key')) console.log('\nThe API secret is shown only once: store it now.');
+}
+
+function print(v: unknown, json: boolean) {
+  if (json) return void console.log(JSON.stringify(v, null, 2));
+  const walk = (obj: unknown, indent: string) => {
+    for (const [k, val] of Object.entries(obj as Record<string, unknown>)) {
+      if (val && typeof val === 'object') {
+        console.log(`${indent}${k}:`);
+        walk(val, indent + '  ');
+      } else console.log(`${indent}${k}: ${val}`);
+    }
+  };
+  walk(v, '');
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof CliError) {
+    console.error(`tollgate: ${err.message}`);
+    process.exit(1);
+  }
+  if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`tollgate: ${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  console.error(err);
+  process.exit(1);
+});

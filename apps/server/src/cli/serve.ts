@@ -1,0 +1,64 @@
+import { loadConfig, ConfigError } from '../config/load.ts';
+import { startTollgate, type Role } from '../main.ts';
+import { ensureDemoMerchant, startDevProfileChain } from '../dev/profile.ts';
+import type { DevChain } from '@tollgate/devchain';
+
+/**
+ * `tollgate serve`: parse config, (dev profile: start anvil + tokens), start Tollgate, print how to
+ * use it, and stop everything cleanly on SIGINT/SIGTERM.
+ */
+export async function serve(role: Role): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+  let chain: DevChain | undefined;
+  if (config.profile === 'dev') chain = await startDevProfileChain(config);
+  let tg;
+  try {
+    tg = await startTollgate(config, { role });
+  } catch (err) {
+    await chain?.stop();
+    console.error(`tollgate: ${(err as Error).message}`);
+    process.exit(1);
+  }
+  const stop = async (signal: string) => {
+    console.error(`\ntollgate: ${signal} received, stopping…`);
+    await tg.close();
+    await chain?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+
+  if (chain) {
+    const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain);
+    const payer = chain.payers[0]!;
+    const lines = [
+      '',
+      'Tollgate dev profile is running (test environment, embedded PGlite, local anvil chain).',
+      `  API base URL      ${tg.url}`,
+      `  OpenAPI           ${tg.url}/openapi.json`,
+      `  admin token       ${config.adminToken}   (Authorization: Bearer …; also in ${config.dataDir}/admin.token)`,
+      `  chain             ${chain.chainId} at ${chain.rpcUrl}`,
+      ...chain.tokens.map((t) => `  token ${t.symbol.padEnd(12)}${t.address} (${t.decimals} decimals)`),
+      `  demo merchant     ${demo.merchantId}  receiving wallet ${demo.wallet}`,
+      `  demo API key      ${demo.apiKey}`,
+      `  demo API secret   ${demo.apiSecret}`,
+      `  funded payer      ${payer.address}`,
+      `  payer private key ${payer.privateKey}   (public anvil test key: never use on a real chain)`,
+      '',
+      'Try: npx tollgate merchant show demo        Stop: Ctrl-C',
+      '',
+    ];
+    console.log(lines.join('\n'));
+  } else {
+    console.log(`tollgate listening on ${tg.url ?? '(worker only)'}`);
+  }
+}

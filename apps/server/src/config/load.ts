@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import { parseDecimal } from '@tollgate/protocol';
+import { CHAIN_PRESETS } from './presets.ts';
+import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env } from './schema.ts';
+
+/** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
+export const FEE_DECIMALS = 6;
+
+/** Start-up configuration error; the message always names the offending key. */
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(`invalid configuration: ${key}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function check<T>(schema: TSchema, value: unknown, prefix: string): T {
+  const first = Value.Errors(schema, value).First();
+  if (first) {
+    const path = first.path.replace(/^\//, '').replaceAll('/', '.');
+    throw new ConfigError(prefix + (path ? (prefix ? '.' : '') + path : ''), first.message);
+  }
+  return value as T;
+}
+
+/** Picks the variables Tollgate knows; everything else in the environment is ignored. */
+function pickEnv(env: Record<string, string | undefined>): Env {
+  const known = Object.keys(EnvSchema.properties);
+  const picked: Record<string, string> = {};
+  for (const k of known) {
+    const v = env[k];
+    if (v !== undefined && v !== '') picked[k] = v;
+  }
+  const first = Value.Errors(EnvSchema, picked).First();
+  if (first) throw new ConfigError(first.path.replace(/^\//, ''), first.message);
+  return picked as Env;
+}
+
+/** Reads a secret file from the data directory, creating it (mode 0600) on first use. */
+function devSecret(dataDir: string, name: string, make: () => string): string {
+  mkdirSync(dataDir, { recursive: true });
+  const p = join(dataDir, name);
+  if (!existsSync(p)) writeFileSync(p, make() + '\n', { mode: 0o600, flag: 'wx' });
+  chmodSync(p, 0o600);
+  return readFileSync(p, 'utf8').trim();
+}
+
+function chainFromFile(c: ConfigFile['chains'][number], i: number): ChainConfig {
+  const preset = CHAIN_PRESETS[c.chain_id];
+  const confirmations = c.confirmations ?? preset?.confirmations;
+  const finality = c.finality_confirmations ?? preset?.finality_confirmations;
+  if (confirmations === undefined) throw new ConfigError(`chains.${i}.confirmations`, 'required for a chain without a preset');
+  if (finality === undefined) throw new ConfigError(`chains.${i}.finality_confirmations`, 'required for a chain without a preset');
+  if (finality < confirmations) {
+    throw new ConfigError(`chains.${i}.finality_confirmations`, `must be >= confirmations (${confirmations})`);
+  }
+  const symbols = new Set<string>();
+  c.tokens.forEach((t, j) => {
+    if (symbols.has(t.symbol)) throw new ConfigError(`chains.${i}.tokens.${j}.symbol`, `duplicate symbol ${t.symbol}`);
+    symbols.add(t.symbol);
+  });
+  return {
+    chainId: c.chain_id,
+    name: c.name ?? preset?.name ?? `Chain ${c.chain_id}`,
+    rpcUrl: c.rpc_url,
+    confirmations,
+    finalityConfirmations: finality,
+    pollIntervalMs: c.poll_interval_ms ?? preset?.poll_interval_ms ?? 2000,
+    tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as `0x${string}`, decimals: t.decimals })),
+  };
+}
+
+/**
+ * Parses the environment and (when `TOLLGATE_CONFIG` is set) the JSON config file into one
+ * validated {@link Config}. Called once by the composition root; throws {@link ConfigError}.
+ *
+ * @example const config = loadConfig(process.env);
+ */
+export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = process.cwd()): Config {
+  const env = pickEnv(rawEnv);
+  const dataDir = resolve(cwd, env.DATA_DIR ?? '.tollgate');
+  let file: ConfigFile | undefined;
+  if (env.TOLLGATE_CONFIG) {
+    const path = resolve(cwd, env.TOLLGATE_CONFIG);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (err) {
+      throw new ConfigError('TOLLGATE_CONFIG', `cannot read ${path}: ${(err as Error).message}`);
+    }
+    file = check<ConfigFile>(ConfigFileSchema, raw, '');
+  }
+  const profile = file ? 'file' : 'dev';
+  const port = env.PORT ? Number(env.PORT) : 8402;
+  if (port > 65535) throw new ConfigError('PORT', 'must be <= 65535');
+  const host = env.HOST ?? '127.0.0.1';
+
+  let masterKeyHex = env.MASTER_KEY;
+  if (!masterKeyHex) {
+    // Only the embedded dev profile may invent its own key: with a config file or a shared Postgres,
+    // a key generated on one machine would leave secrets unreadable on the next.
+    if (profile !== 'dev' || env.DATABASE_URL) throw new ConfigError('MASTER_KEY', 'required with TOLLGATE_CONFIG or DATABASE_URL (64 hex characters)');
+    masterKeyHex = devSecret(dataDir, 'master.key', () => randomBytes(32).toString('hex'));
+  }
+  let adminToken = env.ADMIN_TOKEN;
+  if (!adminToken && profile === 'dev') adminToken = devSecret(dataDir, 'admin.token', () => 'tgadm_' + randomBytes(24).toString('hex'));
+
+  let perOrderMicros = 10_000n; // 0.01
+  if (file?.fees) {
+    try {
+      perOrderMicros = parseDecimal(file.fees.per_order, FEE_DECIMALS);
+    } catch (err) {
+      throw new ConfigError('fees.per_order', (err as Error).message);
+    }
+  }
+  const chains = (file?.chains ?? []).map(chainFromFile);
+  const ids = new Set<number>();
+  chains.forEach((c, i) => {
+    if (ids.has(c.chainId)) throw new ConfigError(`chains.${i}.chain_id`, `duplicate chain ${c.chainId}`);
+    ids.add(c.chainId);
+  });
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? file?.public_base_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  return {
+    profile,
+    environment: file?.environment ?? 'test',
+    port,
+    host,
+    databaseUrl: env.DATABASE_URL,
+    dataDir,
+    adminToken,
+    masterKey: Buffer.from(masterKeyHex, 'hex'),
+    publicBaseUrl,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    orderTtlSeconds: file?.order_ttl_seconds ?? 600,
+    fees: { perOrderMicros },
+    chains,
+  };
+}

@@ -1,0 +1,94 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * The one schema of Tollgate's configuration: the JSON config file (snake_case, as documented in
+ * the README) plus the environment. `load.ts` parses both once at start-up; nothing else reads
+ * `process.env`.
+ */
+const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+const Decimal = Type.String({ pattern: '^\\d+(\\.\\d+)?$' });
+
+export const TokenFileSchema = Type.Object(
+  {
+    symbol: Type.String({ pattern: '^[A-Z0-9]{2,11}$' }),
+    address: Address,
+    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ChainFileSchema = Type.Object(
+  {
+    chain_id: Type.Integer({ minimum: 1 }),
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    rpc_url: Type.String({ pattern: '^(https?|wss?)://' }),
+    confirmations: Type.Optional(Type.Integer({ minimum: 0 })),
+    finality_confirmations: Type.Optional(Type.Integer({ minimum: 0 })),
+    poll_interval_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
+    tokens: Type.Array(TokenFileSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigFileSchema = Type.Object(
+  {
+    environment: Type.Union([Type.Literal('test'), Type.Literal('production')]),
+    public_base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    order_ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
+    fees: Type.Optional(Type.Object({ per_order: Decimal }, { additionalProperties: false })),
+    chains: Type.Array(ChainFileSchema),
+  },
+  { additionalProperties: false },
+);
+export type ConfigFile = Static<typeof ConfigFileSchema>;
+
+export const EnvSchema = Type.Object({
+  PORT: Type.Optional(Type.String({ pattern: '^\\d{1,5}$' })),
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  TOLLGATE_CONFIG: Type.Optional(Type.String({ minLength: 1 })),
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  MASTER_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  LOG_LEVEL: Type.Optional(
+    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  ),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export interface TokenConfig {
+  symbol: string;
+  /** lowercase 0x address */
+  address: `0x${string}`;
+  decimals: number;
+}
+
+export interface ChainConfig {
+  chainId: number;
+  name: string;
+  rpcUrl: string;
+  confirmations: number;
+  finalityConfirmations: number;
+  pollIntervalMs: number;
+  tokens: TokenConfig[];
+}
+
+/** The parsed, validated configuration every module receives. */
+export interface Config {
+  /** `dev`: no TOLLGATE_CONFIG, Tollgate starts its own anvil chain; `file`: a config file. */
+  profile: 'dev' | 'file';
+  environment: 'test' | 'production';
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  adminToken: string | undefined;
+  /** 32-byte AES-256-GCM key for secrets at rest. */
+  masterKey: Buffer;
+  publicBaseUrl: string;
+  logLevel: string;
+  orderTtlSeconds: number;
+  fees: { perOrderMicros: bigint };
+  chains: ChainConfig[];
+}

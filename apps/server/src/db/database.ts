@@ -1,0 +1,39 @@
+/**
+ * The storage port. Both adapters (embedded PGlite, PostgreSQL via `pg`) run the same SQL, and
+ * both return values in the same JS shapes:
+ * - `numeric` → string (money is `numeric(78,0)`; callers turn it into bigint),
+ * - `int8`/`bigserial` → number (only used for counters and block numbers, all < 2^53),
+ * - `timestamptz` → Date, `jsonb` → parsed value.
+ */
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  /** Runs several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** SQLSTATE of a unique_violation; natural keys map it to a typed duplicate outcome. */
+export const UNIQUE_VIOLATION = '23505';
+/** SQLSTATE of a check_violation (e.g. a fee balance that would go negative). */
+export const CHECK_VIOLATION = '23514';
+
+export function isPgError(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+/** The constraint name of a Postgres error, when it has one. */
+export function pgConstraint(err: unknown): string | undefined {
+  const c = (err as { constraint?: unknown } | null)?.constraint;
+  return typeof c === 'string' ? c : undefined;
+}

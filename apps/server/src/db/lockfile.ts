@@ -1,0 +1,51 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Another process holds the embedded database. */
+export class DataDirLockedError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(
+      `the embedded database in ${dataDir} is in use by process ${pid}. PGlite allows one process per ` +
+        `directory: stop that process, use another DATA_DIR, or set DATABASE_URL to share PostgreSQL.`,
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<dataDir>/tollgate.lock` (O_EXCL). PGlite has no locking of its own and two processes on
+ * one directory corrupt it. A lock left by a dead process (kill -9) is taken over.
+ * Returns the release function.
+ */
+export function acquireDataDirLock(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, 'tollgate.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        rmSync(path, { force: true });
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirLockedError(dataDir, pid);
+      rmSync(path, { force: true }); // stale: its owner is gone
+    }
+  }
+  throw new Error(`could not take the lock ${path}`);
+}

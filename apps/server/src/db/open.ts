@@ -1,0 +1,33 @@
+import { join } from 'node:path';
+import { acquireDataDirLock } from './lockfile.ts';
+import { migrate } from './migrate.ts';
+import { openPglite } from './pglite.ts';
+import { openPostgres } from './postgres.ts';
+import type { Database } from './database.ts';
+
+/**
+ * Opens the configured database and brings its schema up to date: PostgreSQL when a URL is
+ * given, else the embedded PGlite in `<dataDir>/pgdata` under a lockfile.
+ */
+export async function openDatabase(opts: { databaseUrl?: string | undefined; dataDir: string }): Promise<Database> {
+  let db: Database;
+  if (opts.databaseUrl) {
+    db = await openPostgres(opts.databaseUrl);
+  } else {
+    const release = acquireDataDirLock(opts.dataDir);
+    try {
+      const inner = await openPglite(join(opts.dataDir, 'pgdata'));
+      db = { ...inner, close: async () => { try { await inner.close(); } finally { release(); } } };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+  return db;
+}

@@ -1,0 +1,20 @@
+import type { Config } from './config/schema.ts';
+import type { Database } from './db/database.ts';
+import type { MerchantService } from './merchants/service.ts';
+
+/** Wall clock in milliseconds; tests replace it to move time without sleeping. */
+export interface Clock {
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Everything a route or worker may use, built once by the composition root (`main.ts`).
+ * Routes receive it as their third argument; they never import a service module's state.
+ */
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  merchants: MerchantService;
+}

@@ -1,0 +1,65 @@
+import { startDevChain, type DevChain } from '@tollgate/devchain';
+import { CHAIN_PRESETS } from '../config/presets.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
+import { decryptSecret } from '../merchants/secrets.ts';
+import type { MerchantService } from '../merchants/service.ts';
+import { FEE_DECIMALS } from '../config/load.ts';
+
+export const DEMO_MERCHANT_ID = 'demo';
+
+/**
+ * Dev profile, step 1: a local anvil chain with TestUSDC/TestUSDT, written into the config as the
+ * only chain. Anvil listens on 127.0.0.1:8545 (what wallets expect) when that port is free, else on
+ * any free port; it mines a block every second so confirmations progress without traffic.
+ */
+export async function startDevProfileChain(config: Config): Promise<DevChain> {
+  let chain: DevChain;
+  try {
+    chain = await startDevChain({ port: 8545, blockTime: 1 });
+  } catch {
+    chain = await startDevChain({ port: 0, blockTime: 1 });
+  }
+  const preset = CHAIN_PRESETS[31337]!;
+  config.chains = [
+    {
+      chainId: chain.chainId,
+      name: preset.name,
+      rpcUrl: chain.rpcUrl,
+      confirmations: preset.confirmations,
+      finalityConfirmations: preset.finality_confirmations,
+      pollIntervalMs: preset.poll_interval_ms,
+      tokens: chain.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as `0x${string}`, decimals: t.decimals })),
+    },
+  ];
+  return chain;
+}
+
+export interface DemoMerchant {
+  merchantId: string;
+  apiKey: string;
+  apiSecret: string;
+  wallet: string;
+}
+
+/**
+ * Dev profile, step 2: the demo merchant (idempotent across restarts of the same DATA_DIR), with a
+ * wallet for every dev token and at least 100.00 of fee balance. The receiving address is anvil
+ * account 9, whose key is public, so a developer can move the received test tokens.
+ */
+export async function ensureDemoMerchant(db: Database, merchants: MerchantService, config: Config, chain: DevChain): Promise<DemoMerchant> {
+  const wallet = chain.payers[chain.payers.length - 1]!.address.toLowerCase();
+  await merchants.createMerchant({ name: 'Demo Merchant', merchantId: DEMO_MERCHANT_ID, returnUrls: ['http://localhost', 'http://127.0.0.1'] });
+  for (const t of chain.tokens) await merchants.addWallet(DEMO_MERCHANT_ID, { chainId: chain.chainId, tokenSymbol: t.symbol, address: wallet });
+  const balance = await merchants.getFeeBalance(DEMO_MERCHANT_ID);
+  const floor = 100n * 10n ** BigInt(FEE_DECIMALS);
+  if (balance && balance.available < floor) await merchants.topUp(DEMO_MERCHANT_ID, floor - balance.available);
+  // The dev profile prints the demo secret at every start; it reads it back from the encrypted row.
+  const { rows } = await db.query<{ api_key: string; secret_ciphertext: string }>(
+    'SELECT api_key, secret_ciphertext FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL ORDER BY created_at LIMIT 1',
+    [DEMO_MERCHANT_ID],
+  );
+  const key = rows[0];
+  if (!key) throw new Error('demo merchant has no active API key; delete the data directory to recreate it');
+  return { merchantId: DEMO_MERCHANT_ID, apiKey: key.api_key, apiSecret: decryptSecret(config.masterKey, key.secret_ciphertext, key.api_key), wallet };
+}

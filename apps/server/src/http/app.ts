@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import { ERROR_CATALOG } from '@tollgate/protocol';
+import type { AppDeps } from '../deps.ts';
+import { installErrorHandling, patternToRegex } from './errors.ts';
+import { registerRoutes, type RouteDef } from './route.ts';
+import { installObservability } from './observability.ts';
+
+/** Checkout ids are bearer capabilities (interface.md Endpoints rule 5): never in a log line. */
+export function redactPath(url: string): string {
+  return url.replace(/cs_[A-Za-z0-9_-]+/g, 'cs_[redacted]');
+}
+
+export interface HttpOptions {
+  /** pino options; tests pass `false` for silence. */
+  logger?: boolean | Record<string, unknown>;
+  bodyLimit?: number;
+}
+
+/**
+ * Builds the fastify app: request ids, redacting JSON logs, one error envelope, health/metrics/
+ * OpenAPI, and the routes of the list given by the composition root.
+ */
+export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any, any, any>[], opts: HttpOptions = {}): Promise<FastifyInstance> {
+  const logger =
+    opts.logger === false
+      ? false
+      : {
+          level: deps.config.logLevel,
+          redact: {
+            paths: ['req.headers["x-sign"]', 'req.headers.authorization', '*.api_secret', '*.secret', '*.apiSecret'],
+            censor: '[redacted]',
+          },
+          serializers: {
+            req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactPath(req.url), request_id: req.id }),
+          },
+          ...(typeof opts.logger === 'object' ? opts.logger : {}),
+        };
+  const app = Fastify({
+    logger,
+    bodyLimit: opts.bodyLimit ?? 64 * 1024,
+    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    // Sub-second stalls of a database must not hang clients forever.
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+    return503OnClosing: true,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  });
+
+  // An absent body is fine (e.g. cancel takes `{}` or nothing); invalid JSON is a 400 with a code.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || body === undefined) return done(null, undefined);
+    jsonParser(req, body as string, done);
+  });
+
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  const patterns: { method: string; regex: RegExp }[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const m of [r.method].flat()) if (m !== 'HEAD') patterns.push({ method: m, regex: patternToRegex(r.url) });
+  });
+  installErrorHandling(app, () => patterns);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tollgate',
+        version: '0.1.0',
+        description:
+          'Stablecoin payment gateway. Errors use the envelope `{ error, code, param?, request_id }`. Codes:\n\n' +
+          Object.entries(ERROR_CATALOG)
+            .map(([code, v]) => `- \`${code}\` (${v.status}): ${v.description}`)
+            .join('\n'),
+      },
+      components: {
+        securitySchemes: {
+          merchantHmac: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-Timestamp, X-Nonce and X-Sign (HMAC-SHA256, see interface.md §Authentication)' },
+          adminBearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  installObservability(app, deps);
+  registerRoutes(app, routes, deps);
+  return app;
+}

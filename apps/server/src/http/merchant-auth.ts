@@ -1,0 +1,71 @@
+import type { FastifyRequest } from 'fastify';
+import { NONCE_MAX_BYTES, NONCE_MIN_BYTES, TIMESTAMP_WINDOW_SECONDS, verifyRequestSignature } from '@tollgate/protocol';
+import type { AppDeps } from '../deps.ts';
+import { AppError } from './errors.ts';
+
+export interface AuthedMerchant {
+  merchantId: string;
+  apiKey: string;
+  receiveType: 'DIRECT' | 'DELEGATE';
+}
+
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Authenticates a `/api/v1` request exactly as interface.md §Authentication says, cheapest and
+ * non-mutating checks first; the nonce is consumed only once the signature is proven, so a forger
+ * cannot burn a merchant's nonces. Throws AppError (401, or 400 for an unsignable request).
+ */
+export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps): Promise<AuthedMerchant> {
+  const apiKey = header(req, 'x-api-key');
+  const timestamp = header(req, 'x-timestamp');
+  const nonceRaw = header(req, 'x-nonce');
+  const sign = header(req, 'x-sign');
+  if (!apiKey) throw new AppError('api_key_invalid', 'X-API-Key header is required');
+  if (!timestamp) throw new AppError('timestamp_missing', 'X-Timestamp header is required');
+  if (nonceRaw === undefined) throw new AppError('nonce_missing', 'X-Nonce header is required');
+  if (!sign) throw new AppError('signature_missing', 'X-Sign header is required');
+
+  if (!/^\d{1,12}$/.test(timestamp)) {
+    throw new AppError('timestamp_out_of_window', 'X-Timestamp must be decimal Unix time in seconds');
+  }
+  const skew = Math.abs(Math.floor(deps.clock.now() / 1000) - Number(timestamp));
+  if (skew > TIMESTAMP_WINDOW_SECONDS) {
+    const hint = timestamp.length >= 13 ? ' (it looks like milliseconds; send seconds)' : '';
+    throw new AppError('timestamp_out_of_window', `X-Timestamp is outside the ${TIMESTAMP_WINDOW_SECONDS} s window${hint}`);
+  }
+  const nonce = nonceRaw.trim();
+  const nonceBytes = Buffer.byteLength(nonce, 'utf8');
+  if (nonceBytes < NONCE_MIN_BYTES || nonceBytes > NONCE_MAX_BYTES) {
+    throw new AppError('nonce_invalid', `X-Nonce must be ${NONCE_MIN_BYTES} to ${NONCE_MAX_BYTES} bytes after trimming`);
+  }
+
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
+    if (typeof v !== 'string') throw new AppError('invalid_request', `query parameter ${k} is repeated; send it once`, k);
+    query[k] = v;
+  }
+  let body: Record<string, unknown> | undefined;
+  if (req.body !== undefined && req.body !== null) {
+    if (typeof req.body !== 'object' || Array.isArray(req.body)) {
+      throw new AppError('invalid_request', 'request body must be a JSON object');
+    }
+    body = req.body as Record<string, unknown>;
+  }
+
+  const key = await deps.merchants.findApiKey(apiKey);
+  if (!key) throw new AppError('api_key_invalid', 'unknown API key');
+  if (key.revoked) throw new AppError('api_key_revoked', 'API key has been revoked');
+
+  const ok = verifyRequestSignature(key.secret, { query, body, apiKey, timestamp, nonce: nonceRaw }, sign);
+  if (!ok) throw new AppError('invalid_signature', 'signature does not match the request');
+
+  if (!(await deps.merchants.consumeNonce(apiKey, nonce))) {
+    throw new AppError('replay_detected', 'Replay request detected');
+  }
+  return { merchantId: key.merchantId, apiKey, receiveType: key.receiveType };
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import { Registry, collectDefaultMetrics, Histogram } from 'prom-client';
+import type { AppDeps } from '../deps.ts';
+
+/** `/healthz` (process up), `/readyz` (database reachable), `/metrics` (Prometheus), `/openapi.json`. */
+export function installObservability(app: FastifyInstance, deps: AppDeps): Registry {
+  // One registry per app instance: tests build many apps in one process.
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'tollgate_http_request_duration_seconds',
+    help: 'HTTP request duration by route pattern (never the concrete path: ids stay out of labels)',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    duration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  const hide = { schema: { hide: true } };
+  app.get('/healthz', hide, async () => ({ status: 'ok' }));
+  app.get('/readyz', hide, async (_req, reply) => {
+    try {
+      await deps.db.query('SELECT 1');
+      return { status: 'ready' };
+    } catch {
+      reply.status(503);
+      return { status: 'unavailable', error: 'database unreachable', code: 'service_unavailable' };
+    }
+  });
+  app.get('/metrics', hide, async (_req, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+  app.get('/openapi.json', hide, async () => app.swagger());
+  return registry;
+}

@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { AppDeps } from '../deps.ts';
+import { requireAdmin } from './admin-auth.ts';
+import { authenticateMerchant, type AuthedMerchant } from './merchant-auth.ts';
+import { ErrorEnvelopeSchema } from './schemas.ts';
+
+type Auth = 'merchant' | 'admin' | 'public';
+type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
+
+export interface RouteRequest<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  /** Set on `auth: 'merchant'` routes: the merchant the signed API key belongs to. */
+  merchant: AuthedMerchant;
+  raw: FastifyRequest;
+}
+
+/**
+ * One route = one file exporting one `defineRoute(...)`. The schemas drive validation (ajv),
+ * the handler's TypeScript types and the OpenAPI document; `auth` picks the authentication hook.
+ */
+export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q extends TSchema | undefined = TSchema | undefined, P extends TSchema | undefined = TSchema | undefined> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  auth: Auth;
+  summary: string;
+  tags: string[];
+  body?: B;
+  querystring?: Q;
+  params?: P;
+  /** Success responses by status code; errors always use the envelope. */
+  response: Record<number, TSchema>;
+  /** Failure codes this route can answer with (documentation only). */
+  errors?: number[];
+  handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: AppDeps): Promise<unknown>;
+}
+
+export function defineRoute<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, P extends TSchema | undefined = undefined>(
+  def: RouteDef<B, Q, P>,
+): RouteDef<B, Q, P> {
+  return def;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    merchant?: AuthedMerchant;
+  }
+}
+
+const SECURITY: Record<Auth, Record<string, string[]>[] | undefined> = {
+  merchant: [{ merchantHmac: [] }],
+  admin: [{ adminBearer: [] }],
+  public: undefined,
+};
+
+/** Registers the routes of the readable list in `main.ts` with their auth hooks. */
+export function registerRoutes(app: FastifyInstance, routes: readonly RouteDef<any, any, any>[], deps: AppDeps): void {
+  for (const r of routes) {
+    const response: Record<string, TSchema> = {};
+    for (const [status, schema] of Object.entries(r.response)) response[status] = schema;
+    for (const status of [400, 401, 404, ...(r.errors ?? [])]) response[String(status)] ??= ErrorEnvelopeSchema;
+    app.route({
+      method: r.method,
+      url: r.url,
+      schema: {
+        summary: r.summary,
+        tags: r.tags,
+        ...(r.body ? { body: r.body } : {}),
+        ...(r.querystring ? { querystring: r.querystring } : {}),
+        ...(r.params ? { params: r.params } : {}),
+        response,
+        ...(SECURITY[r.auth] ? { security: SECURITY[r.auth] } : {}),
+      },
+      // Authentication runs before schema validation: an unauthenticated caller learns nothing
+      // about the shape the route expects, and the signature covers the body as received.
+      preValidation:
+        r.auth === 'merchant'
+          ? async (req) => {
+              req.merchant = await authenticateMerchant(req, deps);
+            }
+          : r.auth === 'admin'
+            ? async (req) => requireAdmin(req, deps.config.adminToken)
+            : undefined,
+      handler: (req, reply) =>
+        r.handler({ body: req.body, query: req.query, params: req.params, merchant: req.merchant!, raw: req } as never, reply, deps),
+    });
+  }
+}

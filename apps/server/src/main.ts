@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config/schema.ts';
+import type { Database } from './db/database.ts';
+import { openDatabase } from './db/open.ts';
+import { systemClock, type AppDeps, type Clock } from './deps.ts';
+import { buildHttpApp, type HttpOptions } from './http/app.ts';
+import { MerchantService } from './merchants/service.ts';
+import { pruneNonces } from './merchants/repo.ts';
+import { ROUTES } from './routes.ts';
+import { startWorkers, type Worker } from './workers.ts';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface StartOptions {
+  role?: Role;
+  /** An already-open database (tests); otherwise opened from config and closed on `close()`. */
+  db?: Database;
+  clock?: Clock;
+  http?: HttpOptions;
+  /** Listen on config.host:config.port (default true); port 0 picks a free port. */
+  listen?: boolean;
+}
+
+export interface Tollgate {
+  deps: AppDeps;
+  app: FastifyInstance | undefined;
+  /** Base URL the API listens on (when listening). */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: config → database → services → HTTP and/or workers.
+ *
+ * @example
+ * const tg = await startTollgate(loadConfig(process.env));
+ * // … later
+ * await tg.close();
+ */
+export async function startTollgate(config: Config, opts: StartOptions = {}): Promise<Tollgate> {
+  const role = opts.role ?? 'all';
+  const ownsDb = !opts.db;
+  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const deps: AppDeps = {
+    config,
+    db,
+    clock: opts.clock ?? systemClock,
+    merchants: new MerchantService(db, config),
+  };
+
+  let app: FastifyInstance | undefined;
+  let url: string | undefined;
+  const workers: Worker[] = [];
+  try {
+    if (role !== 'worker') {
+      app = await buildHttpApp(deps, ROUTES, opts.http);
+      if (opts.listen !== false) {
+        await app.listen({ port: config.port, host: config.host });
+        const addr = app.server.address();
+        if (addr && typeof addr === 'object') url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+      } else {
+        await app.ready();
+      }
+    }
+    if (role !== 'api') {
+      workers.push(...startWorkers([
+        // Nonces older than an hour can never be replayed: the ±300 s timestamp window refuses them.
+        { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
+      ]));
+    }
+  } catch (err) {
+    await app?.close().catch(() => {});
+    if (ownsDb) await db.close().catch(() => {});
+    throw err;
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    deps,
+    app,
+    url,
+    close: () =>
+      (closing ??= (async () => {
+        await Promise.all(workers.map((w) => w.stop()));
+        await app?.close();
+        if (ownsDb) await db.close();
+      })()),
+  };
+}

@@ -1,0 +1,114 @@
+import type { Queryable } from '../db/database.ts';
+
+/** Row shapes and SQL of the merchants folder; no business rules here. */
+export interface MerchantRow {
+  id: string;
+  name: string;
+  receive_type: 'DIRECT' | 'DELEGATE';
+  logo_url: string | null;
+  return_urls: string[];
+  card_enabled: boolean;
+  created_at: Date;
+}
+
+export interface WalletRow {
+  merchant_id: string;
+  chain_id: number;
+  token_symbol: string;
+  address: string;
+}
+
+export async function insertMerchant(
+  q: Queryable,
+  m: { id: string; name: string; receiveType: string; logoUrl?: string | undefined; returnUrls: string[] },
+): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO merchants (id, name, receive_type, logo_url, return_urls) VALUES ($1, $2, $3, $4, $5::jsonb)
+     ON CONFLICT (id) DO NOTHING`,
+    [m.id, m.name, m.receiveType, m.logoUrl ?? null, JSON.stringify(m.returnUrls)],
+  );
+  return r.rowCount === 1;
+}
+
+export async function getMerchant(q: Queryable, id: string): Promise<MerchantRow | undefined> {
+  const { rows } = await q.query<MerchantRow>('SELECT * FROM merchants WHERE id = $1', [id]);
+  return rows[0];
+}
+
+export async function listWallets(q: Queryable, merchantId: string): Promise<WalletRow[]> {
+  const { rows } = await q.query<WalletRow>(
+    'SELECT merchant_id, chain_id, token_symbol, address FROM merchant_wallets WHERE merchant_id = $1 ORDER BY chain_id, token_symbol',
+    [merchantId],
+  );
+  return rows;
+}
+
+/** Adds or replaces the receiving address for one (chain, token) of a merchant. */
+export async function upsertWallet(q: Queryable, w: WalletRow): Promise<void> {
+  await q.query(
+    `INSERT INTO merchant_wallets (merchant_id, chain_id, token_symbol, address) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (merchant_id, chain_id, token_symbol) DO UPDATE SET address = EXCLUDED.address`,
+    [w.merchant_id, w.chain_id, w.token_symbol, w.address],
+  );
+}
+
+export interface ApiKeyRow {
+  api_key: string;
+  merchant_id: string;
+  secret_ciphertext: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  receive_type: 'DIRECT' | 'DELEGATE';
+}
+
+export async function findApiKey(q: Queryable, apiKey: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await q.query<ApiKeyRow>(
+    `SELECT k.*, m.receive_type FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = $1`,
+    [apiKey],
+  );
+  return rows[0];
+}
+
+export async function listApiKeys(q: Queryable, merchantId: string): Promise<ApiKeyRow[]> {
+  const { rows } = await q.query<ApiKeyRow>(
+    `SELECT k.*, m.receive_type FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.merchant_id = $1 ORDER BY k.created_at`,
+    [merchantId],
+  );
+  return rows;
+}
+
+export async function insertApiKey(q: Queryable, k: { apiKey: string; merchantId: string; ciphertext: string }): Promise<void> {
+  await q.query('INSERT INTO api_keys (api_key, merchant_id, secret_ciphertext) VALUES ($1, $2, $3)', [k.apiKey, k.merchantId, k.ciphertext]);
+}
+
+/** Revokes a key (idempotent); false when the merchant has no such key. */
+export async function revokeApiKey(q: Queryable, merchantId: string, apiKey: string): Promise<boolean> {
+  const r = await q.query(
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE merchant_id = $1 AND api_key = $2',
+    [merchantId, apiKey],
+  );
+  return r.rowCount === 1;
+}
+
+/** Locks the merchant row: serializes key creation so the two-active-keys limit holds under races. */
+export async function lockMerchant(q: Queryable, id: string): Promise<boolean> {
+  const r = await q.query('SELECT id FROM merchants WHERE id = $1 FOR UPDATE', [id]);
+  return r.rowCount === 1;
+}
+
+export async function countActiveKeys(q: Queryable, merchantId: string): Promise<number> {
+  const { rows } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL', [merchantId]);
+  return rows[0]?.n ?? 0;
+}
+
+/** Records a nonce; false when it was already used by this key (a replay). */
+export async function insertNonce(q: Queryable, apiKey: string, nonce: string): Promise<boolean> {
+  const r = await q.query('INSERT INTO request_nonces (api_key, nonce) VALUES ($1, $2) ON CONFLICT DO NOTHING', [apiKey, nonce]);
+  return r.rowCount === 1;
+}
+
+/** Deletes nonces older than the given age; the timestamp window already refuses their requests. */
+export async function pruneNonces(q: Queryable, olderThanSeconds: number): Promise<number> {
+  const r = await q.query(`DELETE FROM request_nonces WHERE seen_at < now() - make_interval(secs => $1)`, [olderThanSeconds]);
+  return r.rowCount;
+}

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { formatUnits } from '@tollgate/protocol';
+import type { Config, TokenConfig } from '../config/schema.ts';
+import { FEE_DECIMALS } from '../config/load.ts';
+import type { Database } from '../db/database.ts';
+import { getFeeBalance, openFeeAccount, topUpFees, type FeeBalance } from '../fees/ledger.ts';
+import * as repo from './repo.ts';
+import { decryptSecret, encryptSecret, generateApiCredentials } from './secrets.ts';
+
+/** Two active keys let a merchant rotate: create the new key, deploy it, revoke the old one. */
+export const MAX_ACTIVE_API_KEYS = 2;
+
+export interface MerchantCreateInput {
+  name: string;
+  merchantId?: string | undefined;
+  receiveType?: 'DIRECT' | 'DELEGATE' | undefined;
+  logoUrl?: string | undefined;
+  returnUrls?: string[] | undefined;
+}
+
+export type CreateMerchantOutcome =
+  | { kind: 'created'; merchantId: string; apiKey: string; apiSecret: string }
+  | { kind: 'duplicate' };
+
+export type AddWalletOutcome =
+  | { kind: 'added'; wallet: WalletView }
+  | { kind: 'merchant_not_found' }
+  | { kind: 'chain_not_supported' }
+  | { kind: 'token_not_supported' };
+
+export interface WalletView {
+  chain_id: number;
+  token_symbol: string;
+  token_contract: string;
+  decimals: number;
+  address: string;
+}
+
+export interface FeeBalanceView {
+  available: string;
+  reserved: string;
+  captured: string;
+}
+
+export function feeBalanceView(b: FeeBalance): FeeBalanceView {
+  const f = (v: bigint) => formatUnits(v, FEE_DECIMALS, 2);
+  return { available: f(b.available), reserved: f(b.reserved), captured: f(b.captured) };
+}
+
+/**
+ * Merchants, their credentials, receiving wallets and fee balance. Returns typed outcomes; the
+ * admin routes map them to HTTP.
+ */
+export class MerchantService {
+  constructor(
+    private readonly db: Database,
+    private readonly config: Config,
+  ) {}
+
+  /** The configured token for (chain, symbol), or why there is none. */
+  resolveToken(chainId: number, symbol: string): TokenConfig | 'chain_not_supported' | 'token_not_supported' {
+    const chain = this.config.chains.find((c) => c.chainId === chainId);
+    if (!chain) return 'chain_not_supported';
+    return chain.tokens.find((t) => t.symbol === symbol) ?? 'token_not_supported';
+  }
+
+  async createMerchant(input: MerchantCreateInput): Promise<CreateMerchantOutcome> {
+    const merchantId = input.merchantId ?? `mch_${randomBytes(9).toString('base64url').replace(/[-_]/g, 'x')}`;
+    const creds = generateApiCredentials(this.config.environment);
+    return this.db.transaction(async (tx) => {
+      const inserted = await repo.insertMerchant(tx, {
+        id: merchantId,
+        name: input.name,
+        receiveType: input.receiveType ?? 'DIRECT',
+        logoUrl: input.logoUrl,
+        returnUrls: input.returnUrls ?? [],
+      });
+      if (!inserted) return { kind: 'duplicate' } as const;
+      await openFeeAccount(tx, merchantId);
+      await repo.insertApiKey(tx, { apiKey: creds.apiKey, merchantId, ciphertext: encryptSecret(this.config.masterKey, creds.apiSecret, creds.apiKey) });
+      return { kind: 'created', merchantId, ...creds } as const;
+    });
+  }
+
+  async getMerchant(id: string): Promise<repo.MerchantRow | undefined> {
+    return repo.getMerchant(this.db, id);
+  }
+
+  /** Wallets joined with the configured token metadata; wallets of tokens no longer configured are hidden. */
+  async listWallets(merchantId: string): Promise<WalletView[]> {
+    const rows = await repo.listWallets(this.db, merchantId);
+    const out: WalletView[] = [];
+    for (const w of rows) {
+      const t = this.resolveToken(w.chain_id, w.token_symbol);
+      if (typeof t === 'string') continue;
+      out.push({ chain_id: w.chain_id, token_symbol: w.token_symbol, token_contract: t.address, decimals: t.decimals, address: w.address });
+    }
+    return out;
+  }
+
+  async getFeeBalance(merchantId: string): Promise<FeeBalance | undefined> {
+    return getFeeBalance(this.db, merchantId);
+  }
+
+  async listApiKeys(merchantId: string): Promise<{ api_key: string; created_at: string; revoked_at: string | null }[]> {
+    const rows = await repo.listApiKeys(this.db, merchantId);
+    return rows.map((k) => ({ api_key: k.api_key, created_at: k.created_at.toISOString(), revoked_at: k.revoked_at?.toISOString() ?? null }));
+  }
+
+  async addWallet(merchantId: string, w: { chainId: number; tokenSymbol: string; address: string }): Promise<AddWalletOutcome> {
+    const token = this.resolveToken(w.chainId, w.tokenSymbol);
+    if (typeof token === 'string') return { kind: token };
+    const address = w.address.toLowerCase();
+    return this.db.transaction(async (tx) => {
+      if (!(await repo.lockMerchant(tx, merchantId))) return { kind: 'merchant_not_found' } as const;
+      await repo.upsertWallet(tx, { merchant_id: merchantId, chain_id: w.chainId, token_symbol: w.tokenSymbol, address });
+      return {
+        kind: 'added',
+        wallet: { chain_id: w.chainId, token_symbol: w.tokenSymbol, token_contract: token.address, decimals: token.decimals, address },
+      } as const;
+    });
+  }
+
+  async topUp(merchantId: string, amountMicros: bigint): Promise<FeeBalance | undefined> {
+    return this.db.transaction(async (tx) => {
+      if (!(await topUpFees(tx, merchantId, amountMicros))) return undefined;
+      return getFeeBalance(tx, merchantId);
+    });
+  }
+
+  async createApiKey(merchantId: string): Promise<{ kind: 'created'; apiKey: string; apiSecret: string } | { kind: 'merchant_not_found' } | { kind: 'limit' }> {
+    const creds = generateApiCredentials(this.config.environment);
+    return this.db.transaction(async (tx) => {
+      if (!(await repo.lockMerchant(tx, merchantId))) return { kind: 'merchant_not_found' } as const;
+      if ((await repo.countActiveKeys(tx, merchantId)) >= MAX_ACTIVE_API_KEYS) return { kind: 'limit' } as const;
+      await repo.insertApiKey(tx, { apiKey: creds.apiKey, merchantId, ciphertext: encryptSecret(this.config.masterKey, creds.apiSecret, creds.apiKey) });
+      return { kind: 'created', ...creds } as const;
+    });
+  }
+
+  async revokeApiKey(merchantId: string, apiKey: string): Promise<boolean> {
+    return repo.revokeApiKey(this.db, merchantId, apiKey);
+  }
+
+  /** For request authentication: the key's merchant and decrypted secret. */
+  async findApiKey(apiKey: string): Promise<{ merchantId: string; receiveType: 'DIRECT' | 'DELEGATE'; secret: string; revoked: boolean } | undefined> {
+    const row = await repo.findApiKey(this.db, apiKey);
+    if (!row) return undefined;
+    return {
+      merchantId: row.merchant_id,
+      receiveType: row.receive_type,
+      secret: decryptSecret(this.config.masterKey, row.secret_ciphertext, row.api_key),
+      revoked: row.revoked_at !== null,
+    };
+  }
+
+  consumeNonce(apiKey: string, nonce: string): Promise<boolean> {
+    return repo.insertNonce(this.db, apiKey, nonce);
+  }
+}
