@@ -1,0 +1,24 @@
+// @tollgate/devchain: a local anvil chain with test stablecoins, for `npm start` and integration
+// tests. A library: every setting is an explicit option; nothing here reads process.env.
+export {
+  DEFAULT_ANVIL_ACCOUNTS,
+  resolveAnvilBinary,
+  startAnvil,
+  type AnvilHandle,
+  type DevAccount,
+  type StartAnvilOptions,
+} from './anvil.ts';
+export { DEFAULT_FUND_AMOUNT, startDevChain, type DevChain, type StartDevChainOptions } from './devchain.ts';
+export { rpcRequest, type RpcRequestOptions } from './rpc.ts';
+export { mine, reorg, setAutomine, setIntervalMining, type ReorgReplay } from './testing.ts';
+export {
+  TEST_TOKEN_SPECS,
+  deployTestTokens,
+  fundPayers,
+  localChain,
+  transferToken,
+  type DeployTestTokensOptions,
+  type FundPayersOptions,
+  type TestTokenInfo,
+  type TransferTokenOptions,
+} from './tokens.ts';
