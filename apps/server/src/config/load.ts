@@ -25,7 +25,8 @@ function check<T>(schema: TSchema, value: unknown, prefix: string): T {
   const first = Value.Errors(schema, value).First();
   if (first) {
     const path = first.path.replace(/^\//, '').replaceAll('/', '.');
-    throw new ConfigError(prefix + (path ? (prefix ? '.' : '') + path : ''), first.message);
+    // A root that is not an object has an empty path: name the file's variable instead of nothing.
+    throw new ConfigError(prefix + (path ? (prefix ? '.' : '') + path : '') || 'TOLLGATE_CONFIG', first.message);
   }
   return value as T;
 }
@@ -108,6 +109,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     // a key generated on one machine would leave secrets unreadable on the next.
     if (profile !== 'dev' || env.DATABASE_URL) throw new ConfigError('MASTER_KEY', 'required with TOLLGATE_CONFIG or DATABASE_URL (64 hex characters)');
     masterKeyHex = devSecret(dataDir, 'master.key', () => randomBytes(32).toString('hex'));
+    // A hand-edited or truncated key file would otherwise become a short Buffer and fail only at
+    // the first encryption, far from the cause.
+    if (!/^[0-9a-fA-F]{64}$/.test(masterKeyHex)) {
+      throw new ConfigError('MASTER_KEY', `${join(dataDir, 'master.key')} must hold 64 hex characters`);
+    }
   }
   let adminToken = env.ADMIN_TOKEN;
   if (!adminToken && profile === 'dev') adminToken = devSecret(dataDir, 'admin.token', () => 'tgadm_' + randomBytes(24).toString('hex'));

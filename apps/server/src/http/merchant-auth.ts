@@ -44,7 +44,8 @@ export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps): 
     throw new AppError('nonce_invalid', `X-Nonce must be ${NONCE_MIN_BYTES} to ${NONCE_MAX_BYTES} bytes after trimming`);
   }
 
-  const query: Record<string, string> = {};
+  // Null prototype: a query parameter named __proto__ is data, not a prototype change.
+  const query: Record<string, string> = Object.create(null);
   for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
     if (typeof v !== 'string') throw new AppError('invalid_request', `query parameter ${k} is repeated; send it once`, k);
     query[k] = v;

@@ -1,0 +1,139 @@
+import type { Queryable } from '../db/database.ts';
+import type { OrderStatus } from './states.ts';
+
+/** An `orders` row as the adapters return it (numeric → string, int8 → number). */
+export interface OrderRow {
+  id: string;
+  merchant_id: string;
+  dapp_order_id: string;
+  flow: string;
+  chain_id: number;
+  pay_to_chain_id: number;
+  token_symbol: string;
+  token_contract: string;
+  decimals: number;
+  from_address: string;
+  pay_to_address: string;
+  amount_wei: string;
+  fee_amount: string;
+  status: OrderStatus;
+  expires_at: Date;
+  callback_calldata: string | null;
+  checkout_id: string | null;
+  transfer_id: number | null;
+  tx_hash: string | null;
+  log_index: number | null;
+  block_number: number | null;
+  block_hash: string | null;
+  paid_amount_wei: string | null;
+  confirmations: number | null;
+  payment_seen_at: Date | null;
+  confirmed_at: Date | null;
+  invoiced_at: Date | null;
+  failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewOrder {
+  id: string;
+  merchantId: string;
+  dappOrderId: string;
+  flow: string;
+  chainId: number;
+  payToChainId: number;
+  tokenSymbol: string;
+  tokenContract: string;
+  decimals: number;
+  fromAddress: string;
+  payToAddress: string;
+  amountWei: bigint;
+  feeAmount: bigint;
+  expiresAt: Date;
+  callbackCalldata?: string | undefined;
+  checkoutId?: string | undefined;
+}
+
+export async function insertOrder(q: Queryable, o: NewOrder): Promise<OrderRow> {
+  const { rows } = await q.query<OrderRow>(
+    `INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
+       from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, callback_calldata, checkout_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'CHECKOUT_VERIFIED', $14, $15, $16)
+     RETURNING *`,
+    [o.id, o.merchantId, o.dappOrderId, o.flow, o.chainId, o.payToChainId, o.tokenSymbol, o.tokenContract, o.decimals,
+      o.fromAddress, o.payToAddress, o.amountWei.toString(), o.feeAmount.toString(), o.expiresAt, o.callbackCalldata ?? null, o.checkoutId ?? null],
+  );
+  return rows[0]!;
+}
+
+/** An order of one merchant; another merchant's order is indistinguishable from a missing one. */
+export async function getOrderForMerchant(q: Queryable, merchantId: string, orderId: string): Promise<OrderRow | undefined> {
+  const { rows } = await q.query<OrderRow>('SELECT * FROM orders WHERE id = $1 AND merchant_id = $2', [orderId, merchantId]);
+  return rows[0];
+}
+
+export async function getOrder(q: Queryable, orderId: string): Promise<OrderRow | undefined> {
+  const { rows } = await q.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [orderId]);
+  return rows[0];
+}
+
+/** Columns a transition may set besides status (whitelist: names are interpolated into SQL). */
+export const PATCHABLE = [
+  'transfer_id', 'tx_hash', 'log_index', 'block_number', 'block_hash', 'paid_amount_wei', 'confirmations',
+  'payment_seen_at', 'confirmed_at', 'invoiced_at', 'failure_reason',
+] as const;
+export type OrderPatch = Partial<Record<(typeof PATCHABLE)[number], unknown>>;
+
+/**
+ * `UPDATE … WHERE id = $1 AND status = $expected`: the move happens only from the state the caller
+ * saw, so two processes can never both apply it. Returns the updated row, or undefined when the
+ * order was no longer in `from`.
+ */
+export async function updateOrderStatus(q: Queryable, orderId: string, from: OrderStatus, to: OrderStatus, patch: OrderPatch): Promise<OrderRow | undefined> {
+  const sets = ['status = $3', 'updated_at = now()'];
+  const params: unknown[] = [orderId, from, to];
+  for (const [col, val] of Object.entries(patch)) {
+    if (!(PATCHABLE as readonly string[]).includes(col)) throw new Error(`column ${col} is not patchable`);
+    params.push(val);
+    sets.push(`${col} = $${params.length}`);
+  }
+  const { rows } = await q.query<OrderRow>(`UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND status = $2 RETURNING *`, params);
+  return rows[0];
+}
+
+/** Sets payment fields without a status change (payment seen / depth progress / evidence cleared). */
+export async function patchOrder(q: Queryable, orderId: string, expected: OrderStatus, patch: OrderPatch): Promise<OrderRow | undefined> {
+  const sets = ['updated_at = now()'];
+  const params: unknown[] = [orderId, expected];
+  for (const [col, val] of Object.entries(patch)) {
+    if (!(PATCHABLE as readonly string[]).includes(col)) throw new Error(`column ${col} is not patchable`);
+    params.push(val);
+    sets.push(`${col} = $${params.length}`);
+  }
+  const { rows } = await q.query<OrderRow>(`UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND status = $2 RETURNING *`, params);
+  return rows[0];
+}
+
+export async function insertTransition(q: Queryable, t: { orderId: string; from: OrderStatus | null; to: OrderStatus; trigger: string; detail?: unknown }): Promise<void> {
+  await q.query('INSERT INTO order_transitions (order_id, from_status, to_status, trigger, detail) VALUES ($1, $2, $3, $4, $5::jsonb)', [
+    t.orderId, t.from, t.to, t.trigger, t.detail === undefined ? null : JSON.stringify(t.detail),
+  ]);
+}
+
+/** Transfers recorded against an order (paying, under-paid, late), newest first. */
+export async function listOrderTransfers(q: Queryable, orderId: string) {
+  const { rows } = await q.query<{ tx_hash: string; log_index: number; block_number: number; amount_wei: string; match_status: string; orphaned_at: Date | null; from_address: string }>(
+    `SELECT tx_hash, log_index, block_number, amount_wei, match_status, orphaned_at, from_address FROM chain_transfers WHERE order_id = $1 ORDER BY id DESC LIMIT 20`,
+    [orderId],
+  );
+  return rows;
+}
+
+/** Live orders past their expiry with no payment seen: the sweeper's batch. */
+export async function listExpirable(q: Queryable, now: Date, limit: number): Promise<{ id: string }[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM orders WHERE status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows;
+}

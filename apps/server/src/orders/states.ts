@@ -1,0 +1,78 @@
+/**
+ * The order state machine: statuses, every valid move, and the pure decisions the watcher and the
+ * services take. No I/O here; `repo.transitionOrder` applies a move as a conditional UPDATE.
+ *
+ * Statuses and meanings are interface.md's. Moves not spelled out there (into INVOICED, FAILED,
+ * EXPIRED) are fixed here:
+ *  - CHECKOUT_VERIFIED → PAYMENT_CONFIRMED when the matched transfer reaches `confirmations`;
+ *  - CHECKOUT_VERIFIED → INVOICED directly when confirmation and finality are reached in one pass
+ *    (a poller may never see PAYMENT_CONFIRMED: interface.md rule 1);
+ *  - PAYMENT_CONFIRMED → INVOICED at `finality_confirmations` (the fee is captured then);
+ *  - PAYMENT_CONFIRMED → CHECKOUT_VERIFIED only when a reorg deeper than `confirmations` orphans
+ *    the paying transfer: the payment evidence is gone, so the order waits again rather than
+ *    pretending. PAYMENT_CONFIRMED is never a fulfilment gate, so this regress cannot cause a
+ *    wrong delivery; INVOICED never regresses;
+ *  - CHECKOUT_VERIFIED → EXPIRED by the sweeper when past `expires_at` with no payment seen;
+ *  - CHECKOUT_VERIFIED → CANCELLED by the merchant;
+ *  - CHECKOUT_VERIFIED | PAYMENT_CONFIRMED → FAILED by an operator or a later rail (card).
+ */
+export const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export type OrderTrigger = 'confirm' | 'invoice' | 'orphan' | 'expire' | 'cancel' | 'fail';
+
+/** From → trigger → to. Absent entries are illegal moves. */
+export const ORDER_TRANSITIONS = {
+  CHECKOUT_VERIFIED: { confirm: 'PAYMENT_CONFIRMED', invoice: 'INVOICED', expire: 'EXPIRED', cancel: 'CANCELLED', fail: 'FAILED' },
+  PAYMENT_CONFIRMED: { invoice: 'INVOICED', orphan: 'CHECKOUT_VERIFIED', fail: 'FAILED' },
+  INVOICED: {},
+  FAILED: {},
+  EXPIRED: {},
+  CANCELLED: {},
+} as const satisfies Record<OrderStatus, Partial<Record<OrderTrigger, OrderStatus>>>;
+
+/** The target of `trigger` from `from`, or undefined when the move is illegal. */
+export function nextStatus(from: OrderStatus, trigger: OrderTrigger): OrderStatus | undefined {
+  const row: Partial<Record<OrderTrigger, OrderStatus>> = ORDER_TRANSITIONS[from];
+  return row[trigger];
+}
+
+export function isTerminal(s: OrderStatus): boolean {
+  switch (s) {
+    case 'INVOICED':
+    case 'FAILED':
+    case 'EXPIRED':
+    case 'CANCELLED':
+      return true;
+    case 'CHECKOUT_VERIFIED':
+    case 'PAYMENT_CONFIRMED':
+      return false;
+    default: {
+      const never: never = s;
+      throw new Error(`unknown order status ${never as string}`);
+    }
+  }
+}
+
+export function isOrderStatus(s: unknown): s is OrderStatus {
+  return typeof s === 'string' && (ORDER_STATUSES as readonly string[]).includes(s);
+}
+
+/**
+ * Confirmations of a log in block `blockNumber` when the head is `head`: the block itself counts
+ * as one (viem's `waitForTransactionReceipt` semantics). 0 when the head is behind the block.
+ */
+export function depthOf(blockNumber: bigint, head: bigint): number {
+  return head >= blockNumber ? Number(head - blockNumber + 1n) : 0;
+}
+
+/**
+ * The trigger the depth of a paying transfer calls for, or undefined when nothing changes. Moves
+ * straight to INVOICED when finality is reached, whatever intermediate status was visible.
+ */
+export function depthTrigger(status: OrderStatus, depth: number, t: { confirmations: number; finality: number }): 'confirm' | 'invoice' | undefined {
+  if (status !== 'CHECKOUT_VERIFIED' && status !== 'PAYMENT_CONFIRMED') return undefined;
+  if (depth >= t.finality && depth >= 1) return 'invoice';
+  if (status === 'CHECKOUT_VERIFIED' && depth >= t.confirmations && depth >= 1) return 'confirm';
+  return undefined;
+}

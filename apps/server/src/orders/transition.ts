@@ -1,0 +1,41 @@
+import type { Queryable } from '../db/database.ts';
+import { captureFee, releaseFee } from '../fees/ledger.ts';
+import * as repo from './repo.ts';
+import { nextStatus, type OrderStatus, type OrderTrigger } from './states.ts';
+
+export class IllegalTransitionError extends Error {
+  constructor(from: OrderStatus, trigger: OrderTrigger) {
+    super(`illegal order transition: ${trigger} from ${from}`);
+  }
+}
+
+/**
+ * The one way an order changes status. Inside the caller's transaction it:
+ *  1. checks the move against the transition table (a programming error throws),
+ *  2. applies it as a conditional UPDATE on the expected status (a lost race returns undefined),
+ *  3. writes the audit row, and
+ *  4. applies the fee consequence: capture on INVOICED, release on CANCELLED / EXPIRED / FAILED.
+ * Webhook events for the move are added here too (outbox, same transaction).
+ */
+export async function transitionOrder(
+  tx: Queryable,
+  args: { orderId: string; from: OrderStatus; trigger: OrderTrigger; patch?: repo.OrderPatch; detail?: unknown },
+): Promise<repo.OrderRow | undefined> {
+  const to = nextStatus(args.from, args.trigger);
+  if (!to) throw new IllegalTransitionError(args.from, args.trigger);
+  const row = await repo.updateOrderStatus(tx, args.orderId, args.from, to, args.patch ?? {});
+  if (!row) return undefined;
+  await repo.insertTransition(tx, { orderId: row.id, from: args.from, to, trigger: args.trigger, detail: args.detail });
+  const fee = BigInt(row.fee_amount);
+  if (fee > 0n) {
+    if (to === 'INVOICED') await mustMove(captureFee(tx, row.merchant_id, row.id, fee), 'capture', row.id);
+    if (to === 'CANCELLED' || to === 'EXPIRED' || to === 'FAILED') await mustMove(releaseFee(tx, row.merchant_id, row.id, fee), 'release', row.id);
+  }
+  return row;
+}
+
+async function mustMove(p: Promise<boolean>, what: string, orderId: string) {
+  // The reserve made at creation guarantees the reserved balance; failing here means the books are
+  // broken, so abort the whole transaction rather than move the order without its fee.
+  if (!(await p)) throw new Error(`fee ${what} failed for order ${orderId}: reserved balance is short`);
+}

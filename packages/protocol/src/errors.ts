@@ -1,0 +1,164 @@
+// The closed error-code catalog shared by the server (one error handler maps a code to its status and
+// envelope) and the SDK (typed `code` on its errors). The OpenAPI document lists it from here.
+//
+// Status choices where the interface leaves room:
+// - 404 only for the resource the *path* names (order, session, merchant, proof). A reference inside
+//   a request body that does not resolve (a chain, token or wallet for a chain/token) is a 400
+//   validation/business error: the caller must change the body, not the URL.
+// - `merchant_mismatch` is 403: the credential is valid but not for the merchant named in the body.
+//   It is returned whether or not that other merchant exists, so it reveals nothing about it.
+// - Every authentication failure on merchant routes is 401 (interface §Authentication rule 3),
+//   including a reused nonce (`replay_detected`, message exactly "Replay request detected").
+// - `config_invalid` is 500: only an operator can fix it; the CLI uses the same code at startup.
+
+/** One catalog entry: default HTTP status, description (OpenAPI), and a fixed message if the contract pins one. */
+type CatalogEntry = { readonly status: number; readonly description: string; readonly message?: string };
+
+/**
+ * Every error code with its default HTTP status and a one-line description.
+ *
+ * @example ERROR_CATALOG.replay_detected.status // => 401
+ */
+export const ERROR_CATALOG = {
+  // Request shape (any route)
+  invalid_request: { status: 400, description: 'A field is missing, malformed or not allowed; `param` names it.' },
+  invalid_json: { status: 400, description: 'The request body is not valid JSON or not a JSON object.' },
+  not_found: { status: 404, description: 'No route matches this method and path.' },
+  method_not_allowed: { status: 405, description: 'The path exists but does not accept this HTTP method.' },
+  payload_too_large: { status: 413, description: 'The request body exceeds the size limit.' },
+  unsupported_media_type: { status: 415, description: 'The request body is not `application/json`.' },
+  rate_limited: { status: 429, description: 'Too many requests; retry after the `Retry-After` header.' },
+
+  // Merchant authentication (routes under /api/v1)
+  api_key_invalid: { status: 401, description: '`X-API-Key` is missing or not a key of this environment.' },
+  api_key_revoked: { status: 401, description: 'The API key was revoked; use a current key.' },
+  timestamp_missing: { status: 401, description: '`X-Timestamp` is missing or not decimal Unix seconds.' },
+  timestamp_out_of_window: { status: 401, description: '`X-Timestamp` differs from server time by more than 300 seconds.' },
+  nonce_missing: { status: 401, description: '`X-Nonce` is missing.' },
+  nonce_invalid: { status: 401, description: '`X-Nonce` is not 8 to 128 bytes long after trimming.' },
+  replay_detected: {
+    status: 401,
+    description: 'The nonce was already used; generate fresh authentication headers for every attempt.',
+    message: 'Replay request detected',
+  },
+  signature_missing: { status: 401, description: '`X-Sign` is missing.' },
+  invalid_signature: { status: 401, description: '`X-Sign` does not match the canonical request signature.' },
+  merchant_mismatch: { status: 403, description: 'The `merchant_id` in the request is not the merchant of the API key.' },
+
+  // Operator routes (/admin/v1)
+  unauthorized: { status: 401, description: 'The admin bearer token is missing or wrong.' },
+  forbidden: { status: 403, description: 'The caller is not authorized for this operation.' },
+
+  // Merchants and their configuration
+  merchant_not_found: { status: 404, description: 'No merchant with this ID in this environment.' },
+  merchant_already_exists: { status: 409, description: 'A merchant with this `merchant_id` already exists.' },
+  api_key_not_found: { status: 404, description: 'No API key with this value for this merchant.' },
+  api_key_limit: { status: 400, description: 'The merchant already has the maximum number of active API keys; revoke one first.' },
+  wallet_not_found: { status: 400, description: 'The merchant has no receiving wallet for this chain and token.' },
+  chain_not_supported: { status: 400, description: 'The chain is not configured in this environment.' },
+  token_not_supported: { status: 400, description: 'The token symbol is not configured for this chain.' },
+  webhook_endpoint_limit: { status: 400, description: 'The merchant already has the maximum number of webhook endpoints.' },
+  return_url_not_allowed: { status: 400, description: 'A success/cancel URL is not on the merchant return-URL allowlist.' },
+
+  // Orders
+  invalid_amount: { status: 400, description: 'The amount is not a positive integer (smallest unit) or decimal string in range.' },
+  insufficient_fee_balance: { status: 400, description: 'The merchant fee balance cannot cover the fee reserve of a new order.' },
+  order_already_exists: { status: 409, description: 'An order with this `dapp_order_id` already exists; the original is not returned.' },
+  order_conflict: {
+    status: 409,
+    description: 'A live order with the same payer, pay-to address, token and amount exists; change the amount or wait.',
+  },
+  order_not_found: { status: 404, description: 'No order with this ID for this merchant.' },
+  order_not_cancellable: { status: 400, description: 'The order is not in CHECKOUT_VERIFIED; the message names its current state.' },
+  card_order_not_cancellable: { status: 400, description: 'Card-processor orders cannot be cancelled through this endpoint.' },
+  proof_not_available: { status: 404, description: 'The order has no confirmed payment yet, so there is no proof.' },
+
+  // Checkout sessions
+  client_reference_id_conflict: { status: 409, description: 'This merchant already used this `client_reference_id`.' },
+  session_not_found: { status: 404, description: 'No checkout session with this ID.' },
+  session_expired: { status: 410, description: 'The checkout session expired; start no new payment on it.' },
+  session_not_payable: {
+    status: 410,
+    description: 'The checkout session is cancelled, completed or too close to expiry to start a payment.',
+  },
+  session_already_bound: { status: 409, description: 'The session is bound to a different payer or token while its order is live.' },
+
+  // Machine payments (/mpp/v1)
+  challenge_expired: { status: 401, description: 'The machine-payment challenge expired.' },
+  challenge_already_consumed: { status: 401, description: 'The machine-payment challenge was already used.' },
+  payer_mismatch: { status: 401, description: 'The payer does not match the challenge.' },
+  invalid_mac: { status: 401, description: 'The challenge MAC does not verify.' },
+  tx_already_claimed: { status: 409, description: 'The transaction already paid another challenge.' },
+
+  // Server side
+  internal_error: { status: 500, description: 'An unexpected server error; report the `request_id`.' },
+  config_invalid: { status: 500, description: 'The server configuration is invalid; an operator must fix it.' },
+  service_unavailable: { status: 503, description: 'The service is temporarily unavailable; retry later.' },
+} as const satisfies Record<string, CatalogEntry>;
+
+/** A machine-readable error code; the list is closed. */
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/**
+ * Code → default HTTP status, derived from {@link ERROR_CATALOG} so the two cannot drift.
+ *
+ * @example ERROR_CODES.order_already_exists // => 409
+ */
+export const ERROR_CODES = Object.freeze(
+  Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, e.status])),
+) as { readonly [K in ErrorCode]: (typeof ERROR_CATALOG)[K]['status'] };
+
+/** The body of every error response (wire.md §Errors). `error` stays a plain message string. */
+export type ErrorEnvelope = {
+  error: string;
+  code: ErrorCode;
+  /** The request field at fault, when there is one. */
+  param?: string;
+  request_id: string;
+};
+
+/** @example isErrorCode('order_not_found') // => true */
+export function isErrorCode(s: unknown): s is ErrorCode {
+  return typeof s === 'string' && Object.hasOwn(ERROR_CATALOG, s);
+}
+
+/** @example errorStatus('session_expired') // => 410 */
+export function errorStatus(code: ErrorCode): number {
+  return ERROR_CATALOG[code].status;
+}
+
+/**
+ * Builds an error envelope. A code whose message the contract fixes (`replay_detected`) always uses
+ * that message, since clients match on it; otherwise `message` defaults to the description.
+ *
+ * @example
+ * errorEnvelope({ code: 'invalid_request', message: 'amount_wei must be an integer string', param: 'amount_wei', requestId: 'req_9x' })
+ * // => { error: 'amount_wei must be an integer string', code: 'invalid_request', param: 'amount_wei', request_id: 'req_9x' }
+ */
+export function errorEnvelope(opts: { code: ErrorCode; message?: string; param?: string; requestId: string }): ErrorEnvelope {
+  const entry: CatalogEntry = ERROR_CATALOG[opts.code];
+  const env: ErrorEnvelope = {
+    error: entry.message ?? opts.message ?? entry.description,
+    code: opts.code,
+    request_id: opts.requestId,
+  };
+  if (opts.param !== undefined) env.param = opts.param;
+  return env;
+}
+
+/**
+ * Whether a parsed response body is an error envelope with a known code; the SDK uses it before
+ * trusting `code` (an unknown code from a newer server is not an {@link ErrorCode} of this build).
+ *
+ * @example isErrorEnvelope(JSON.parse(text)) // => true for { error, code: 'order_not_found', request_id }
+ */
+export function isErrorEnvelope(v: unknown): v is ErrorEnvelope {
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return (
+    typeof o.error === 'string' &&
+    isErrorCode(o.code) &&
+    typeof o.request_id === 'string' &&
+    (o.param === undefined || typeof o.param === 'string')
+  );
+}

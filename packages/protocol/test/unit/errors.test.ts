@@ -1,0 +1,143 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ERROR_CATALOG,
+  ERROR_CODES,
+  errorEnvelope,
+  errorStatus,
+  isErrorCode,
+  isErrorEnvelope,
+  type ErrorCode,
+} from '../../src/index.ts';
+
+// Every code wire.md names, with the status wire.md or interface.md fixes for it.
+const FROM_WIRE: Record<string, number> = {
+  invalid_request: 400,
+  invalid_signature: 401,
+  timestamp_out_of_window: 401,
+  nonce_missing: 401,
+  replay_detected: 401,
+  merchant_not_found: 404,
+  token_not_supported: 400,
+  order_already_exists: 409,
+  order_not_found: 404,
+  order_not_cancellable: 400,
+  card_order_not_cancellable: 400,
+  insufficient_fee_balance: 400,
+  client_reference_id_conflict: 409,
+  session_expired: 410,
+  session_already_bound: 409,
+  return_url_not_allowed: 400,
+  rate_limited: 429,
+  service_unavailable: 503,
+  proof_not_available: 404,
+  tx_already_claimed: 409,
+  challenge_expired: 401,
+  challenge_already_consumed: 401,
+  payer_mismatch: 401,
+  invalid_mac: 401,
+};
+
+// The codes the server needs beyond wire.md, with the statuses chosen for them.
+const ADDED: Record<string, number> = {
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  api_key_invalid: 401,
+  api_key_revoked: 401,
+  timestamp_missing: 401,
+  nonce_invalid: 401,
+  signature_missing: 401,
+  wallet_not_found: 400,
+  chain_not_supported: 400,
+  invalid_amount: 400,
+  merchant_mismatch: 403,
+  order_conflict: 409,
+  session_not_found: 404,
+  session_not_payable: 410,
+  internal_error: 500,
+  webhook_endpoint_limit: 400,
+  config_invalid: 500,
+  merchant_already_exists: 409,
+  api_key_not_found: 404,
+  api_key_limit: 400,
+};
+
+test('every code named in wire.md is in the catalog with its status', () => {
+  for (const [code, status] of Object.entries(FROM_WIRE)) {
+    assert.ok(isErrorCode(code), code);
+    assert.equal(ERROR_CODES[code as ErrorCode], status, code);
+  }
+});
+
+test('the codes added for the server are in the catalog with their chosen status', () => {
+  for (const [code, status] of Object.entries(ADDED)) {
+    assert.ok(isErrorCode(code), code);
+    assert.equal(errorStatus(code as ErrorCode), status, code);
+  }
+});
+
+test('the catalog is closed: exactly the listed codes, no stray additions without a test', () => {
+  assert.deepEqual(Object.keys(ERROR_CATALOG).sort(), Object.keys({ ...FROM_WIRE, ...ADDED }).sort());
+});
+
+test('ERROR_CODES is derived from the catalog and frozen', () => {
+  assert.deepEqual(Object.keys(ERROR_CODES), Object.keys(ERROR_CATALOG));
+  for (const code of Object.keys(ERROR_CATALOG) as ErrorCode[]) assert.equal(ERROR_CODES[code], ERROR_CATALOG[code].status);
+  assert.equal(Object.isFrozen(ERROR_CODES), true);
+});
+
+test('every entry: snake_case code, an error status, a one-line description', () => {
+  for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
+    assert.match(code, /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/, code);
+    assert.ok(entry.status >= 400 && entry.status <= 599, code);
+    assert.notEqual(entry.status, 402, '402 is a success of this interface, never an error');
+    assert.ok(entry.description.length >= 10 && entry.description.length <= 120, `${code}: ${entry.description.length} chars`);
+    assert.doesNotMatch(entry.description, /\n/);
+    assert.match(entry.description, /\.$/, `${code} description ends with a period`);
+  }
+});
+
+test('a nonce replay is 401, not 409, with the exact message the interface fixes', () => {
+  assert.equal(ERROR_CODES.replay_detected, 401);
+  const env = errorEnvelope({ code: 'replay_detected', message: 'something else', requestId: 'req_1' });
+  assert.equal(env.error, 'Replay request detected');
+});
+
+test('errorEnvelope: message, default message, param only when given', () => {
+  assert.deepEqual(errorEnvelope({ code: 'invalid_request', message: 'amount_wei must be an integer string', param: 'amount_wei', requestId: 'req_9x' }), {
+    error: 'amount_wei must be an integer string',
+    code: 'invalid_request',
+    param: 'amount_wei',
+    request_id: 'req_9x',
+  });
+  const env = errorEnvelope({ code: 'order_not_found', requestId: 'req_2' });
+  assert.deepEqual(env, { error: ERROR_CATALOG.order_not_found.description, code: 'order_not_found', request_id: 'req_2' });
+  assert.equal('param' in env, false);
+});
+
+test('isErrorCode rejects prototype names and near misses', () => {
+  for (const s of ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'NOT_FOUND', 'not-found', '', undefined, 404]) {
+    assert.equal(isErrorCode(s), false, String(s));
+  }
+});
+
+test('isErrorEnvelope', () => {
+  assert.equal(isErrorEnvelope({ error: 'x', code: 'not_found', request_id: 'req_1' }), true);
+  assert.equal(isErrorEnvelope({ error: 'x', code: 'not_found', request_id: 'req_1', param: 'p' }), true);
+  for (const v of [
+    null,
+    'x',
+    {},
+    { error: 'x', code: 'brand_new_code', request_id: 'req_1' },
+    { error: 1, code: 'not_found', request_id: 'req_1' },
+    { error: 'x', code: 'not_found' },
+    { error: 'x', code: 'not_found', request_id: 'req_1', param: 3 },
+  ]) {
+    assert.equal(isErrorEnvelope(v), false, JSON.stringify(v));
+  }
+});
