@@ -1,6 +1,7 @@
 import type { Config } from './config/schema.ts';
 import type { Database } from './db/database.ts';
 import type { MerchantService } from './merchants/service.ts';
+import type { OrderService } from './orders/service.ts';
 
 /** Wall clock in milliseconds; tests replace it to move time without sleeping. */
 export interface Clock {
@@ -17,4 +18,5 @@ export interface AppDeps {
   db: Database;
   clock: Clock;
   merchants: MerchantService;
+  orders: OrderService;
 }

@@ -5,6 +5,7 @@ import { openDatabase } from './db/open.ts';
 import { systemClock, type AppDeps, type Clock } from './deps.ts';
 import { buildHttpApp, type HttpOptions } from './http/app.ts';
 import { MerchantService } from './merchants/service.ts';
+import { OrderService } from './orders/service.ts';
 import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
@@ -41,12 +42,9 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const role = opts.role ?? 'all';
   const ownsDb = !opts.db;
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  const deps: AppDeps = {
-    config,
-    db,
-    clock: opts.clock ?? systemClock,
-    merchants: new MerchantService(db, config),
-  };
+  const clock = opts.clock ?? systemClock;
+  const merchants = new MerchantService(db, config);
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock) };
 
   let app: FastifyInstance | undefined;
   let url: string | undefined;
@@ -66,6 +64,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(...startWorkers([
         // Nonces older than an hour can never be replayed: the ±300 s timestamp window refuses them.
         { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
+        { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
       ]));
     }
   } catch (err) {

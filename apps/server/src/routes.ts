@@ -7,6 +7,10 @@ import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
 import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
+import { cancelOrder } from './orders/routes/cancelOrder.ts';
+import { createOrder } from './orders/routes/createOrder.ts';
+import { getOrder } from './orders/routes/getOrder.ts';
+import { getOrderProof } from './orders/routes/getOrderProof.ts';
 
 /**
  * Every HTTP route of Tollgate, in one readable list. A new capability adds its folder and its
@@ -14,6 +18,10 @@ import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
  */
 export const ROUTES: readonly RouteDef<any, any, any>[] = [
   // merchant API (HMAC)
+  createOrder,
+  getOrder,
+  getOrderProof,
+  cancelOrder,
   merchantGetSelf,
   // public
   publicGetMerchant,

@@ -9,7 +9,8 @@ import { AppError } from './errors.ts';
 export function requireAdmin(req: FastifyRequest, adminToken: string | undefined): void {
   if (!adminToken) throw new AppError('forbidden', 'admin API is disabled: set ADMIN_TOKEN to enable it');
   const header = req.headers.authorization ?? '';
-  const m = /^Bearer (.+)$/.exec(header);
+  // The scheme name is case-insensitive (RFC 9110 §11.1): some clients send "bearer".
+  const m = /^Bearer (.+)$/i.exec(header);
   if (!m) throw new AppError('unauthorized', 'missing admin bearer token');
   // Hash both sides so the comparison is constant-time whatever the lengths.
   const a = createHash('sha256').update(m[1]!).digest();

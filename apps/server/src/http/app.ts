@@ -48,6 +48,9 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
+  // JSON only: fastify's built-in text/plain parser would hand a string body to auth and
+  // validation (a 401 or "body must be object") instead of the 415 the catalog promises.
+  app.removeContentTypeParser('text/plain');
   // An absent body is fine (e.g. cancel takes `{}` or nothing); invalid JSON is a 400 with a code.
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {

@@ -75,14 +75,12 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteDef<a
       },
       // Authentication runs before schema validation: an unauthenticated caller learns nothing
       // about the shape the route expects, and the signature covers the body as received.
-      preValidation:
-        r.auth === 'merchant'
-          ? async (req) => {
-              req.merchant = await authenticateMerchant(req, deps);
-            }
-          : r.auth === 'admin'
-            ? async (req) => requireAdmin(req, deps.config.adminToken)
-            : undefined,
+      preValidation: async (req) => {
+        // An absent body is an empty object (e.g. cancel with no body); its signature is the same.
+        if (r.body && req.body === undefined) req.body = {};
+        if (r.auth === 'merchant') req.merchant = await authenticateMerchant(req, deps);
+        else if (r.auth === 'admin') requireAdmin(req, deps.config.adminToken);
+      },
       handler: (req, reply) =>
         r.handler({ body: req.body, query: req.query, params: req.params, merchant: req.merchant!, raw: req } as never, reply, deps),
     });

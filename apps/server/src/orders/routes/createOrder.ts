@@ -1,0 +1,48 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route.ts';
+import { AppError } from '../../http/errors.ts';
+import { buildPaymentTerms, encodePaymentRequiredHeader } from '../terms.ts';
+
+const Body = Type.Object(
+  {
+    dapp_order_id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', description: "merchant's unique, stable order id (printable ASCII, no spaces)" }),
+    chain_id: Type.Integer({ minimum: 1 }),
+    token_symbol: Type.String({ minLength: 1, maxLength: 11 }),
+    token_contract: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })),
+    from_address: Type.String({ maxLength: 42 }),
+    amount_wei: Type.String({ minLength: 1, maxLength: 78, description: 'integer amount in the smallest unit' }),
+    callback_calldata: Type.Optional(Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 20_000 })),
+    merchant_id: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+export const createOrder = defineRoute({
+  method: 'POST',
+  url: '/api/v1/orders',
+  auth: 'merchant',
+  summary: 'Create a payment order; success is HTTP 402 with the payment terms (also in the PAYMENT-REQUIRED header)',
+  tags: ['orders'],
+  body: Body,
+  response: { 402: Type.Object({}, { additionalProperties: true, description: 'x402 v2 payment-required body (wire.md)' }) },
+  errors: [403, 409],
+  async handler(req, reply, deps) {
+    const b = req.body;
+    const out = await deps.orders.createOrder({
+      merchantId: req.merchant.merchantId,
+      receiveType: req.merchant.receiveType,
+      dappOrderId: b.dapp_order_id,
+      chainId: b.chain_id,
+      tokenSymbol: b.token_symbol,
+      tokenContract: b.token_contract,
+      fromAddress: b.from_address,
+      amountWei: b.amount_wei,
+      callbackCalldata: b.callback_calldata,
+      bodyMerchantId: b.merchant_id,
+    });
+    if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
+    const terms = buildPaymentTerms(out.order, { baseUrl: deps.config.publicBaseUrl, nowMs: deps.clock.now(), receiveType: req.merchant.receiveType });
+    reply.status(402).header('payment-required', encodePaymentRequiredHeader(terms));
+    return terms;
+  },
+});

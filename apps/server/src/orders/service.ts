@@ -1,0 +1,185 @@
+import { isAddress } from 'viem';
+import { MoneyError, newId, parseUint256 } from '@tollgate/protocol';
+import type { Config } from '../config/schema.ts';
+import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Database } from '../db/database.ts';
+import type { Clock } from '../deps.ts';
+import { reserveFee } from '../fees/ledger.ts';
+import type { MerchantService } from '../merchants/service.ts';
+import * as repo from './repo.ts';
+import { transitionOrder } from './transition.ts';
+
+export interface CreateOrderInput {
+  merchantId: string;
+  receiveType: 'DIRECT' | 'DELEGATE';
+  dappOrderId: string;
+  chainId: number;
+  tokenSymbol: string;
+  tokenContract?: string | undefined;
+  fromAddress: string;
+  amountWei: string;
+  callbackCalldata?: string | undefined;
+  /** `merchant_id` of the body, when sent: must be the key's merchant. */
+  bodyMerchantId?: string | undefined;
+  checkoutId?: string | undefined;
+  /** Overrides the configured TTL (checkout binds: min(session expiry, TTL)). */
+  expiresAt?: Date | undefined;
+}
+
+/** A refusal with the field it concerns; the route maps `code` through the error catalog. */
+export type CreateOrderRefusal = {
+  kind: 'refused';
+  code:
+    | 'invalid_request'
+    | 'invalid_amount'
+    | 'merchant_mismatch'
+    | 'chain_not_supported'
+    | 'token_not_supported'
+    | 'wallet_not_found'
+    | 'order_already_exists'
+    | 'order_conflict'
+    | 'insufficient_fee_balance';
+  message: string;
+  param?: string;
+};
+export type CreateOrderOutcome = { kind: 'created'; order: repo.OrderRow } | CreateOrderRefusal;
+
+export type CancelOutcome =
+  | { kind: 'cancelled'; order: repo.OrderRow }
+  | { kind: 'not_found' }
+  | { kind: 'card_order' }
+  | { kind: 'not_cancellable'; status: string; reason: string };
+
+const refuse = (code: CreateOrderRefusal['code'], message: string, param?: string): CreateOrderRefusal => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
+
+/**
+ * Orders: creation (validation, fee reserve, insert — one transaction), reads, cancel and expiry.
+ * Payment observation lives in chain/evm; every status change goes through `transitionOrder`.
+ */
+export class OrderService {
+  constructor(
+    private readonly db: Database,
+    private readonly config: Config,
+    private readonly merchants: MerchantService,
+    private readonly clock: Clock,
+  ) {}
+
+  async createOrder(input: CreateOrderInput): Promise<CreateOrderOutcome> {
+    if (input.bodyMerchantId !== undefined && input.bodyMerchantId !== input.merchantId) {
+      return refuse('merchant_mismatch', 'merchant_id does not match the API key', 'merchant_id');
+    }
+    if (input.receiveType === 'DIRECT' && input.callbackCalldata !== undefined) {
+      return refuse('invalid_request', 'callback_calldata is only accepted for DELEGATE merchants', 'callback_calldata');
+    }
+    if (input.receiveType === 'DELEGATE') {
+      // DELEGATE mode (settlement wallet, callback adapter) is a later capability; refuse clearly
+      // instead of creating an order nobody settles.
+      return refuse('invalid_request', 'DELEGATE mode is not available yet on this deployment', 'merchant_id');
+    }
+    if (!isAddress(input.fromAddress)) {
+      return refuse('invalid_request', 'from_address must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
+    }
+    let amount: bigint;
+    try {
+      amount = parseUint256(input.amountWei);
+    } catch (err) {
+      return refuse('invalid_amount', `amount_wei ${(err as MoneyError).message}`, 'amount_wei');
+    }
+    if (amount <= 0n) return refuse('invalid_amount', 'amount_wei must be positive', 'amount_wei');
+
+    const token = this.merchants.resolveToken(input.chainId, input.tokenSymbol);
+    if (token === 'chain_not_supported') return refuse(token, `chain ${input.chainId} is not configured`, 'chain_id');
+    if (token === 'token_not_supported') return refuse(token, `token ${input.tokenSymbol} is not configured on chain ${input.chainId}`, 'token_symbol');
+    if (input.tokenContract !== undefined && input.tokenContract.toLowerCase() !== token.address) {
+      return refuse('invalid_request', `token_contract does not match the configured ${input.tokenSymbol} contract ${token.address}`, 'token_contract');
+    }
+    const wallet = (await this.merchants.listWallets(input.merchantId)).find((w) => w.chain_id === input.chainId && w.token_symbol === input.tokenSymbol);
+    if (!wallet) return refuse('wallet_not_found', `merchant accepts no ${input.tokenSymbol} on chain ${input.chainId}`, 'token_symbol');
+
+    const now = this.clock.now();
+    const expiresAt = input.expiresAt ?? new Date(now + this.config.orderTtlSeconds * 1000);
+    const fee = this.config.fees.perOrderMicros;
+    const id = newId('ord');
+    try {
+      return await this.db.transaction(async (tx) => {
+        const order = await repo.insertOrder(tx, {
+          id,
+          merchantId: input.merchantId,
+          dappOrderId: input.dappOrderId,
+          flow: 'ERC20_DIRECT',
+          chainId: input.chainId,
+          payToChainId: input.chainId,
+          tokenSymbol: input.tokenSymbol,
+          tokenContract: token.address,
+          decimals: token.decimals,
+          fromAddress: input.fromAddress.toLowerCase(),
+          payToAddress: wallet.address,
+          amountWei: amount,
+          feeAmount: fee,
+          expiresAt,
+          callbackCalldata: input.callbackCalldata,
+          checkoutId: input.checkoutId,
+        });
+        if (fee > 0n && !(await reserveFee(tx, input.merchantId, id, fee))) {
+          throw new FeeShort();
+        }
+        await repo.insertTransition(tx, { orderId: id, from: null, to: 'CHECKOUT_VERIFIED', trigger: 'create' });
+        return { kind: 'created', order } as const;
+      });
+    } catch (err) {
+      if (err instanceof FeeShort) return refuse('insufficient_fee_balance', 'fee balance is too low to reserve the order fee; top up or cancel stale orders');
+      if (isPgError(err, UNIQUE_VIOLATION)) {
+        const c = pgConstraint(err);
+        if (c === 'orders_dapp_order_id_key') return refuse('order_already_exists', `an order with dapp_order_id ${input.dappOrderId} already exists`, 'dapp_order_id');
+        if (c === 'orders_live_terms_key') {
+          return refuse('order_conflict', 'a live order with the same payer, pay-to address, token and amount exists; its transfer could not be attributed', 'amount_wei');
+        }
+      }
+      throw err;
+    }
+  }
+
+  getOrder(merchantId: string, orderId: string) {
+    return repo.getOrderForMerchant(this.db, merchantId, orderId);
+  }
+
+  listObservedTransfers(orderId: string) {
+    return repo.listOrderTransfers(this.db, orderId);
+  }
+
+  /**
+   * Cancels a CHECKOUT_VERIFIED order and releases its fee. Refused once a payment has been seen
+   * on chain (even unconfirmed): cancelling then would strand the payer's funds on a dead order.
+   */
+  async cancelOrder(merchantId: string, orderId: string): Promise<CancelOutcome> {
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query<repo.OrderRow>('SELECT * FROM orders WHERE id = $1 AND merchant_id = $2 FOR UPDATE', [orderId, merchantId]);
+      const o = rows[0];
+      if (!o) return { kind: 'not_found' } as const;
+      // interface.md: card-processor orders (flow FIAT_<PROCESSOR>) are refused in every state.
+      if (o.flow.startsWith('FIAT_')) return { kind: 'card_order' } as const;
+      if (o.status !== 'CHECKOUT_VERIFIED') return { kind: 'not_cancellable', status: o.status, reason: `order is ${o.status}; only CHECKOUT_VERIFIED orders can be cancelled` } as const;
+      if (o.transfer_id !== null) return { kind: 'not_cancellable', status: o.status, reason: 'a payment for this order was already observed on chain and is confirming' } as const;
+      const done = await transitionOrder(tx, { orderId, from: 'CHECKOUT_VERIFIED', trigger: 'cancel' });
+      if (!done) return { kind: 'not_cancellable', status: o.status, reason: 'order changed state concurrently' } as const;
+      return { kind: 'cancelled', order: done } as const;
+    });
+  }
+
+  /** Expires live orders past `expires_at` with no payment seen; returns how many. */
+  async expireDue(limit = 500): Promise<number> {
+    const due = await repo.listExpirable(this.db, new Date(this.clock.now()), limit);
+    let n = 0;
+    for (const { id } of due) {
+      const done = await this.db.transaction(async (tx) => {
+        // Re-check inside the transaction: a payment may have been matched since the listing.
+        const { rows } = await tx.query<{ transfer_id: number | null }>(`SELECT transfer_id FROM orders WHERE id = $1 AND status = 'CHECKOUT_VERIFIED' FOR UPDATE`, [id]);
+        if (!rows[0] || rows[0].transfer_id !== null) return undefined;
+        return transitionOrder(tx, { orderId: id, from: 'CHECKOUT_VERIFIED', trigger: 'expire' });
+      });
+      if (done) n++;
+    }
+    return n;
+  }
+}
+
+class FeeShort extends Error {}

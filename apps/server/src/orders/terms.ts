@@ -1,0 +1,74 @@
+import type { OrderRow } from './repo.ts';
+
+/**
+ * The 402 payment-required body of wire.md (an x402 v2 body with Tollgate's extensions). Pure:
+ * the same order and clock give the same bytes, which the `PAYMENT-REQUIRED` header carries in
+ * base64.
+ */
+export interface PaymentTerms {
+  x402Version: 2;
+  resource: { url: string; description: string; mimeType: 'application/json' };
+  accepts: [
+    {
+      scheme: 'exact';
+      network: string;
+      amount: string;
+      asset: string;
+      payTo: string;
+      maxTimeoutSeconds: number;
+      extra: { flow: string; tokenSymbol: string; decimals: number };
+    },
+  ];
+  extensions: {
+    paymentTerms: {
+      destinationChain: string;
+      expiresAt: number;
+      paymentMethod: 'transfer';
+      receiveType: 'DIRECT' | 'DELEGATE';
+      signatureEndpoint?: string;
+    };
+  };
+  order_id: string;
+  flow: string;
+  token_symbol: string;
+  calldata_sign_request?: unknown;
+}
+
+export function buildPaymentTerms(order: OrderRow, opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE' }): PaymentTerms {
+  const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
+  return {
+    x402Version: 2,
+    resource: {
+      url: `${opts.baseUrl}/api/v1/orders/${order.id}`,
+      description: `Payment for order ${order.dapp_order_id}`,
+      mimeType: 'application/json',
+    },
+    accepts: [
+      {
+        scheme: 'exact',
+        network: `eip155:${order.chain_id}`,
+        amount: order.amount_wei,
+        asset: order.token_contract,
+        payTo: order.pay_to_address,
+        maxTimeoutSeconds: Math.max(0, expiresAt - Math.floor(opts.nowMs / 1000)),
+        extra: { flow: order.flow, tokenSymbol: order.token_symbol, decimals: order.decimals },
+      },
+    ],
+    extensions: {
+      paymentTerms: {
+        destinationChain: `eip155:${order.pay_to_chain_id}`,
+        expiresAt,
+        paymentMethod: 'transfer',
+        receiveType: opts.receiveType,
+      },
+    },
+    order_id: order.id,
+    flow: order.flow,
+    token_symbol: order.token_symbol,
+  };
+}
+
+/** The `PAYMENT-REQUIRED` header value: base64 (standard alphabet) of the JSON body. */
+export function encodePaymentRequiredHeader(terms: PaymentTerms): string {
+  return Buffer.from(JSON.stringify(terms), 'utf8').toString('base64');
+}

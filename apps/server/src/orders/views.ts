@@ -1,0 +1,88 @@
+import { Type } from '@sinclair/typebox';
+import type { OrderRow } from './repo.ts';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
+
+export const ObservedTransferSchema = Type.Object({
+  tx_hash: Type.String(),
+  log_index: Type.Integer(),
+  block_number: Type.Integer(),
+  from_address: Type.String(),
+  amount_wei: Type.String(),
+  kind: Type.String({ description: 'matched | underpaid | late' }),
+  orphaned: Type.Boolean(),
+});
+
+/** wire.md order status record. Optional fields appear once known; never null. */
+export const OrderStatusRecordSchema = Type.Object({
+  order_id: Type.String(),
+  merchant_id: Type.String(),
+  dapp_order_id: Type.String(),
+  flow: Type.String(),
+  chain_id: Type.Integer(),
+  pay_to_chain_id: Type.Integer(),
+  token_symbol: Type.String(),
+  token_contract: Type.String(),
+  from_address: Type.String(),
+  pay_to_address: Type.String(),
+  amount_wei: Type.String(),
+  status: Type.String(),
+  expires_at: Type.Integer({ description: 'Unix seconds' }),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  tx_hash: Type.Optional(Type.String()),
+  log_index: Type.Optional(Type.Integer()),
+  block_number: Type.Optional(Type.Integer()),
+  confirmations: Type.Optional(Type.Integer()),
+  paid_amount_wei: Type.Optional(Type.String()),
+  confirmed_at: Type.Optional(Type.String()),
+  invoiced_at: Type.Optional(Type.String()),
+  failure_reason: Type.Optional(Type.String()),
+  checkout_id: Type.Optional(Type.String()),
+  observed_transfers: Type.Optional(Type.Array(ObservedTransferSchema, { description: 'under-payments and late payments recorded against the order' })),
+});
+
+type Observed = { tx_hash: string; log_index: number; block_number: number; amount_wei: string; match_status: string; orphaned_at: Date | null; from_address: string };
+
+export function orderStatusRecord(o: OrderRow, observed: Observed[] = []) {
+  const opt = <T>(k: string, v: T | null | undefined) => (v === null || v === undefined ? {} : { [k]: v });
+  return {
+    order_id: o.id,
+    merchant_id: o.merchant_id,
+    dapp_order_id: o.dapp_order_id,
+    flow: o.flow,
+    chain_id: o.chain_id,
+    pay_to_chain_id: o.pay_to_chain_id,
+    token_symbol: o.token_symbol,
+    token_contract: o.token_contract,
+    from_address: o.from_address,
+    pay_to_address: o.pay_to_address,
+    amount_wei: o.amount_wei,
+    status: o.status,
+    expires_at: Math.floor(o.expires_at.getTime() / 1000),
+    created_at: o.created_at.toISOString(),
+    updated_at: o.updated_at.toISOString(),
+    ...opt('tx_hash', o.tx_hash),
+    ...opt('log_index', o.log_index),
+    ...opt('block_number', o.block_number === null ? null : Number(o.block_number)),
+    ...opt('confirmations', o.confirmations),
+    ...opt('paid_amount_wei', o.paid_amount_wei),
+    ...opt('confirmed_at', iso(o.confirmed_at)),
+    ...opt('invoiced_at', iso(o.invoiced_at)),
+    ...opt('failure_reason', o.failure_reason),
+    ...opt('checkout_id', o.checkout_id),
+    ...(observed.length
+      ? {
+          observed_transfers: observed.map((t) => ({
+            tx_hash: t.tx_hash,
+            log_index: t.log_index,
+            block_number: Number(t.block_number),
+            from_address: t.from_address,
+            amount_wei: t.amount_wei,
+            kind: t.match_status,
+            orphaned: t.orphaned_at !== null,
+          })),
+        }
+      : {}),
+  };
+}
