@@ -3,7 +3,6 @@ import { MoneyError, newId, parseUint256 } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
 import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Database } from '../db/database.ts';
 import type { Clock } from '../deps.ts';
-import { reserveFee } from '../fees/ledger.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import * as repo from './repo.ts';
 import { transitionOrder } from './transition.ts';
@@ -92,41 +91,30 @@ export class OrderService {
     if (input.tokenContract !== undefined && input.tokenContract.toLowerCase() !== token.address) {
       return refuse('invalid_request', `token_contract does not match the configured ${input.tokenSymbol} contract ${token.address}`, 'token_contract');
     }
-    const wallet = (await this.merchants.listWallets(input.merchantId)).find((w) => w.chain_id === input.chainId && w.token_symbol === input.tokenSymbol);
-    if (!wallet) return refuse('wallet_not_found', `merchant accepts no ${input.tokenSymbol} on chain ${input.chainId}`, 'token_symbol');
-
     const now = this.clock.now();
     const expiresAt = input.expiresAt ?? new Date(now + this.config.orderTtlSeconds * 1000);
-    const fee = this.config.fees.perOrderMicros;
-    const id = newId('ord');
     try {
-      return await this.db.transaction(async (tx) => {
-        const order = await repo.insertOrder(tx, {
-          id,
-          merchantId: input.merchantId,
-          dappOrderId: input.dappOrderId,
-          flow: 'ERC20_DIRECT',
-          chainId: input.chainId,
-          payToChainId: input.chainId,
-          tokenSymbol: input.tokenSymbol,
-          tokenContract: token.address,
-          decimals: token.decimals,
-          fromAddress: input.fromAddress.toLowerCase(),
-          payToAddress: wallet.address,
-          amountWei: amount,
-          feeAmount: fee,
-          expiresAt,
-          callbackCalldata: input.callbackCalldata,
-          checkoutId: input.checkoutId,
-        });
-        if (fee > 0n && !(await reserveFee(tx, input.merchantId, id, fee))) {
-          throw new FeeShort();
-        }
-        await repo.insertTransition(tx, { orderId: id, from: null, to: 'CHECKOUT_VERIFIED', trigger: 'create' });
-        return { kind: 'created', order } as const;
+      const out = await repo.insertOrderReservingFee(this.db, {
+        id: newId('ord'),
+        merchantId: input.merchantId,
+        dappOrderId: input.dappOrderId,
+        flow: 'ERC20_DIRECT',
+        chainId: input.chainId,
+        payToChainId: input.chainId,
+        tokenSymbol: input.tokenSymbol,
+        tokenContract: token.address,
+        decimals: token.decimals,
+        fromAddress: input.fromAddress.toLowerCase(),
+        amountWei: amount,
+        feeAmount: this.config.fees.perOrderMicros,
+        expiresAt,
+        callbackCalldata: input.callbackCalldata,
+        checkoutId: input.checkoutId,
       });
+      if ('order' in out) return { kind: 'created', order: out.order };
+      if (out.missing === 'wallet') return refuse('wallet_not_found', `merchant accepts no ${input.tokenSymbol} on chain ${input.chainId}`, 'token_symbol');
+      return refuse('insufficient_fee_balance', 'fee balance is too low to reserve the order fee; top up or cancel stale orders');
     } catch (err) {
-      if (err instanceof FeeShort) return refuse('insufficient_fee_balance', 'fee balance is too low to reserve the order fee; top up or cancel stale orders');
       if (isPgError(err, UNIQUE_VIOLATION)) {
         const c = pgConstraint(err);
         if (c === 'orders_dapp_order_id_key') return refuse('order_already_exists', `an order with dapp_order_id ${input.dappOrderId} already exists`, 'dapp_order_id');
@@ -142,8 +130,9 @@ export class OrderService {
     return repo.getOrderForMerchant(this.db, merchantId, orderId);
   }
 
-  listObservedTransfers(orderId: string) {
-    return repo.listOrderTransfers(this.db, orderId);
+  /** The order with the transfers recorded against it (status record). */
+  getOrderWithTransfers(merchantId: string, orderId: string) {
+    return repo.getOrderWithTransfers(this.db, merchantId, orderId);
   }
 
   /**
@@ -181,5 +170,3 @@ export class OrderService {
     return n;
   }
 }
-
-class FeeShort extends Error {}

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { OrderRow } from './repo.ts';
+import type { ObservedTransfer, OrderRow } from './repo.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
 
@@ -42,9 +42,7 @@ export const OrderStatusRecordSchema = Type.Object({
   observed_transfers: Type.Optional(Type.Array(ObservedTransferSchema, { description: 'under-payments and late payments recorded against the order' })),
 });
 
-type Observed = { tx_hash: string; log_index: number; block_number: number; amount_wei: string; match_status: string; orphaned_at: Date | null; from_address: string };
-
-export function orderStatusRecord(o: OrderRow, observed: Observed[] = []) {
+export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []) {
   const opt = <T>(k: string, v: T | null | undefined) => (v === null || v === undefined ? {} : { [k]: v });
   return {
     order_id: o.id,
@@ -80,7 +78,7 @@ export function orderStatusRecord(o: OrderRow, observed: Observed[] = []) {
             from_address: t.from_address,
             amount_wei: t.amount_wei,
             kind: t.match_status,
-            orphaned: t.orphaned_at !== null,
+            orphaned: t.orphaned,
           })),
         }
       : {}),

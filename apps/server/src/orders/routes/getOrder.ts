@@ -14,8 +14,8 @@ export const getOrder = defineRoute({
   params: OrderIdParams,
   response: { 200: OrderStatusRecordSchema },
   async handler(req, _reply, deps) {
-    const o = await deps.orders.getOrder(req.merchant.merchantId, req.params.order_id);
+    const o = await deps.orders.getOrderWithTransfers(req.merchant.merchantId, req.params.order_id);
     if (!o) throw new AppError('order_not_found', 'order not found', 'order_id');
-    return orderStatusRecord(o, await deps.orders.listObservedTransfers(o.id));
+    return orderStatusRecord(o, o.observed);
   },
 });

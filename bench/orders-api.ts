@@ -1,0 +1,133 @@
+/**
+ * createOrder/s and getOrderStatus/s with HMAC-signed requests against Tollgate on PostgreSQL,
+ * compared in the same run with a bare fastify JSON route and with raw single-row INSERT+COMMIT
+ * on the same Postgres. Each is run ROUNDS times, interleaved; medians are reported.
+ *
+ *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/orders-api.ts
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import pg from 'pg';
+import { signedHeaders, signRequest } from '@tollgate/protocol';
+import { spawnTollgate } from '../apps/server/test/helpers/process.ts';
+import { median, runLoad, type LoadResult } from './lib/load.ts';
+
+const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const ADMIN = 'bench-admin-token-0123456789';
+
+async function scratchDb(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `tg_bench_${randomBytes(4).toString('hex')}`;
+  const c = new pg.Client({ connectionString: BASE_DB });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(BASE_DB);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const d = new pg.Client({ connectionString: BASE_DB });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await d.end();
+    },
+  };
+}
+
+async function rawInsertRate(url: string): Promise<LoadResult> {
+  const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY });
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_raw (id text PRIMARY KEY, payload text NOT NULL, amount numeric(78,0) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+  const lat: number[] = [];
+  let n = 0;
+  const deadline = Date.now() + DURATION_MS;
+  const t0 = Date.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < deadline) {
+        const s = process.hrtime.bigint();
+        await pool.query('INSERT INTO bench_raw (id, payload, amount) VALUES ($1, $2, $3)', [randomBytes(12).toString('hex'), 'x'.repeat(200), String(++n)]);
+        lat.push(Number(process.hrtime.bigint() - s) / 1e6);
+      }
+    }),
+  );
+  const el = (Date.now() - t0) / 1000;
+  await pool.end();
+  lat.sort((a, b) => a - b);
+  return { requests: lat.length, errors: 0, statusCounts: {}, rps: lat.length / el, p50ms: lat[Math.floor(lat.length / 2)]!, p99ms: lat[Math.floor(lat.length * 0.99)]! };
+}
+
+async function main() {
+  const db = await scratchDb();
+  const dir = mkdtempSync(join(tmpdir(), 'tg-bench-'));
+  const cfg = join(dir, 'tollgate.json');
+  writeFileSync(cfg, JSON.stringify({
+    environment: 'test',
+    chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', decimals: 6 }] }],
+  }));
+  const tg = spawnTollgate(['serve', '--role', 'api'], { DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: ADMIN, PORT: '0', LOG_LEVEL: 'warn' });
+  const bare = spawn(process.execPath, ['--import', 'tsx', new URL('./lib/bare-fastify.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const url = (await tg.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
+    const bareUrl = await new Promise<string>((resolve) => bare.stdout!.on('data', (d: Buffer) => { const m = /listening on (\S+)/.exec(d.toString()); if (m) resolve(m[1]!); }));
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(url + path, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    const m = await admin('POST', '/admin/v1/merchants', { name: 'Bench' });
+    await admin('POST', `/admin/v1/merchants/${m.merchant_id}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: '0x' + '11'.repeat(20) });
+    await admin('POST', `/admin/v1/merchants/${m.merchant_id}/fee-balance/top-ups`, { amount: '10000000' });
+    const creds = { apiKey: m.api_key as string, apiSecret: m.api_secret as string };
+    const run = randomBytes(3).toString('hex');
+    const ids: string[] = [];
+    let seq = 0;
+
+    const results: Record<string, LoadResult[]> = { bare: [], create: [], status: [], raw: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      results.bare!.push(await runLoad({ baseUrl: bareUrl, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: () => ({ method: 'GET', path: '/bare' }) }));
+      results.create!.push(
+        await runLoad({
+          baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 402,
+          make: () => {
+            const k = ++seq;
+            const body = { dapp_order_id: `bench-${run}-${k}`, chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: String(1_000_000 + k) };
+            return { method: 'POST', path: '/api/v1/orders', body: JSON.stringify(body), headers: signedHeaders({ ...creds, body }) };
+          },
+        }),
+      );
+      if (ids.length === 0) {
+        const { rows } = await (async () => { const c = new pg.Client({ connectionString: db.url }); await c.connect(); const r = await c.query<{ id: string }>('SELECT id FROM orders LIMIT 1000'); await c.end(); return r; })();
+        ids.push(...rows.map((r) => r.id));
+      }
+      results.status!.push(
+        await runLoad({
+          baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200,
+          make: (i) => ({ method: 'GET', path: `/api/v1/orders/${ids[i % ids.length]}`, headers: signedHeaders(creds) }),
+        }),
+      );
+      results.raw!.push(await rawInsertRate(db.url));
+    }
+    void signRequest;
+    const row = (name: string, rs: LoadResult[]) =>
+      `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
+    const med = (k: string) => median(results[k]!.map((r) => r.rps));
+    console.log(`\nrounds=${ROUNDS} duration=${DURATION_MS}ms concurrency=${CONCURRENCY}\n`);
+    console.log('| workload | req/s (median) | p50 ms | p99 ms | non-expected statuses |');
+    console.log('|---|---|---|---|---|');
+    console.log(row('bare fastify GET (ceiling)', results.bare!));
+    console.log(row('createOrder (signed POST, 402)', results.create!));
+    console.log(row('getOrderStatus (signed GET)', results.status!));
+    console.log(row('raw INSERT+COMMIT on the same Postgres', results.raw!));
+    console.log(`\ncreateOrder / raw insert = ${(med('create') / med('raw')).toFixed(2)}   getOrderStatus / bare = ${(med('status') / med('bare')).toFixed(2)}`);
+    for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
+  } finally {
+    bare.kill('SIGTERM');
+    await tg.stop();
+    await db.drop();
+  }
+}
+
+await main();
