@@ -1,0 +1,54 @@
+// Public surface of @tollgate/sdk, the merchant server SDK of Tollgate.
+export { TollgateClient, type TollgateClientOptions } from './client.ts';
+export type { WaitForOrderOptions } from './wait.ts';
+export {
+  TollgateError,
+  TollgateApiError,
+  TollgateNetworkError,
+  TollgateTimeoutError,
+  TollgateUnknownOutcomeError,
+  TollgateResponseError,
+  TollgateWebhookError,
+  type SdkErrorCode,
+  type TollgateErrorCode,
+  type UnknownOutcomeDetails,
+} from './errors.ts';
+export {
+  verifyWebhook,
+  type FiatPaymentSucceededEvent,
+  type HeaderSource,
+  type OrderWebhookEvent,
+  type QuickpayCheckoutCompletedEvent,
+  type VerifyWebhookOptions,
+  type WebhookEvent,
+  type WebhookRejection,
+  type WebhookVerification,
+} from './webhooks.ts';
+export {
+  ORDER_STATUSES,
+  TERMINAL_ORDER_STATUSES,
+  isTerminalOrderStatus,
+  type CalldataSignatureResult,
+  type CalldataSignRequest,
+  type CallOptions,
+  type CheckoutSession,
+  type CreateCheckoutSessionParams,
+  type CreatedOrder,
+  type CreateOrderParams,
+  type LineItem,
+  type MerchantConfig,
+  type MerchantSelf,
+  type MerchantWallet,
+  type ObservedTransfer,
+  type OrderFlow,
+  type OrderStatus,
+  type OrderStatusRecord,
+  type PaymentProof,
+  type PaymentRail,
+  type PaymentRequiredBody,
+  type TerminalOrderStatus,
+} from './types.ts';
+export { SDK_VERSION } from './transport.ts';
+// Shared with the server: the error catalog, and exact decimal ⇄ smallest-unit conversion (bigint,
+// never floats) for turning a price into `amountWei` and `amountWei` back into display text.
+export { ERROR_CATALOG, isErrorCode, formatUnits, parseDecimal, MoneyError, type ErrorCode, type WebhookEventName } from './protocol.ts';

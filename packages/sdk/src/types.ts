@@ -1,0 +1,247 @@
+// Parameter and record types. Parameters are camelCase (interface.md "SDK parameter"); records
+// the server returns keep their wire.md snake_case names, so an order from getOrderStatus and the
+// `payload` of an `order.*` webhook are the same shape and one fulfilment function takes both.
+// The one normalized shape is createOrder's result, which interface.md and wire.md define.
+
+/** Order states (interface.md §States). */
+export const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** States after which an order never changes; INVOICED is the only one that permits fulfilment. */
+export const TERMINAL_ORDER_STATUSES = ['INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const satisfies readonly OrderStatus[];
+export type TerminalOrderStatus = (typeof TERMINAL_ORDER_STATUSES)[number];
+
+/**
+ * Whether a status is terminal. An unknown status (from a newer server) is not.
+ *
+ * @example isTerminalOrderStatus('EXPIRED') // => true
+ * @example isTerminalOrderStatus('PAYMENT_CONFIRMED') // => false: not a permission to fulfil
+ */
+export function isTerminalOrderStatus(status: string): status is TerminalOrderStatus {
+  return (TERMINAL_ORDER_STATUSES as readonly string[]).includes(status);
+}
+
+/** Payment flows (interface.md §Payment modes). */
+export type OrderFlow = 'ERC20_DIRECT' | 'ERC20_3009' | 'ERC20_APPROVE_XFER' | 'SOL_DIRECT' | 'SOL_APPROVE_XFER' | (string & {});
+
+/** `createOrder` parameters; mapped 1:1 onto the snake_case fields of `POST /api/v1/orders`. */
+export interface CreateOrderParams {
+  /** Your own unique, stable order id (printable ASCII). A duplicate is rejected with 409, not replayed. */
+  dappOrderId: string;
+  /** Payer (source) chain, from the merchant configuration. Sent as a JSON integer. */
+  chainId: number;
+  /** Token symbol; it selects the token. */
+  tokenSymbol: string;
+  /** Token contract; optional, checked against the symbol, never a selector. */
+  tokenContract?: string | undefined;
+  /** Payer address. */
+  fromAddress: string;
+  /** Integer amount in the token's smallest unit, as a decimal string or a bigint (never a number). */
+  amountWei: string | bigint;
+  /** DELEGATE mode only: calldata for the merchant's callback contract (0x hex). */
+  callbackCalldata?: string | undefined;
+  /** Required by some environments; must be the merchant of the API key. */
+  merchantId?: string | undefined;
+}
+
+/** EIP-712 typed data to be signed by the payer (wire.md `calldata_sign_request`). */
+export interface CalldataSignRequest {
+  domain: { name: string; version: string; chainId: number; verifyingContract: string };
+  types: Record<string, { name: string; type: string }[]>;
+  primaryType: string;
+  message: Record<string, string>;
+}
+
+/** The raw 402 body of `POST /api/v1/orders` (an x402 v2 payment-required body, wire.md). */
+export interface PaymentRequiredBody {
+  x402Version: number;
+  resource: { url: string; description: string; mimeType: string };
+  accepts: {
+    scheme: string;
+    /** `eip155:<source chain id>` */
+    network: string;
+    amount: string;
+    asset: string;
+    payTo: string;
+    maxTimeoutSeconds: number;
+    extra: { flow: string; tokenSymbol: string; decimals: number };
+  }[];
+  extensions: {
+    paymentTerms: {
+      /** `eip155:<pay-to chain id>` */
+      destinationChain: string;
+      expiresAt: number;
+      paymentMethod: string;
+      receiveType: 'DIRECT' | 'DELEGATE' | (string & {});
+      signatureEndpoint?: string;
+    };
+  };
+  order_id: string;
+  flow: OrderFlow;
+  token_symbol: string;
+  calldata_sign_request?: CalldataSignRequest;
+}
+
+/** What `createOrder` returns: the normalized payment terms of wire.md plus the raw 402 body. */
+export interface CreatedOrder {
+  orderId: string;
+  flow: OrderFlow;
+  tokenSymbol: string;
+  tokenContract: string;
+  /** The address the payer must transfer to (merchant wallet or settlement address). */
+  payToAddress: string;
+  fromChainId: number;
+  payToChainId: number;
+  /** Integer amount in the token's smallest unit (a string: JSON-safe for your frontend). */
+  amountWei: string;
+  /** Token decimals for display (`accepts[0].extra.decimals`). */
+  decimals: number;
+  /** Unix seconds. */
+  expiresAt: number;
+  /** Present for callback-enabled DELEGATE orders: have the payer sign it, then submitCalldataSignature. */
+  calldataSignRequest?: CalldataSignRequest;
+  /** The raw 402 body exactly as parsed. */
+  x402: PaymentRequiredBody;
+}
+
+/** An under-payment or late payment recorded against an order. */
+export interface ObservedTransfer {
+  tx_hash: string;
+  log_index: number;
+  block_number: number;
+  from_address: string;
+  amount_wei: string;
+  kind: 'matched' | 'underpaid' | 'late' | (string & {});
+  orphaned: boolean;
+}
+
+/** wire.md order status record (`GET /api/v1/orders/{id}`, cancel response, `order.*` webhook payload). */
+export interface OrderStatusRecord {
+  order_id: string;
+  merchant_id: string;
+  dapp_order_id: string;
+  flow: OrderFlow;
+  chain_id: number;
+  pay_to_chain_id: number;
+  token_symbol: string;
+  token_contract: string;
+  from_address: string;
+  pay_to_address: string;
+  amount_wei: string;
+  /** An {@link OrderStatus}; a newer server may add values, which are treated as non-terminal. */
+  status: OrderStatus | (string & {});
+  /** Unix seconds. */
+  expires_at: number;
+  created_at: string;
+  updated_at: string;
+  tx_hash?: string;
+  log_index?: number;
+  block_number?: number;
+  confirmations?: number;
+  paid_amount_wei?: string;
+  confirmed_at?: string;
+  invoiced_at?: string;
+  failure_reason?: string;
+  checkout_id?: string;
+  observed_transfers?: ObservedTransfer[];
+}
+
+/** wire.md payment record (`GET /api/v1/orders/{id}/proof`). `signature` is an unsigned keccak256 hash. */
+export interface PaymentProof {
+  payload: {
+    order_id: string;
+    tx_hash: string;
+    log_index: number;
+    from_addr: string;
+    to_addr: string;
+    amount_wei: string;
+    from_chain_id: number;
+    token_contract: string;
+    block_number: number;
+    status: string;
+  };
+  signature: string;
+}
+
+/** One receiving wallet of a merchant (a payment option). */
+export interface MerchantWallet {
+  chain_id: number;
+  token_symbol: string;
+  token_contract: string;
+  decimals?: number;
+  address: string;
+}
+
+/** wire.md merchant configuration (`GET /merchants/{merchant_id}`). */
+export interface MerchantConfig {
+  merchant_id: string;
+  name: string;
+  logo_url?: string;
+  receive_type: 'DIRECT' | 'DELEGATE' | (string & {});
+  payment_methods: ('crypto' | 'fiat' | (string & {}))[];
+  wallets: MerchantWallet[];
+}
+
+/** The authenticated merchant (`GET /api/v1/merchant`): configuration plus fee balance (decimal strings). */
+export interface MerchantSelf extends MerchantConfig {
+  fee_balance: { available: string; reserved: string; captured: string };
+}
+
+export type PaymentRail = 'crypto' | 'fiat';
+
+/** One line item of a checkout session (sample fields of interface.md). */
+export interface LineItem {
+  name: string;
+  quantity: number;
+  /** Decimal string, e.g. `"9.99"`. */
+  amount: string;
+  [field: string]: unknown;
+}
+
+/** `createCheckoutSession` parameters (interface.md table "SDK parameter"). */
+export interface CreateCheckoutSessionParams {
+  /** Defaults to `DIRECT`, the only public checkout type. */
+  checkoutType?: 'DIRECT' | undefined;
+  /** Sent comma-joined (`crypto,fiat`); the server defaults to crypto when omitted. */
+  paymentRails?: readonly PaymentRail[] | undefined;
+  /** Decimal string; required when crypto is offered. */
+  price?: string | undefined;
+  fiatCurrency?: string | undefined;
+  /** Positive decimal string; independent of the crypto price. */
+  fiatAmount?: string | undefined;
+  /** Your correlation reference (≤ 200 characters); reusing a non-empty one gives 409. Set it: it is how you reconcile. */
+  clientReferenceId?: string | undefined;
+  /** Requested lifetime in integer seconds; the returned `expires_at` is authoritative. */
+  expiresIn?: number | undefined;
+  /** Serialized once into `line_items_json`. */
+  lineItems?: readonly LineItem[] | undefined;
+  /** Serialized once into `public_metadata_json`; publicly visible, no secrets. */
+  publicMetadata?: Record<string, unknown> | undefined;
+  /** Serialized once into `private_metadata_json`. */
+  privateMetadata?: Record<string, unknown> | undefined;
+  successUrl?: string | undefined;
+  cancelUrl?: string | undefined;
+}
+
+/** `POST /api/v1/checkout/sessions` 200 body. `checkout_id` and `url` are bearer capabilities. */
+export interface CheckoutSession {
+  checkout_id: string;
+  checkout_type: 'DIRECT' | (string & {});
+  url: string;
+  /** Unix seconds; authoritative. */
+  expires_at: number;
+}
+
+/** `POST /api/v1/orders/{id}/calldata-signature` 200 body. */
+export interface CalldataSignatureResult {
+  status: 'ok';
+  order_id: string;
+}
+
+/** Per-call options of every client method. */
+export interface CallOptions {
+  /** Aborts the call. For a create/cancel/submit already sent, the result is an unknown outcome. */
+  signal?: AbortSignal | undefined;
+  /** Overrides the client's per-attempt timeout. */
+  timeoutMs?: number | undefined;
+}

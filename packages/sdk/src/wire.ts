@@ -1,0 +1,188 @@
+// camelCase parameters → flattened wire bodies, and wire responses → checked SDK shapes.
+//
+// Every wire body is built here with only strings and safe integers in it, in the field order of
+// interface.md, absent optionals omitted (never null). The transport serializes it once and signs
+// that same object, so the signed string of every field is exactly what the server reads back
+// after JSON.parse: a string is itself, an integer is its decimal digits (chain_id 31337 travels
+// as `31337`, which the server's integer schema accepts and signs as "31337"). Nested values are
+// JSON-serialized exactly once into their `*_json` string field. A wrong parameter type is a bug in
+// the caller and throws TypeError before anything is sent.
+import { TollgateResponseError } from './errors.ts';
+import type { CalldataSignRequest, CreateCheckoutSessionParams, CreatedOrder, CreateOrderParams, PaymentRequiredBody } from './types.ts';
+
+function fail(param: string, expected: string, value: unknown): never {
+  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? JSON.stringify(value) : typeof value;
+  throw new TypeError(`Tollgate: ${param} must be ${expected}; got ${got}`);
+}
+
+const absent = (v: unknown): v is undefined | null => v === undefined || v === null;
+
+function str(param: string, v: unknown): string {
+  if (typeof v !== 'string' || v.length === 0) fail(param, 'a non-empty string', v);
+  return v;
+}
+
+function int(param: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) fail(param, 'a positive integer number', v);
+  return v;
+}
+
+function intString(param: string, v: unknown): string {
+  if (typeof v === 'bigint') return v.toString();
+  // Numbers are refused: 1e21 serializes as "1e+21" and 0.1 + 0.2 is not money (STYLE money rule).
+  if (typeof v !== 'string' || !/^[0-9]+$/.test(v)) fail(param, 'an integer string or a bigint (smallest unit)', v);
+  return v;
+}
+
+function decimalString(param: string, v: unknown): string {
+  if (typeof v !== 'string' || !/^[0-9]+(\.[0-9]+)?$/.test(v)) fail(param, 'a decimal string such as "9.99" (never a number)', v);
+  return v;
+}
+
+function jsonOnce(param: string, v: unknown, kind: 'array' | 'object'): string {
+  const ok = kind === 'array' ? Array.isArray(v) : typeof v === 'object' && v !== null && !Array.isArray(v);
+  // A string here would be serialized a second time ("\"[...]\""): pass the value, not its JSON.
+  if (!ok) fail(param, kind === 'array' ? 'an array (the SDK serializes it once)' : 'a plain object (the SDK serializes it once)', v);
+  return JSON.stringify(v);
+}
+
+/**
+ * The wire body of `POST /api/v1/orders`.
+ *
+ * @example
+ * orderCreateBody({ dappOrderId: 'A-1', chainId: 2345, tokenSymbol: 'USDC', fromAddress: '0xabc…', amountWei: 1000000n })
+ * // => { dapp_order_id: 'A-1', chain_id: 2345, token_symbol: 'USDC', from_address: '0xabc…', amount_wei: '1000000' }
+ */
+export function orderCreateBody(p: CreateOrderParams): Record<string, string | number> {
+  if (typeof p !== 'object' || p === null) fail('createOrder params', 'an object', p);
+  const b: Record<string, string | number> = {
+    dapp_order_id: str('dappOrderId', p.dappOrderId),
+    chain_id: int('chainId', p.chainId),
+    token_symbol: str('tokenSymbol', p.tokenSymbol),
+  };
+  if (!absent(p.tokenContract)) b.token_contract = str('tokenContract', p.tokenContract);
+  b.from_address = str('fromAddress', p.fromAddress);
+  b.amount_wei = intString('amountWei', p.amountWei);
+  if (!absent(p.callbackCalldata)) b.callback_calldata = str('callbackCalldata', p.callbackCalldata);
+  if (!absent(p.merchantId)) b.merchant_id = str('merchantId', p.merchantId);
+  return b;
+}
+
+/**
+ * The wire body of `POST /api/v1/checkout/sessions` (interface.md field table, in its order).
+ *
+ * @example
+ * checkoutSessionBody({ paymentRails: ['crypto', 'fiat'], price: '9.99', lineItems: [{ name: 'Tee', quantity: 1, amount: '9.99' }] })
+ * // => { checkout_type: 'DIRECT', payment_rails: 'crypto,fiat', price: '9.99',
+ * //      line_items_json: '[{"name":"Tee","quantity":1,"amount":"9.99"}]' }
+ */
+export function checkoutSessionBody(p: CreateCheckoutSessionParams): Record<string, string | number> {
+  if (typeof p !== 'object' || p === null) fail('createCheckoutSession params', 'an object', p);
+  const b: Record<string, string | number> = { checkout_type: absent(p.checkoutType) ? 'DIRECT' : str('checkoutType', p.checkoutType) };
+  if (!absent(p.paymentRails)) {
+    const rails: unknown = p.paymentRails;
+    if (!Array.isArray(rails) || rails.length === 0 || !rails.every((r) => typeof r === 'string' && /^[a-z_]+$/.test(r))) {
+      fail('paymentRails', "a non-empty array such as ['crypto', 'fiat']", rails);
+    }
+    b.payment_rails = rails.join(',');
+  }
+  if (!absent(p.price)) b.price = decimalString('price', p.price);
+  if (!absent(p.fiatCurrency)) b.fiat_currency = str('fiatCurrency', p.fiatCurrency);
+  if (!absent(p.fiatAmount)) b.fiat_amount = decimalString('fiatAmount', p.fiatAmount);
+  if (!absent(p.clientReferenceId)) b.client_reference_id = str('clientReferenceId', p.clientReferenceId);
+  if (!absent(p.expiresIn)) b.expires_in = int('expiresIn', p.expiresIn);
+  if (!absent(p.lineItems)) b.line_items_json = jsonOnce('lineItems', p.lineItems, 'array');
+  if (!absent(p.publicMetadata)) b.public_metadata_json = jsonOnce('publicMetadata', p.publicMetadata, 'object');
+  if (!absent(p.privateMetadata)) b.private_metadata_json = jsonOnce('privateMetadata', p.privateMetadata, 'object');
+  if (!absent(p.successUrl)) b.success_url = str('successUrl', p.successUrl);
+  if (!absent(p.cancelUrl)) b.cancel_url = str('cancelUrl', p.cancelUrl);
+  return b;
+}
+
+/**
+ * The wire body of `POST /api/v1/orders/{id}/calldata-signature`: a 65-byte 0x-hex signature.
+ *
+ * @example calldataSignatureBody('0x' + 'ab'.repeat(65)) // => { signature: '0xabab…' }
+ */
+export function calldataSignatureBody(signature: string): Record<string, string> {
+  if (typeof signature !== 'string' || !/^0x[0-9a-fA-F]{130}$/.test(signature)) fail('signature', 'a 65-byte 0x-prefixed hex string', signature);
+  return { signature };
+}
+
+/** A path segment: ids are opaque strings and must not change the path. */
+export function pathSegment(param: string, v: unknown): string {
+  return encodeURIComponent(str(param, v));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response checks. They verify only what the SDK relies on (so that a newer server may add fields)
+// and throw TollgateResponseError naming the first missing piece.
+
+export type Checker<T> = (body: unknown) => T;
+
+const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function need(ok: boolean, what: string, body: unknown): asserts ok {
+  if (!ok) throw new TollgateResponseError(`unexpected response body: ${what}`, { body });
+}
+
+/** `eip155:2345` → 2345. */
+function caip2ChainId(network: unknown): number | undefined {
+  const m = typeof network === 'string' ? /^eip155:([0-9]{1,15})$/.exec(network) : null;
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Normalizes the 402 body of order creation into the shape of wire.md "SDK normalization".
+ *
+ * @example
+ * const order = normalizeCreatedOrder(await res.json());
+ * order.payToAddress; order.amountWei; order.x402.accepts[0].payTo === order.payToAddress // => true
+ */
+export function normalizeCreatedOrder(body: unknown): CreatedOrder {
+  need(isObj(body), 'not a JSON object', body);
+  const a = Array.isArray(body.accepts) ? body.accepts[0] : undefined;
+  const t = isObj(body.extensions) ? body.extensions.paymentTerms : undefined;
+  need(typeof body.order_id === 'string' && body.order_id.length > 0, 'order_id missing', body);
+  need(isObj(a), 'accepts[0] missing', body);
+  need(isObj(t), 'extensions.paymentTerms missing', body);
+  const fromChainId = caip2ChainId(a.network);
+  const payToChainId = caip2ChainId(t.destinationChain);
+  need(fromChainId !== undefined, 'accepts[0].network is not eip155:<chain id>', body);
+  need(payToChainId !== undefined, 'extensions.paymentTerms.destinationChain is not eip155:<chain id>', body);
+  need(typeof a.payTo === 'string' && typeof a.asset === 'string', 'accepts[0].payTo or asset missing', body);
+  need(typeof a.amount === 'string' && /^[0-9]+$/.test(a.amount), 'accepts[0].amount is not an integer string', body);
+  need(Number.isSafeInteger(t.expiresAt), 'extensions.paymentTerms.expiresAt missing', body);
+  const extra = isObj(a.extra) ? a.extra : {};
+  const flow = typeof body.flow === 'string' ? body.flow : extra.flow;
+  const tokenSymbol = typeof body.token_symbol === 'string' ? body.token_symbol : extra.tokenSymbol;
+  need(typeof flow === 'string' && typeof tokenSymbol === 'string', 'flow or token_symbol missing', body);
+  need(Number.isSafeInteger(extra.decimals), 'accepts[0].extra.decimals missing', body);
+  const order: CreatedOrder = {
+    orderId: body.order_id,
+    flow,
+    tokenSymbol,
+    tokenContract: a.asset,
+    payToAddress: a.payTo,
+    fromChainId,
+    payToChainId,
+    amountWei: a.amount,
+    decimals: extra.decimals,
+    expiresAt: t.expiresAt,
+    x402: body as unknown as PaymentRequiredBody,
+  };
+  if (body.calldata_sign_request !== undefined) {
+    need(isObj(body.calldata_sign_request), 'calldata_sign_request is not an object', body);
+    order.calldataSignRequest = body.calldata_sign_request as unknown as CalldataSignRequest;
+  }
+  return order;
+}
+
+/** A checker requiring an object whose named fields have the given `typeof`. */
+export function objectWith<T>(fields: Record<string, 'string' | 'number' | 'object'>): Checker<T> {
+  return (body) => {
+    need(isObj(body), 'not a JSON object', body);
+    for (const [k, type] of Object.entries(fields)) need(typeof body[k] === type && body[k] !== null, `${k} missing`, body);
+    return body as T;
+  };
+}
