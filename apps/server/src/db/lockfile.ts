@@ -21,6 +21,12 @@ function alive(pid: number): boolean {
   }
 }
 
+// Lock files this process holds. The pid check below cannot tell "this process already holds it"
+// from "a previous process with our recycled pid left it" (a restarted container is pid 1 again),
+// so the first case is answered from memory: a second open in one process would otherwise run two
+// PGlite instances on one directory.
+const held = new Set<string>();
+
 /**
  * Takes `<dataDir>/tollgate.lock` (O_EXCL). PGlite has no locking of its own and two processes on
  * one directory corrupt it. A lock left by a dead process (kill -9) is taken over.
@@ -29,15 +35,18 @@ function alive(pid: number): boolean {
 export function acquireDataDirLock(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, 'tollgate.lock');
+  if (held.has(path)) throw new DataDirLockedError(dataDir, process.pid);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
       writeSync(fd, String(process.pid));
       closeSync(fd);
+      held.add(path);
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        held.delete(path);
         rmSync(path, { force: true });
       };
     } catch (err) {

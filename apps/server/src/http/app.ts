@@ -29,7 +29,9 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
       : {
           level: deps.config.logLevel,
           redact: {
-            paths: ['req.headers["x-sign"]', 'req.headers.authorization', '*.api_secret', '*.secret', '*.apiSecret'],
+            // err.rawPacket: node's HTTP parser attaches the raw request bytes (Authorization and
+            // X-Sign included) to a client error, which fastify logs at trace level.
+            paths: ['req.headers["x-sign"]', 'req.headers.authorization', '*.api_secret', '*.secret', '*.apiSecret', 'err.rawPacket'],
             censor: '[redacted]',
           },
           serializers: {

@@ -23,13 +23,14 @@ export function installObservability(app: FastifyInstance, deps: AppDeps): Regis
 
   const hide = { schema: { hide: true } };
   app.get('/healthz', hide, async () => ({ status: 'ok' }));
-  app.get('/readyz', hide, async (_req, reply) => {
+  app.get('/readyz', hide, async (req, reply) => {
     try {
       await deps.db.query('SELECT 1');
       return { status: 'ready' };
     } catch {
       reply.status(503);
-      return { status: 'unavailable', error: 'database unreachable', code: 'service_unavailable' };
+      // Every non-2xx carries the wire.md envelope, request_id included.
+      return { status: 'unavailable', error: 'database unreachable', code: 'service_unavailable', request_id: req.id };
     }
   });
   app.get('/metrics', hide, async (_req, reply) => {

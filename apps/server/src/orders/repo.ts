@@ -195,10 +195,18 @@ export async function getOrderWithTransfers(q: Queryable, merchantId: string, or
   return r && { ...r, observed: r.observed ?? [] };
 }
 
-/** Live orders past their expiry with no payment seen: the sweeper's batch. */
+/**
+ * Live orders past their expiry with no payment seen: the sweeper's batch. An order expires only
+ * once the chain's watcher has scanned past its expiry in chain time (cursor block timestamp):
+ * while the watcher lags or an RPC is down, a payment made before expiry may not be recorded yet,
+ * and expiring the order then would strand that payment.
+ */
 export async function listExpirable(q: Queryable, now: Date, limit: number): Promise<{ id: string }[]> {
   const { rows } = await q.query<{ id: string }>(
-    `SELECT id FROM orders WHERE status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+    `SELECT o.id FROM orders o
+     JOIN chain_cursors c ON c.chain_id = o.chain_id AND c.block_timestamp > o.expires_at
+     WHERE o.status = 'CHECKOUT_VERIFIED' AND o.transfer_id IS NULL AND o.expires_at <= $1
+     ORDER BY o.expires_at LIMIT $2`,
     [now, limit],
   );
   return rows;

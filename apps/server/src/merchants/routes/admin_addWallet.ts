@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { isAddress } from 'viem';
 import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
 import { EvmAddress } from '../../http/schemas.ts';
@@ -19,6 +20,9 @@ export const adminAddWallet = defineRoute({
   async handler(req, reply, deps) {
     const b = req.body;
     if (/^0x0{40}$/i.test(b.address)) throw new AppError('invalid_request', 'address must not be the zero address', 'address');
+    // A typo in a receiving address sends payers' money nowhere: a mixed-case address must carry a
+    // valid EIP-55 checksum (all-lowercase is accepted as unchecksummed).
+    if (!isAddress(b.address)) throw new AppError('invalid_request', 'address has an invalid EIP-55 checksum', 'address');
     const out = await deps.merchants.addWallet(req.params.merchant_id, { chainId: b.chain_id, tokenSymbol: b.token_symbol, address: b.address });
     switch (out.kind) {
       case 'merchant_not_found':
