@@ -32,7 +32,12 @@ CREATE TABLE orders (
   failure_reason   text,
   created_at       timestamptz NOT NULL DEFAULT now(),
   updated_at       timestamptz NOT NULL DEFAULT now(),
-  CONSTRAINT orders_dapp_order_id_key UNIQUE (merchant_id, dapp_order_id)
+  CONSTRAINT orders_dapp_order_id_key UNIQUE (merchant_id, dapp_order_id),
+  -- The watcher matches logs by exact string equality (index lookups), and decodes log addresses
+  -- to lowercase: a checksummed address here would never match, silently. Same rule as
+  -- merchant_wallets.address.
+  CONSTRAINT orders_addresses_lowercase CHECK (
+    from_address ~ '^0x[0-9a-f]{40}$' AND pay_to_address ~ '^0x[0-9a-f]{40}$' AND token_contract ~ '^0x[0-9a-f]{40}$')
 );
 
 -- A transfer must be attributable to exactly one live order: no two live orders may share payer,
@@ -46,6 +51,10 @@ CREATE INDEX orders_live_match_idx ON orders (chain_id, token_contract, pay_to_a
 CREATE INDEX orders_pending_depth_idx ON orders (chain_id) WHERE transfer_id IS NOT NULL AND status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED');
 -- Expiry sweep.
 CREATE INDEX orders_expiry_idx ON orders (expires_at) WHERE status = 'CHECKOUT_VERIFIED';
+-- Late payments: a transfer with no live match is recorded against a recently closed order of the
+-- same payer and pay-to address (watcher matching rule 5).
+CREATE INDEX orders_closed_match_idx ON orders (chain_id, token_contract, pay_to_address, from_address, created_at)
+  WHERE status IN ('EXPIRED', 'CANCELLED');
 
 -- Audit trail: one row per state move. INVOICED is reachable once per order, enforced here.
 CREATE TABLE order_transitions (
@@ -70,6 +79,8 @@ CREATE TABLE chain_transfers (
   log_index       integer NOT NULL,
   block_number    bigint NOT NULL,
   block_hash      text NOT NULL,
+  -- the block's timestamp: decides whether the payment was late (block time > expires_at)
+  block_timestamp timestamptz,
   from_address    text NOT NULL,
   to_address      text NOT NULL,
   amount_wei      numeric(78,0) NOT NULL,
@@ -85,10 +96,13 @@ CREATE INDEX chain_transfers_order_idx ON chain_transfers (order_id) WHERE order
 CREATE INDEX chain_transfers_block_idx ON chain_transfers (chain_id, block_number) WHERE orphaned_at IS NULL;
 
 -- Watcher cursor per chain: the last block fully scanned and its hash (reorg detection).
+-- block_timestamp is how far chain time has been scanned: a payment in a block up to it has been
+-- seen (the expiry sweeper can use it so a lagging watcher does not expire paid orders).
 CREATE TABLE chain_cursors (
-  chain_id      integer PRIMARY KEY,
-  block_number  bigint NOT NULL,
-  block_hash    text NOT NULL,
+  chain_id         integer PRIMARY KEY,
+  block_number     bigint NOT NULL,
+  block_hash       text NOT NULL,
+  block_timestamp  timestamptz,
   updated_at    timestamptz NOT NULL DEFAULT now()
 );
 
