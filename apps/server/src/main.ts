@@ -9,6 +9,7 @@ import { OrderService } from './orders/service.ts';
 import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
+import { startChainWatchers } from './chain/evm/watcher.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -66,6 +67,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
       ]));
+      workers.push(...startChainWatchers(deps));
     }
   } catch (err) {
     await app?.close().catch(() => {});

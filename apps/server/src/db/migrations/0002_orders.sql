@@ -45,7 +45,9 @@ CREATE TABLE orders (
 CREATE UNIQUE INDEX orders_live_terms_key ON orders (chain_id, token_contract, pay_to_address, from_address, amount_wei)
   WHERE status = 'CHECKOUT_VERIFIED';
 -- Matching a transfer to live orders is an index lookup whatever the number of live orders.
-CREATE INDEX orders_live_match_idx ON orders (chain_id, token_contract, pay_to_address, from_address)
+-- pay_to_address second: the watcher also walks the distinct pay-to addresses of live orders with a
+-- loose index scan (one probe per address, not one row per order).
+CREATE INDEX orders_live_match_idx ON orders (chain_id, pay_to_address, token_contract, from_address)
   WHERE status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL;
 -- Orders with a payment waiting for depth (confirmation / finality pass).
 CREATE INDEX orders_pending_depth_idx ON orders (chain_id) WHERE transfer_id IS NOT NULL AND status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED');
@@ -98,11 +100,14 @@ CREATE INDEX chain_transfers_block_idx ON chain_transfers (chain_id, block_numbe
 -- Watcher cursor per chain: the last block fully scanned and its hash (reorg detection).
 -- block_timestamp is how far chain time has been scanned: a payment in a block up to it has been
 -- seen (the expiry sweeper can use it so a lagging watcher does not expire paid orders).
+-- genesis_hash identifies the chain itself: a dev chain restarted under a kept database (npm start
+-- with a persistent DATA_DIR) has the same chain id but a new genesis, and must be rescanned.
 CREATE TABLE chain_cursors (
   chain_id         integer PRIMARY KEY,
   block_number     bigint NOT NULL,
   block_hash       text NOT NULL,
   block_timestamp  timestamptz,
+  genesis_hash     text,
   updated_at    timestamptz NOT NULL DEFAULT now()
 );
 
