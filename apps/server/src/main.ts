@@ -10,6 +10,8 @@ import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
 import { startChainWatchers } from './chain/evm/watcher.ts';
+import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
+import { checkoutOf } from './checkout/service.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -68,6 +70,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
       ]));
       workers.push(...startChainWatchers(deps));
+      workers.push(startWebhookDispatcher(deps));
+      workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
     }
   } catch (err) {
     await app?.close().catch(() => {});

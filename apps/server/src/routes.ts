@@ -1,9 +1,15 @@
 import type { RouteDef } from './http/route.ts';
+import { createCheckoutSession } from './checkout/routes/createSession.ts';
+import { publicBindCheckoutSession } from './checkout/routes/public_bindSession.ts';
+import { publicGetCheckoutSession } from './checkout/routes/public_getSession.ts';
+import { publicGetCheckoutSessionStatus } from './checkout/routes/public_getSessionStatus.ts';
 import { adminAddWallet } from './merchants/routes/admin_addWallet.ts';
 import { adminCreateApiKey } from './merchants/routes/admin_createApiKey.ts';
 import { adminCreateMerchant } from './merchants/routes/admin_createMerchant.ts';
 import { adminGetMerchant } from './merchants/routes/admin_getMerchant.ts';
 import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
+import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
+import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
 import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
@@ -11,6 +17,16 @@ import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
+import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
+import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
+import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
+import { adminListDeliveries } from './webhooks/routes/admin_listDeliveries.ts';
+import { adminListEvents } from './webhooks/routes/admin_listEvents.ts';
+import { adminListWebhooks } from './webhooks/routes/admin_listWebhooks.ts';
+import { adminRedeliver } from './webhooks/routes/admin_redeliver.ts';
+import { adminRedeliverSince } from './webhooks/routes/admin_redeliverSince.ts';
+import { adminRotateWebhookSecret } from './webhooks/routes/admin_rotateWebhookSecret.ts';
+import { adminTriggerWebhookEvent } from './webhooks/routes/admin_triggerWebhookEvent.ts';
 
 /**
  * Every HTTP route of Tollgate, in one readable list. A new capability adds its folder and its
@@ -23,8 +39,13 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrderProof,
   cancelOrder,
   merchantGetSelf,
+  createCheckoutSession,
   // public
   publicGetMerchant,
+  // public checkout (the checkout id is a bearer capability; rate-limited per IP)
+  publicGetCheckoutSession,
+  publicGetCheckoutSessionStatus,
+  publicBindCheckoutSession,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,
@@ -32,6 +53,19 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminTopUpFees,
   adminCreateApiKey,
   adminRevokeApiKey,
+  adminSetCardRail,
+  adminSetReturnUrls,
+  // operator: webhooks
+  adminCreateWebhook,
+  adminListWebhooks,
+  adminDisableWebhook,
+  adminEnableWebhook,
+  adminRotateWebhookSecret,
+  adminTriggerWebhookEvent,
+  adminListDeliveries,
+  adminRedeliver,
+  adminRedeliverSince,
+  adminListEvents,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

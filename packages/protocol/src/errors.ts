@@ -58,6 +58,13 @@ export const ERROR_CATALOG = {
   chain_not_supported: { status: 400, description: 'The chain is not configured in this environment.' },
   token_not_supported: { status: 400, description: 'The token symbol is not configured for this chain.' },
   webhook_endpoint_limit: { status: 400, description: 'The merchant already has the maximum number of webhook endpoints.' },
+  webhook_endpoint_not_found: { status: 404, description: 'No webhook endpoint with this ID for this merchant.' },
+  webhook_endpoint_disabled: { status: 409, description: 'The webhook endpoint is disabled; enable it before redelivering to it.' },
+  webhook_url_not_allowed: {
+    status: 400,
+    description: 'The webhook URL is not allowed here: production endpoints must be https and resolve only to public addresses.',
+  },
+  delivery_not_found: { status: 404, description: 'No webhook delivery with this ID for this merchant.' },
   return_url_not_allowed: { status: 400, description: 'A success/cancel URL is not on the merchant return-URL allowlist.' },
 
   // Orders
@@ -82,6 +89,10 @@ export const ERROR_CATALOG = {
     description: 'The checkout session is cancelled, completed or too close to expiry to start a payment.',
   },
   session_already_bound: { status: 409, description: 'The session is bound to a different payer or token while its order is live.' },
+  rail_not_enabled: {
+    status: 400,
+    description: 'The payment rail is not available: fiat needs the card rail; a card-only session takes no crypto.',
+  },
 
   // Machine payments (/mpp/v1)
   challenge_expired: { status: 401, description: 'The machine-payment challenge expired.' },

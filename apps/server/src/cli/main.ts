@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { serve } from './serve.ts';
+import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
 const USAGE = `usage: tollgate <command> [options]
 
@@ -12,6 +13,7 @@ const USAGE = `usage: tollgate <command> [options]
   merchant top-up ID --amount 10.00
   merchant create-key ID
   merchant revoke-key ID API_KEY
+${WEBHOOK_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -19,6 +21,7 @@ ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for m
 const enc = encodeURIComponent;
 
 async function main(argv: string[]): Promise<void> {
+  if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { ERROR_CATALOG } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
-import { installErrorHandling, patternToRegex } from './errors.ts';
-import { registerRoutes, type RouteDef } from './route.ts';
+import { AppError, installErrorHandling, patternToRegex } from './errors.ts';
+import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClass, type RouteDef } from './route.ts';
 import { installObservability } from './observability.ts';
+import { registerHostedPages } from '../hosted/routes.ts';
 
 /** Checkout ids are bearer capabilities (interface.md Endpoints rule 5): never in a log line. */
 export function redactPath(url: string): string {
@@ -16,6 +18,17 @@ export interface HttpOptions {
   /** pino options; tests pass `false` for silence. */
   logger?: boolean | Record<string, unknown>;
   bodyLimit?: number;
+  /**
+   * Per-IP limits of the public rate-limit classes (route.ts DEFAULT_RATE_LIMITS by default);
+   * `false` turns rate limiting off (a deployment whose gateway already limits). Counters live in
+   * process memory: with N API processes behind a balancer an address gets up to N × max.
+   */
+  rateLimits?: Partial<Record<RateLimitClass, RateLimit>> | false;
+  /**
+   * Fastify `trustProxy`: set it when Tollgate runs behind a reverse proxy, otherwise every payer
+   * shares the proxy's address and one rate-limit budget.
+   */
+  trustProxy?: boolean | string;
 }
 
 /**
@@ -47,6 +60,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
     return503OnClosing: true,
+    ...(opts.trustProxy !== undefined ? { trustProxy: opts.trustProxy } : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
@@ -90,7 +104,18 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
       },
     },
   });
+  // Per-route only (`global: false`): merchant routes are authenticated and admin routes are the
+  // operator's; the public routes opt in through RouteDef.rateLimit. Refusals are thrown as an
+  // AppError so they get the one error envelope; the plugin has set Retry-After by then.
+  const limits = opts.rateLimits === false ? undefined : { ...DEFAULT_RATE_LIMITS, ...opts.rateLimits };
+  if (limits) {
+    await app.register(rateLimit, {
+      global: false,
+      errorResponseBuilder: (_req, ctx) => new AppError('rate_limited', `too many requests; retry in ${ctx.after}`),
+    });
+  }
   installObservability(app, deps);
-  registerRoutes(app, routes, deps);
+  await registerHostedPages(app, deps);
+  registerRoutes(app, routes, deps, limits);
   return app;
 }

@@ -6,6 +6,24 @@ import { authenticateMerchant, type AuthedMerchant } from './merchant-auth.ts';
 import { ErrorEnvelopeSchema } from './schemas.ts';
 
 type Auth = 'merchant' | 'admin' | 'public';
+
+/**
+ * Per-IP rate-limit classes of the public routes (429 rate_limited with Retry-After). A class, not
+ * numbers, on each route: the operator tunes one number per class (HttpOptions.rateLimits).
+ * - `public_read`: reads a hosted page polls (session view, status, merchant configuration). A page
+ *   polling every 2 s uses 30/min; 120/min leaves room for several tabs behind one NAT address.
+ * - `checkout_bind`: creates orders (fee reserves, live-terms slots); a payer binds a few times at
+ *   most, so 20/min per address bounds how fast one client can churn a merchant's fee balance.
+ */
+export type RateLimitClass = 'public_read' | 'checkout_bind';
+export interface RateLimit {
+  max: number;
+  timeWindowMs: number;
+}
+export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitClass, RateLimit>> = Object.freeze({
+  public_read: { max: 120, timeWindowMs: 60_000 },
+  checkout_bind: { max: 20, timeWindowMs: 60_000 },
+});
 type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
 
 export interface RouteRequest<B, Q, P> {
@@ -34,6 +52,8 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
   response: Record<number, TSchema>;
   /** Failure codes this route can answer with (documentation only). */
   errors?: number[];
+  /** Per-IP rate limit of this route (none when absent). */
+  rateLimit?: RateLimitClass;
   handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: AppDeps): Promise<unknown>;
 }
 
@@ -55,15 +75,25 @@ const SECURITY: Record<Auth, Record<string, string[]>[] | undefined> = {
   public: undefined,
 };
 
-/** Registers the routes of the readable list in `main.ts` with their auth hooks. */
-export function registerRoutes(app: FastifyInstance, routes: readonly RouteDef<any, any, any>[], deps: AppDeps): void {
+/**
+ * Registers the routes of the readable list in `main.ts` with their auth hooks and, when `limits`
+ * is given, their rate limits (@fastify/rate-limit must be registered before, with `global: false`).
+ */
+export function registerRoutes(
+  app: FastifyInstance,
+  routes: readonly RouteDef<any, any, any>[],
+  deps: AppDeps,
+  limits?: Readonly<Record<RateLimitClass, RateLimit>>,
+): void {
   for (const r of routes) {
+    const limit = r.rateLimit && limits ? limits[r.rateLimit] : undefined;
     const response: Record<string, TSchema> = {};
     for (const [status, schema] of Object.entries(r.response)) response[status] = schema;
     for (const status of [400, 401, 404, ...(r.errors ?? [])]) response[String(status)] ??= ErrorEnvelopeSchema;
     app.route({
       method: r.method,
       url: r.url,
+      ...(limit ? { config: { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } } : {}),
       schema: {
         summary: r.summary,
         tags: r.tags,

@@ -90,6 +90,18 @@ export async function revokeApiKey(q: Queryable, merchantId: string, apiKey: str
   return r.rowCount === 1;
 }
 
+/** Turns the card rail on or off; the updated row, or undefined for an unknown merchant. */
+export async function setCardEnabled(q: Queryable, id: string, enabled: boolean): Promise<MerchantRow | undefined> {
+  const { rows } = await q.query<MerchantRow>('UPDATE merchants SET card_enabled = $2 WHERE id = $1 RETURNING *', [id, enabled]);
+  return rows[0];
+}
+
+/** Replaces the return-URL allowlist; the updated row, or undefined for an unknown merchant. */
+export async function setReturnUrls(q: Queryable, id: string, urls: string[]): Promise<MerchantRow | undefined> {
+  const { rows } = await q.query<MerchantRow>('UPDATE merchants SET return_urls = $2::jsonb WHERE id = $1 RETURNING *', [id, JSON.stringify(urls)]);
+  return rows[0];
+}
+
 /** Locks the merchant row: serializes key creation so the two-active-keys limit holds under races. */
 export async function lockMerchant(q: Queryable, id: string): Promise<boolean> {
   const r = await q.query('SELECT id FROM merchants WHERE id = $1 FOR UPDATE', [id]);

@@ -98,6 +98,16 @@ export class MerchantService {
     return out;
   }
 
+  /** Enables or disables the card rail (fiat checkout sessions); undefined for an unknown merchant. */
+  setCardEnabled(merchantId: string, enabled: boolean): Promise<repo.MerchantRow | undefined> {
+    return repo.setCardEnabled(this.db, merchantId, enabled);
+  }
+
+  /** Replaces the checkout return-URL allowlist (validated by the route); undefined for an unknown merchant. */
+  setReturnUrls(merchantId: string, urls: string[]): Promise<repo.MerchantRow | undefined> {
+    return repo.setReturnUrls(this.db, merchantId, urls);
+  }
+
   async getFeeBalance(merchantId: string): Promise<FeeBalance | undefined> {
     return getFeeBalance(this.db, merchantId);
   }

@@ -148,7 +148,7 @@ export class OrderService {
       if (o.flow.startsWith('FIAT_')) return { kind: 'card_order' } as const;
       if (o.status !== 'CHECKOUT_VERIFIED') return { kind: 'not_cancellable', status: o.status, reason: `order is ${o.status}; only CHECKOUT_VERIFIED orders can be cancelled` } as const;
       if (o.transfer_id !== null) return { kind: 'not_cancellable', status: o.status, reason: 'a payment for this order was already observed on chain and is confirming' } as const;
-      const done = await transitionOrder(tx, { orderId, from: 'CHECKOUT_VERIFIED', trigger: 'cancel' });
+      const done = await transitionOrder(tx, { orderId, from: 'CHECKOUT_VERIFIED', trigger: 'cancel', now: new Date(this.clock.now()) });
       if (!done) return { kind: 'not_cancellable', status: o.status, reason: 'order changed state concurrently' } as const;
       return { kind: 'cancelled', order: done } as const;
     });
@@ -163,7 +163,7 @@ export class OrderService {
         // Re-check inside the transaction: a payment may have been matched since the listing.
         const { rows } = await tx.query<{ transfer_id: number | null }>(`SELECT transfer_id FROM orders WHERE id = $1 AND status = 'CHECKOUT_VERIFIED' FOR UPDATE`, [id]);
         if (!rows[0] || rows[0].transfer_id !== null) return undefined;
-        return transitionOrder(tx, { orderId: id, from: 'CHECKOUT_VERIFIED', trigger: 'expire' });
+        return transitionOrder(tx, { orderId: id, from: 'CHECKOUT_VERIFIED', trigger: 'expire', now: new Date(this.clock.now()) });
       });
       if (done) n++;
     }

@@ -2,6 +2,9 @@ import type { Queryable } from '../db/database.ts';
 import { captureFee, releaseFee } from '../fees/ledger.ts';
 import * as repo from './repo.ts';
 import { nextStatus, type OrderStatus, type OrderTrigger } from './states.ts';
+import { orderStatusRecord } from './views.ts';
+import { emitEvent, orderEventFor } from '../webhooks/outbox.ts';
+import { syncSessionWithOrder } from '../checkout/sync.ts';
 
 export class IllegalTransitionError extends Error {
   constructor(from: OrderStatus, trigger: OrderTrigger) {
@@ -19,7 +22,7 @@ export class IllegalTransitionError extends Error {
  */
 export async function transitionOrder(
   tx: Queryable,
-  args: { orderId: string; from: OrderStatus; trigger: OrderTrigger; patch?: repo.OrderPatch; detail?: unknown },
+  args: { orderId: string; from: OrderStatus; trigger: OrderTrigger; patch?: repo.OrderPatch; detail?: unknown; /** the caller's clock (events' created_at) */ now?: Date },
 ): Promise<repo.OrderRow | undefined> {
   const to = nextStatus(args.from, args.trigger);
   if (!to) throw new IllegalTransitionError(args.from, args.trigger);
@@ -31,6 +34,9 @@ export async function transitionOrder(
     if (to === 'INVOICED') await mustMove(captureFee(tx, row.merchant_id, row.id, fee), 'capture', row.id);
     if (to === 'CANCELLED' || to === 'EXPIRED' || to === 'FAILED') await mustMove(releaseFee(tx, row.merchant_id, row.id, fee), 'release', row.id);
   }
+  const event = orderEventFor(to);
+  if (event) await emitEvent(tx, { merchantId: row.merchant_id, event, payload: orderStatusRecord(row), orderId: row.id, clockNow: args.now ?? new Date() });
+  await syncSessionWithOrder(tx, row, to, args.now);
   return row;
 }
 

@@ -97,6 +97,7 @@ export async function runDepthPass(ctx: WatchContext, head: BlockRef): Promise<D
         from: o.status,
         trigger,
         patch,
+        now,
         detail: { tx_hash: o.tx_hash, block_number: o.block_number, block_hash: o.block_hash, confirmations: depth },
       });
       return row ? trigger : undefined;

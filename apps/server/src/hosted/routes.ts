@@ -1,0 +1,101 @@
+// The hosted checkout page and its two assets: plain fastify routes (HTML and static files, not API:
+// hidden from the OpenAPI document). The checkout id travels in the URL fragment
+// (`/checkout/pay#cs_…`), so it never reaches these routes or a server log.
+import { gzipSync } from 'node:zlib';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { buildCheckoutAssets } from '@tollgate/checkout-ui';
+import type { AppDeps } from '../deps.ts';
+
+/**
+ * The page's policy: only its own script and stylesheet, API calls only to this origin, images from
+ * this origin, https (the merchant logo) or data: (EIP-6963 wallet icons); never framed.
+ */
+export const CHECKOUT_CSP = [
+  "default-src 'self'",
+  "img-src 'self' https: data:",
+  "connect-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "object-src 'none'",
+].join('; ');
+
+const COMMON_HEADERS = {
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
+
+interface Asset {
+  body: Buffer;
+  gzip: Buffer;
+  etag: string;
+  hash: string;
+  type: string;
+}
+
+function asset(text: string, hash: string, type: string): Asset {
+  const body = Buffer.from(text, 'utf8');
+  return { body, gzip: gzipSync(body, { level: 9 }), etag: `"${hash}"`, hash, type };
+}
+
+/** True when `header` (an If-None-Match value) names `etag` or `*`. */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const v = t.trim().replace(/^W\//, '');
+    return v === etag || v === '*';
+  });
+}
+
+function acceptsGzip(req: FastifyRequest): boolean {
+  const ae = req.headers['accept-encoding'];
+  return typeof ae === 'string' && /\bgzip\b/.test(ae) && !/\bgzip;\s*q=0(\.0*)?\b/.test(ae);
+}
+
+function sendAsset(req: FastifyRequest, reply: FastifyReply, a: Asset) {
+  // `?v=<hash>` of the current build: the URL is immutable. Anything else: revalidate by ETag.
+  const v = (req.query as Record<string, unknown> | undefined)?.v;
+  reply.headers({
+    ...COMMON_HEADERS,
+    'cache-control': v === a.hash ? 'public, max-age=31536000, immutable' : 'public, max-age=0, must-revalidate',
+    etag: a.etag,
+    vary: 'Accept-Encoding',
+    'cross-origin-resource-policy': 'same-origin',
+  });
+  if (matchesEtag(req.headers['if-none-match'], a.etag)) return reply.code(304).send();
+  reply.type(a.type);
+  if (acceptsGzip(req)) {
+    reply.header('content-encoding', 'gzip');
+    return reply.send(a.gzip);
+  }
+  return reply.send(a.body);
+}
+
+/**
+ * Registers `GET /checkout/pay` (the page), `GET /checkout/assets/app.js` and
+ * `GET /checkout/assets/app.css`. The bundle is built once per process (~30 ms) at start-up.
+ *
+ * @example await registerHostedPages(app, deps);
+ */
+export async function registerHostedPages(app: FastifyInstance, _deps: AppDeps): Promise<void> {
+  const built = await buildCheckoutAssets();
+  const js = asset(built.js, built.jsHash, 'text/javascript; charset=utf-8');
+  const css = asset(built.css, built.cssHash, 'text/css; charset=utf-8');
+  const html = Buffer.from(built.html, 'utf8');
+  const hide = { schema: { hide: true } };
+
+  app.get('/checkout/pay', hide, async (_req, reply) => {
+    reply.headers({
+      ...COMMON_HEADERS,
+      'content-security-policy': CHECKOUT_CSP,
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'cross-origin-opener-policy': 'same-origin',
+    });
+    return reply.type('text/html; charset=utf-8').send(html);
+  });
+  app.get('/checkout/assets/app.js', hide, async (req, reply) => sendAsset(req, reply, js));
+  app.get('/checkout/assets/app.css', hide, async (req, reply) => sendAsset(req, reply, css));
+}

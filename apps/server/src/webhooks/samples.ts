@@ -1,0 +1,81 @@
+import { newId, type WebhookEventName } from '@tollgate/protocol';
+import type { Config } from '../config/schema.ts';
+
+/**
+ * Realistic test payloads for `tollgate trigger`: the same shape as the real event (wire.md), with
+ * made-up identifiers and two marker fields, `livemode: false` and `test: true`, so a receiver can
+ * tell a triggered event from a real one and must never fulfil it.
+ */
+export function samplePayload(event: WebhookEventName, ctx: { merchantId: string; config: Config; wallet?: string | undefined; now: Date }): { payload: Record<string, unknown>; orderId: string } {
+  const chain = ctx.config.chains[0];
+  const token = chain?.tokens[0];
+  const nowS = Math.floor(ctx.now.getTime() / 1000);
+  const iso = ctx.now.toISOString();
+  const orderId = newId('ord');
+  const txHash = `0x${'ab'.repeat(32)}`;
+  const marker = { livemode: false, test: true };
+  const order = (status: string, extra: Record<string, unknown> = {}) => ({
+    order_id: orderId,
+    merchant_id: ctx.merchantId,
+    dapp_order_id: `test_${orderId.slice(4, 14)}`,
+    flow: 'ERC20_DIRECT',
+    chain_id: chain?.chainId ?? 31337,
+    pay_to_chain_id: chain?.chainId ?? 31337,
+    token_symbol: token?.symbol ?? 'USDC',
+    token_contract: token?.address ?? `0x${'00'.repeat(19)}01`,
+    from_address: `0x${'11'.repeat(20)}`,
+    pay_to_address: ctx.wallet ?? `0x${'22'.repeat(20)}`,
+    amount_wei: '1000000',
+    status,
+    expires_at: nowS + 600,
+    created_at: iso,
+    updated_at: iso,
+    ...extra,
+    ...marker,
+  });
+  const paid = { tx_hash: txHash, log_index: 0, block_number: 1234, confirmations: chain?.confirmations ?? 1, paid_amount_wei: '1000000', confirmed_at: iso };
+  switch (event) {
+    case 'order.payment_confirmed':
+      return { orderId, payload: order('PAYMENT_CONFIRMED', paid) };
+    case 'order.invoiced':
+      return { orderId, payload: order('INVOICED', { ...paid, confirmations: chain?.finalityConfirmations ?? 2, invoiced_at: iso }) };
+    case 'order.expired':
+      return { orderId, payload: order('EXPIRED', { expires_at: nowS }) };
+    case 'order.cancelled':
+      return { orderId, payload: order('CANCELLED') };
+    case 'order.failed':
+      return { orderId, payload: order('FAILED', { failure_reason: 'test failure' }) };
+    case 'quickpay.checkout.completed':
+      return {
+        orderId,
+        payload: {
+          checkout_id: newId('cs'),
+          order_id: orderId,
+          order_status: 'INVOICED',
+          tx_hash: txHash,
+          client_reference_id: 'test_reference',
+          line_items: [{ name: 'Test item', quantity: 1, unit_amount: '1.00' }],
+          public_metadata: {},
+          ...marker,
+        },
+      };
+    case 'fiat.payment.succeeded':
+      return {
+        orderId,
+        payload: {
+          order_id: orderId,
+          checkout_id: newId('cs'),
+          processor: 'TEST',
+          payment_reference: `pay_test_${orderId.slice(4, 16)}`,
+          currency: 'USD',
+          amount: '1.00',
+          held: false,
+          ...marker,
+        },
+      };
+    default: {
+      const never: never = event;
+      throw new Error(`no sample for ${never as string}`);
+    }
+  }
+}

@@ -1,0 +1,301 @@
+// The hosted checkout page in a real browser (Debian chromium via playwright-core) against a real
+// Tollgate, anvil chain, merchant site and webhook receiver: wallet payment end to end, the QR /
+// EIP-681 path (paid from another wallet), expired / not-found / bad-link screens, axe-core checks,
+// keyboard use and a 375-px (and 320-px) layout. Screenshots go to test-artifacts/checkout/.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { mine, transferToken } from '@tollgate/devchain';
+import { verifyWebhookSignature } from '@tollgate/protocol';
+import { MERCHANT_WALLET } from '../helpers/orders.ts';
+import { axeSerious, browserUnavailable, installWallet, launchBrowser, routeLogo, screenshot, watchPage } from './browser.ts';
+import { startStack, type Stack } from './stack.ts';
+
+const skip = browserUnavailable();
+const DESKTOP = { width: 1280, height: 900 };
+const MOBILE = { width: 375, height: 812 };
+
+describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
+  let stack: Stack;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
+  });
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close();
+    await stack?.close();
+  });
+
+  async function newContext(viewport: { width: number; height: number }, mobile = false) {
+    const context = await browser.newContext({ viewport, ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}) });
+    contexts.push(context);
+    await routeLogo(context, stack.logoUrl);
+    return context;
+  }
+
+  /** Mines a block at a time until the page shows completion (the watcher invoices at 2 confirmations). */
+  async function mineUntilCompleted(page: Page) {
+    const deadline = Date.now() + 60_000;
+    while (!(await page.locator('[data-screen="completed"]').count())) {
+      if (Date.now() > deadline) throw new Error(`not completed; live region: ${await page.locator('[role="status"]').textContent()}`);
+      await mine(stack.dev.rpcUrl, 1);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  }
+
+  async function assertAxeClean(page: Page, screen: string) {
+    const v = await axeSerious(page);
+    assert.deepEqual(v, [], `axe serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
+  }
+
+  async function assertWebhook(checkoutId: string, orderId: string) {
+    const deadline = Date.now() + 20_000;
+    const find = () => stack.hooks.hits.find((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.checkout_id === checkoutId);
+    while (!find()) {
+      if (Date.now() > deadline) throw new Error(`no quickpay.checkout.completed webhook; received: ${stack.hooks.hits.map((h) => h.headers['x-webhook-event']).join(', ')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const hit = find()!;
+    assert.ok(verifyWebhookSignature({ secret: stack.webhookSecret, rawBody: hit.body, header: hit.headers['x-webhook-signature'] as string }), 'webhook signature verifies');
+    const env = JSON.parse(hit.body);
+    assert.equal(env.payload.order_id, orderId);
+    assert.equal(env.payload.order_status, 'INVOICED');
+  }
+
+  test('pay with an injected wallet: choose USDC, connect, switch chain, pay, complete, back to the merchant', async () => {
+    const s = await stack.createSession();
+    assert.match(s.url, /^http:\/\/127\.0\.0\.1:\d+\/checkout\/pay#cs_/);
+    const payer = stack.dev.payers[0]!.address;
+    const context = await newContext(DESKTOP);
+    const watch = await watchPage(context);
+    const wallet = await installWallet(context, stack.dev, payer);
+    const page = await context.newPage();
+
+    await page.goto(s.url);
+    await page.locator('[data-screen="choose"]').waitFor();
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).waitFor();
+    // Merchant, logo (https, served by the test route), line items with exact totals, countdown.
+    assert.equal(await page.locator('h1').textContent(), 'Acme Coffee');
+    assert.ok(await page.locator('img.logo').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'logo loaded');
+    const items = await page.locator('.items li').allTextContents();
+    assert.deepEqual(items, ['Flat white 2 × 4.509.00', 'Almond croissant3.50']);
+    assert.equal(await page.locator('.total').textContent(), 'Total 12.50 USDC');
+    assert.match((await page.locator('[role="timer"]').textContent())!, /^Time left to pay: (59|60):\d\d$/);
+    assert.equal(await page.getByRole('link', { name: 'Cancel and return to Acme Coffee' }).getAttribute('href'), `${stack.shop.url}/shop/cart`);
+    await screenshot(page, '01-choose-desktop');
+    await assertAxeClean(page, 'choose');
+
+    // Two wallets announced themselves (EIP-6963): the payer picks one.
+    assert.equal(await page.locator('button.wallet').count(), 2);
+    await page.getByRole('radio', { name: /USDT/ }).check();
+    assert.equal(await page.locator('.total').textContent(), 'Total 12.50 USDT');
+    await page.getByRole('radio', { name: /USDC/ }).check();
+    // The other wallet declines the connection: the page says so and stays usable.
+    await page.getByRole('button', { name: 'Pay with Other Wallet' }).click();
+    await page.locator('[role="status"]', { hasText: 'You declined the request in your wallet.' }).waitFor();
+    assert.equal(await page.locator('[data-screen="choose"]').count(), 1);
+    assert.equal(await page.getByRole('button', { name: 'Pay with Test Wallet' }).isEnabled(), true);
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
+
+    await page.locator('[data-screen="pay"] h2', { hasText: 'Payment sent' }).waitFor();
+    assert.deepEqual(wallet.calls.map((c) => c.method).slice(0, 4), ['eth_requestAccounts', 'eth_chainId', 'wallet_switchEthereumChain', 'eth_chainId']);
+    assert.equal(wallet.sent.length, 1);
+    const tx = wallet.sent[0]!;
+    assert.equal(tx.to, stack.usdc.address);
+    assert.equal(tx.data, `0xa9059cbb${MERCHANT_WALLET.slice(2).padStart(64, '0')}${(12_500_000).toString(16).padStart(64, '0')}`);
+    assert.match((await page.locator('[role="status"]').textContent())!, /Payment sent|Payment seen|Payment received/);
+    await screenshot(page, '02-sent-desktop');
+    await assertAxeClean(page, 'pay (sent)');
+    // A reload before the transfer is confirmed must not invite a second payment.
+    await page.reload();
+    await page.locator('[data-screen="pay"] h2', { hasText: 'Payment sent' }).waitFor();
+    assert.equal(await page.locator('svg.qr').count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^Send / }).count(), 0);
+
+    await mineUntilCompleted(page);
+    assert.match((await page.locator('[data-screen="completed"]').textContent())!, /This page is not a proof of payment/);
+    await screenshot(page, '03-completed-desktop');
+    await assertAxeClean(page, 'completed');
+
+    await page.waitForURL((u) => u.pathname === '/shop/success', { timeout: 15_000 });
+    const landed = new URL(page.url());
+    assert.equal(landed.searchParams.get('order'), '42');
+    assert.equal(landed.searchParams.get('checkout_id'), s.checkout_id);
+    await screenshot(page, '04-merchant-success');
+
+    // The merchant verifies server-side: session COMPLETED, order INVOICED, webhook delivered.
+    const st = await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}/status`);
+    assert.equal(st.body.status, 'COMPLETED');
+    assert.equal(st.body.order_status, 'INVOICED');
+    assert.equal(st.body.tx_hash, tx.hash.toLowerCase());
+    const order = await stack.server.signed(stack.creds, 'GET', `/api/v1/orders/${st.body.order_id}`);
+    assert.equal(order.status, 200);
+    assert.equal(order.body.status, 'INVOICED');
+    assert.equal(order.body.from_address, payer.toLowerCase());
+    assert.equal(order.body.checkout_id, s.checkout_id);
+    await assertWebhook(s.checkout_id, st.body.order_id);
+
+    // No external request, nothing blocked by the CSP (checked before leaving the page above).
+    const tollgate = new URL(stack.server.url).origin;
+    const foreign = watch.requests.filter((u) => ![tollgate, stack.shop.url, new URL(stack.logoUrl).origin].includes(new URL(u).origin));
+    assert.deepEqual(foreign, []);
+    assert.ok(!watch.requests.some((u) => u.includes(s.checkout_id) && !u.includes('/checkout/v1/sessions/') && !u.startsWith(stack.shop.url)), 'the id reaches only the API paths');
+  });
+
+  test('QR / EIP-681 path on a 375-px phone, by keyboard: address check, QR, link, paid from another wallet', async () => {
+    const s = await stack.createSession({ price: '3.25', line_items_json: JSON.stringify([{ name: 'Espresso', quantity: 1, amount: '3.25' }]) });
+    const context = await newContext(MOBILE, true);
+    const watch = await watchPage(context);
+    const page = await context.newPage();
+    await page.goto(s.url);
+    await page.locator('[data-screen="choose"]').waitFor();
+    await page.getByText('No browser wallet found on this device.').waitFor();
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll at 375 px');
+    await screenshot(page, '05-choose-mobile');
+    await assertAxeClean(page, 'choose (mobile, no wallet)');
+
+    // Keyboard only: Tab reaches the token radios, the address field and the submit button.
+    const seen: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press('Tab');
+      seen.push(await page.evaluate(() => { const e = document.activeElement as HTMLElement; return `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}:${e.getAttribute('type') ?? ''}:${e.textContent?.trim() ?? ''}`; }));
+      if (seen.at(-1)!.startsWith('input#payer')) break;
+    }
+    assert.ok(seen.some((x) => x.startsWith('input:radio')), `radios reachable: ${seen.join(' | ')}`);
+    assert.ok(seen.at(-1)!.startsWith('input#payer'), `address field reachable: ${seen.join(' | ')}`);
+
+    await page.keyboard.type('0x1234');
+    await page.keyboard.press('Enter');
+    await page.locator('#payer-err').waitFor();
+    assert.equal(await page.locator('#payer').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'payer', 'focus back on the field');
+    await screenshot(page, '06-address-error-mobile');
+
+    const payer = stack.dev.payers[1]!;
+    await page.locator('#payer').fill(payer.address);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-screen="pay"]').waitFor();
+    const qr = page.locator('svg.qr');
+    await qr.waitFor();
+    assert.ok((await qr.locator('path').getAttribute('d'))!.length > 500, 'QR has modules');
+    const amountWei = '3250000';
+    const link = `ethereum:${stack.usdc.address}@${stack.dev.chainId}/transfer?address=${MERCHANT_WALLET}&uint256=${amountWei}`;
+    assert.equal(await page.getByRole('link', { name: 'Open in wallet app' }).getAttribute('href'), link);
+    assert.match((await page.locator('.terms').textContent())!, new RegExp(`3\\.25 USDC.*${MERCHANT_WALLET}.*${payer.address.toLowerCase()}`));
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the QR screen');
+    await screenshot(page, '07-qr-mobile');
+    await assertAxeClean(page, 'pay (QR, mobile)');
+
+    // The payer pays from their own wallet app: a plain transfer from that address.
+    await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });
+    await mineUntilCompleted(page);
+    await screenshot(page, '08-completed-mobile');
+    await page.waitForURL((u) => u.pathname === '/shop/success' && u.searchParams.get('checkout_id') === s.checkout_id, { timeout: 15_000 });
+    assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
+  });
+
+  test('320 px: still one column without horizontal scroll', async () => {
+    const s = await stack.createSession();
+    const context = await newContext({ width: 320, height: 640 }, true);
+    const page = await context.newPage();
+    await page.goto(s.url);
+    await page.locator('[data-screen="choose"]').waitFor();
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 320), 'no horizontal scroll at 320 px');
+    await screenshot(page, '09-choose-320');
+  });
+
+  test('not-found and incomplete links', async () => {
+    const context = await newContext(DESKTOP);
+    const watch = await watchPage(context);
+    const page = await context.newPage();
+    await page.goto(`${stack.server.url}/checkout/pay#cs_doesnotexist00000000000000`);
+    await page.locator('[data-screen="not-found"]').waitFor();
+    assert.equal(await page.locator('[data-screen] h2').textContent(), 'Checkout not found');
+    await screenshot(page, '10-not-found');
+    await assertAxeClean(page, 'not found');
+    await page.goto(`${stack.server.url}/checkout/pay`);
+    await page.locator('[data-screen="bad-link"]').waitFor();
+    await assertAxeClean(page, 'bad link');
+    assert.deepEqual(await watch.cspViolations(page), []);
+  });
+
+  test('failed, cancelled, rate-limited and unreachable screens (answers rewritten in the browser)', async () => {
+    const s = await stack.createSession();
+    const context = await newContext(DESKTOP);
+    type Mode = 'FAILED' | 'CANCELLED' | '429' | '503';
+    let mode = 'FAILED' as Mode;
+    await context.route(/\/checkout\/v1\/sessions\/[^/]+$/, async (route) => {
+      if (mode === '429') return route.fulfill({ status: 429, headers: { 'retry-after': '7' }, json: { error: 'Too many requests', code: 'rate_limited', request_id: 'req_x' } });
+      if (mode === '503') return route.fulfill({ status: 503, json: { error: 'unavailable', code: 'service_unavailable', request_id: 'req_y' } });
+      const res = await route.fetch();
+      await route.fulfill({ response: res, json: { ...(await res.json()), status: mode } });
+    });
+    const page = await context.newPage();
+    const expect: Record<Mode, [string, string]> = {
+      FAILED: ['failed', 'The payment failed'],
+      CANCELLED: ['cancelled', 'This checkout was cancelled'],
+      '429': ['rate-limited', 'Too many requests'],
+      '503': ['unreachable', 'Checkout unavailable'],
+    };
+    for (const m of ['FAILED', 'CANCELLED', '429', '503'] as const) {
+      mode = m;
+      await page.goto(s.url);
+      await page.reload(); // same URL with a fragment: goto alone would not reload the page
+      const [id, title] = expect[m];
+      await page.locator(`[data-screen="${id}"]`).waitFor();
+      assert.equal(await page.locator('[data-screen] h2').textContent(), title);
+      assert.equal(await page.getByRole('button', { name: /Pay with|QR code/ }).count(), 0);
+      if (m === '429') assert.match((await page.locator('[data-screen] p').textContent())!, /wait 7 seconds/);
+      await assertAxeClean(page, id);
+      if (m === 'FAILED' || m === '429') await screenshot(page, `12-${id}`);
+    }
+  });
+
+  test('expired session: the expired screen, no payment offered', async () => {
+    const s = await stack.createSession({ expires_in: 300 });
+    const context = await newContext(DESKTOP);
+    const page = await context.newPage();
+    stack.clock.advance(301);
+    try {
+      await page.goto(s.url);
+      await page.locator('[data-screen="expired"]').waitFor();
+    } finally {
+      stack.clock.reset();
+    }
+    assert.equal(await page.locator('[data-screen] h2').textContent(), 'This checkout has expired');
+    assert.equal(await page.getByRole('button', { name: /Pay with/ }).count(), 0);
+    assert.equal(await page.locator('[role="timer"]').isVisible(), false);
+    assert.equal(await page.getByRole('link', { name: 'Return to Acme Coffee' }).getAttribute('href'), `${stack.shop.url}/shop/cart`);
+    await screenshot(page, '11-expired');
+    await assertAxeClean(page, 'expired');
+  });
+
+  test('less than a minute left: the page offers no payment (the server would refuse the bind)', async () => {
+    const s = await stack.createSession({ expires_in: 300 });
+    const context = await newContext(DESKTOP);
+    // Serve the real session view with 50 s left (the server refuses binds under 60 s).
+    await context.route(/\/checkout\/v1\/sessions\/[^/]+$/, async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      await route.fulfill({ response: res, json: { ...body, expires_at: Math.floor(Date.now() / 1000) + 50 } });
+    });
+    const page = await context.newPage();
+    await page.goto(s.url);
+    await page.locator('[data-screen="too-late"]').waitFor();
+    assert.equal(await page.getByRole('button', { name: /Pay with|QR code/ }).count(), 0);
+    await assertAxeClean(page, 'too late');
+  });
+
+  test('a browser clock 2 hours fast still counts down from the server time (Date header)', async () => {
+    const s = await stack.createSession({ expires_in: 600 });
+    const context = await newContext(DESKTOP);
+    await context.clock.setSystemTime(Date.now() + 2 * 3600_000);
+    const page = await context.newPage();
+    await page.goto(s.url);
+    await page.locator('[data-screen="choose"]').waitFor();
+    assert.match((await page.locator('[role="timer"]').textContent())!, /^Time left to pay: (9|10):\d\d$/);
+  });
+});

@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { generateWebhookSecret, newId, verifyStandardWebhook } from '@tollgate/protocol';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { encryptSecret } from '../../src/merchants/secrets.ts';
+import { emitEvent } from '../../src/webhooks/outbox.ts';
+import { backends } from '../helpers/db.ts';
+import { buildOrderBody, setupMerchant } from '../helpers/orders.ts';
+import type { Creds, TestServer } from '../helpers/server.ts';
+import { catchUpClock, createEndpoint, deliveries, dispatch, Receiver, startApiOnly, trigger } from './webhook-fixtures.ts';
+
+/** Independent check of X-Webhook-Signature: node's HMAC over the raw bytes, constant-time compare. */
+function xSignatureValid(secret: string, rawBody: string, header: string | string[] | undefined): boolean {
+  if (typeof header !== 'string' || !/^sha256=[0-9a-f]{64}$/.test(header)) return false;
+  const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(rawBody, 'utf8')).digest();
+  return timingSafeEqual(expected, Buffer.from(header.slice(7), 'hex'));
+}
+
+async function createAndCancelOrder(s: TestServer, m: Creds): Promise<string> {
+  const created = await s.signed(m, 'POST', '/api/v1/orders', { body: buildOrderBody() });
+  assert.equal(created.status, 402, created.text);
+  const cancelled = await s.signed(m, 'POST', `/api/v1/orders/${created.body.order_id}/cancel`, { body: {} });
+  assert.equal(cancelled.status, 200, cancelled.text);
+  return created.body.order_id;
+}
+
+for (const backend of backends()) {
+  describe(`webhook delivery (${backend})`, () => {
+    let s: TestServer;
+    let rx: Receiver;
+    before(async () => {
+      s = await startApiOnly(backend);
+      rx = await Receiver.start();
+    });
+    after(async () => {
+      await rx.close();
+      await s.close();
+    });
+    beforeEach(() => {
+      rx.received.length = 0;
+      rx.reply = () => ({ status: 200, body: 'ok' });
+    });
+
+    it('an order state change is delivered once, signed over the raw body (both schemes)', async () => {
+      const m = await setupMerchant(s);
+      const ep = await createEndpoint(s, m, rx.url, ['order.cancelled']);
+      const orderId = await createAndCancelOrder(s, m);
+      catchUpClock(s);
+      const r = await dispatch(s);
+      assert.deepEqual(r, { claimed: 1, delivered: 1, failed: 0, dead: 0 });
+      assert.equal(rx.received.length, 1);
+      const { headers: h, body } = rx.received[0]!;
+      assert.equal(h['content-type'], 'application/json');
+      assert.equal(h['x-webhook-event'], 'order.cancelled');
+      assert.ok(xSignatureValid(ep.secret, body, h['x-webhook-signature']), 'X-Webhook-Signature = HMAC-SHA256(raw body)');
+      assert.equal(xSignatureValid(ep.secret, JSON.stringify(JSON.parse(body), null, 1), h['x-webhook-signature']), false, 'a re-serialized body does not verify');
+      // The Standard Webhooks trio verifies with the reference `standardwebhooks` package (an
+      // independent implementation; it checks the timestamp against the real clock, within 5 min)…
+      const verified = new StandardWebhook(ep.secret).verify(body, { 'webhook-id': String(h['webhook-id']), 'webhook-timestamp': String(h['webhook-timestamp']), 'webhook-signature': String(h['webhook-signature']) });
+      assert.equal((verified as { id: string }).id, JSON.parse(body).id);
+      // …and with @tollgate/protocol's verifier.
+      assert.deepEqual(verifyStandardWebhook({ secret: ep.secret, headers: h, rawBody: body, now: () => s.clock.now() }), {
+        ok: true,
+        id: h['webhook-id'],
+        timestamp: Math.floor(s.clock.now() / 1000),
+      });
+      const env = JSON.parse(body);
+      assert.deepEqual(Object.keys(env), ['id', 'event', 'payload', 'created_at']);
+      assert.match(env.id, /^evt_/);
+      assert.equal(env.id, h['webhook-id']);
+      assert.equal(env.event, 'order.cancelled');
+      assert.equal(env.payload.order_id, orderId);
+      assert.equal(env.payload.status, 'CANCELLED');
+      assert.equal(env.created_at, new Date(s.clock.now()).toISOString());
+      assert.match(String(h['x-webhook-delivery']), /^whd_/);
+      assert.equal(h['x-webhook-attempt'], '1');
+
+      const [d] = await deliveries(s, m, { order_id: orderId });
+      assert.equal(d.status, 'delivered');
+      assert.equal(d.event_id, env.id);
+      assert.equal(d.attempts.length, 1);
+      assert.equal(d.attempts[0].status_code, 200);
+      assert.equal(d.attempts[0].response_body, 'ok');
+      assert.equal(typeof d.attempts[0].latency_ms, 'number');
+      assert.deepEqual(await dispatch(s), { claimed: 0, delivered: 0, failed: 0, dead: 0 }, 'nothing sent twice');
+    });
+
+    it('events are written in the state change transaction: a rollback leaves no event and no delivery', async () => {
+      const m = await s.createMerchant();
+      await createEndpoint(s, m, rx.url, ['order.failed']);
+      await assert.rejects(
+        s.db.transaction(async (tx) => {
+          await emitEvent(tx, { merchantId: m.merchantId, event: 'order.failed', payload: { order_id: 'ord_x' }, clockNow: new Date(s.clock.now()) });
+          throw new Error('the state change failed');
+        }),
+      );
+      const n = await s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events WHERE merchant_id = $1', [m.merchantId]);
+      assert.equal(n.rows[0]!.n, 0);
+      assert.deepEqual(await deliveries(s, m), []);
+    });
+
+    it('only subscribed events reach an endpoint; a disabled endpoint gets nothing until enabled', async () => {
+      const m = await setupMerchant(s);
+      const wantsInvoiced = await createEndpoint(s, m, `${rx.url}?who=invoiced`, ['order.invoiced']);
+      await createEndpoint(s, m, `${rx.url}?who=cancelled`, ['order.cancelled', 'order.expired']);
+      const disabled = await createEndpoint(s, m, `${rx.url}?who=disabled`, ['order.cancelled', 'order.invoiced']);
+      assert.equal((await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/${disabled.id}/disable`)).status, 200);
+
+      await createAndCancelOrder(s, m);
+      await trigger(s, m, 'order.invoiced');
+      catchUpClock(s);
+      await dispatch(s);
+      const got = rx.received.map((r) => `${new URL(r.url, 'http://x').searchParams.get('who')}:${r.headers['x-webhook-event']}`);
+      assert.deepEqual(got.sort(), ['cancelled:order.cancelled', 'invoiced:order.invoiced']);
+      const byEndpoint = await deliveries(s, m);
+      assert.deepEqual(byEndpoint.map((d) => `${new URL(d.url).searchParams.get('who')}:${d.event}`).sort(), ['cancelled:order.cancelled', 'invoiced:order.invoiced']);
+      assert.ok(byEndpoint.every((d) => d.webhook_id !== disabled.id));
+      assert.ok(byEndpoint.some((d) => d.webhook_id === wantsInvoiced.id));
+
+      // A delivery pending when its endpoint is disabled waits, and goes out once enabled again.
+      const enabledAgain = await createEndpoint(s, m, `${rx.url}?who=paused`, ['order.failed']);
+      await trigger(s, m, 'order.failed');
+      await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/${enabledAgain.id}/disable`);
+      rx.received.length = 0;
+      assert.equal((await dispatch(s)).claimed, 0);
+      await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/${enabledAgain.id}/enable`);
+      assert.equal((await dispatch(s)).delivered, 1);
+      assert.equal(rx.received[0]!.headers['x-webhook-event'], 'order.failed');
+    });
+
+    it('rotation: during the overlap X-Webhook-Signature uses the previous secret and webhook-signature both; then the new one only', async () => {
+      const m = await s.createMerchant();
+      const ep = await createEndpoint(s, m, rx.url, ['order.invoiced']);
+      const rot = await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/${ep.id}/rotate-secret`, { overlap_seconds: 3600 });
+      const next: string = rot.body.secret;
+
+      await trigger(s, m, 'order.invoiced');
+      await dispatch(s);
+      const during = rx.received.at(-1)!;
+      assert.ok(xSignatureValid(ep.secret, during.body, during.headers['x-webhook-signature']), 'previous secret signs X-Webhook-Signature');
+      assert.equal(xSignatureValid(next, during.body, during.headers['x-webhook-signature']), false);
+      assert.equal(String(during.headers['webhook-signature']).split(' ').length, 2);
+      const now = () => s.clock.now();
+      assert.equal(verifyStandardWebhook({ secret: next, headers: during.headers, rawBody: during.body, now }).ok, true);
+      assert.equal(verifyStandardWebhook({ secret: ep.secret, headers: during.headers, rawBody: during.body, now }).ok, true);
+
+      s.clock.advance(3601);
+      await trigger(s, m, 'order.invoiced');
+      await dispatch(s);
+      const afterOverlap = rx.received.at(-1)!;
+      assert.ok(xSignatureValid(next, afterOverlap.body, afterOverlap.headers['x-webhook-signature']), 'new secret after the overlap');
+      assert.equal(xSignatureValid(ep.secret, afterOverlap.body, afterOverlap.headers['x-webhook-signature']), false);
+      assert.equal(String(afterOverlap.headers['webhook-signature']).split(' ').length, 1);
+      assert.equal(verifyStandardWebhook({ secret: ep.secret, headers: afterOverlap.headers, rawBody: afterOverlap.body, now }).ok, false);
+    });
+
+    it('keeps only the first KiB of a response body', async () => {
+      const m = await s.createMerchant();
+      await createEndpoint(s, m, rx.url, ['order.expired']);
+      rx.reply = () => ({ status: 500, body: 'é'.repeat(3000) });
+      await trigger(s, m, 'order.expired');
+      await dispatch(s);
+      const [d] = await deliveries(s, m);
+      assert.ok(Buffer.byteLength(d.attempts[0].response_body) <= 1024 + 3);
+      assert.ok(d.attempts[0].response_body.startsWith('éé'));
+    });
+  });
+
+  describe(`webhook SSRF at connect time (${backend})`, () => {
+    let s: TestServer;
+    let rx: Receiver;
+    before(async () => {
+      s = await startApiOnly(backend, { environment: 'production' });
+      rx = await Receiver.start();
+    });
+    after(async () => {
+      await rx.close();
+      await s.close();
+    });
+
+    // Simulates an endpoint whose name resolved to a public address at creation and now points
+    // at the loopback receiver (DNS rebinding), and an IP literal that slipped into the table.
+    for (const host of ['localhost', '127.0.0.1', '[::ffff:127.0.0.1]']) {
+      it(`refuses to connect to ${host} in production`, async () => {
+        const m = await s.createMerchant();
+        const id = newId('whe');
+        await s.db.query(`INSERT INTO webhook_endpoints (id, merchant_id, url, events, secret_ciphertext) VALUES ($1, $2, $3, $4::text[], $5)`, [
+          id,
+          m.merchantId,
+          `https://${host}:${rx.port}/webhooks`,
+          ['order.invoiced'],
+          encryptSecret(s.tg.deps.config.masterKey, generateWebhookSecret(), id),
+        ]);
+        await trigger(s, m, 'order.invoiced');
+        const r = await dispatch(s);
+        assert.equal(r.failed, 1);
+        const [d] = await deliveries(s, m);
+        assert.match(d.attempts[0].error, /^refused to connect: .*loopback.*not a public address/);
+        assert.equal(rx.received.length, 0, 'no byte reached the loopback receiver');
+      });
+    }
+  });
+}

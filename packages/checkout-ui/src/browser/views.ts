@@ -1,0 +1,228 @@
+// The screens of the page as pure builders: data and callbacks in, DOM out. The controller
+// (main.ts) decides which one shows and owns all state.
+import { logoSrc, safeHttpUrl } from '../lib/api.ts';
+import { chainName } from '../lib/chains.ts';
+import { formatUnits, isDecimalString, multiplyDecimal } from '../lib/money.ts';
+import type { ApiError } from '../lib/api.ts';
+import { optionKey } from '../lib/terms.ts';
+import type { PaymentOption, PublicSession } from '../lib/types.ts';
+import type { Wallet } from '../lib/wallet.ts';
+import { h } from './dom.ts';
+import { qrSvg } from './qr.ts';
+
+export const optionAmount = (o: PaymentOption) => `${formatUnits(o.amount_wei, o.decimals)} ${o.token_symbol}`;
+
+/** Merchant header, order summary, timer, the screen slot, the live status line and the footer. */
+export function shell(s: PublicSession | undefined, pageOrigin: string) {
+  const logo = s ? logoSrc(s.merchant.logo_url, pageOrigin) : undefined;
+  const img = logo ? h('img', { class: 'logo', src: logo, alt: '', width: 48, height: 48, referrerpolicy: 'no-referrer', decoding: 'async' }) : undefined;
+  img?.addEventListener('error', () => img.remove());
+  const timer = h('p', { class: 'timer', role: 'timer', 'aria-live': 'off', hidden: true });
+  const screen = h('div', { class: 'screen' });
+  const live = h('p', { class: 'live', role: 'status', 'aria-live': 'polite', 'aria-atomic': 'true' });
+  const total = h('p', { class: 'total' });
+  const cancelUrl = s ? safeHttpUrl(s.cancel_url) : undefined;
+  const cancel = cancelUrl ? h('a', { href: cancelUrl.toString(), class: 'cancel', rel: 'noreferrer' }, `Cancel and return to ${s!.merchant.name}`) : undefined;
+  const root = h(
+    'main',
+    { class: 'card', 'aria-labelledby': 'merchant-name' },
+    h('header', { class: 'merchant' }, img, h('div', {}, h('p', { class: 'eyebrow' }, 'Checkout'), h('h1', { id: 'merchant-name' }, s ? s.merchant.name : 'Tollgate checkout'))),
+    s && s.line_items.length > 0 ? summary(s, total) : s ? h('section', { class: 'summary', 'aria-label': 'Order summary' }, total) : undefined,
+    timer,
+    screen,
+    live,
+    h(
+      'footer',
+      { class: 'foot' },
+      cancel,
+      h('p', { class: 'powered' }, 'Payments by Tollgate'),
+    ),
+  );
+  return { root, screen, live, timer, total, cancel };
+}
+
+function summary(s: PublicSession, total: HTMLElement) {
+  return h(
+    'section',
+    { class: 'summary', 'aria-labelledby': 'summary-h' },
+    h('h2', { id: 'summary-h', class: 'visually-hidden' }, 'Order summary'),
+    h(
+      'ul',
+      { class: 'items' },
+      s.line_items.map((i) => {
+        // `amount` is the price of one unit; the line shows quantity × unit and the exact line total.
+        const unit = isDecimalString(i.amount) ? i.amount : undefined;
+        return h(
+          'li',
+          {},
+          h('span', { class: 'item-name' }, i.name, i.quantity !== 1 ? h('span', { class: 'qty' }, ` ${i.quantity} × ${unit ?? ''}`.trimEnd()) : undefined),
+          unit ? h('span', { class: 'item-amount' }, multiplyDecimal(unit, i.quantity)) : undefined,
+        );
+      }),
+    ),
+    total,
+  );
+}
+
+export interface ChooseHandlers {
+  onSelect(o: PaymentOption): void;
+  onWallet(w: Wallet): void;
+  onQr(address: string): void;
+}
+
+/** OPEN: token/network choice, wallet buttons (filled in later by `walletButtons`), address form. */
+export function chooseScreen(s: PublicSession, selected: PaymentOption, on: ChooseHandlers) {
+  const wallets = h('div', { class: 'wallets' }, h('p', { class: 'muted' }, 'Looking for a browser wallet…'));
+  const input = h('input', {
+    id: 'payer',
+    name: 'payer',
+    type: 'text',
+    autocomplete: 'off',
+    autocapitalize: 'off',
+    spellcheck: 'false',
+    placeholder: '0x…',
+    'aria-describedby': 'payer-help payer-err',
+    required: true,
+  });
+  const err = h('p', { id: 'payer-err', class: 'error', hidden: true });
+  const form = h(
+    'form',
+    { class: 'qr-form', novalidate: true },
+    h('label', { for: 'payer' }, 'Your paying address'),
+    input,
+    h('p', { id: 'payer-help', class: 'muted small' }, 'The address you will send from. Tollgate recognises your payment by it.'),
+    err,
+    h('button', { type: 'submit', class: 'secondary' }, 'Show payment QR code'),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    on.onQr(input.value);
+  });
+  const node = h(
+    'section',
+    { 'aria-labelledby': 'choose-h', 'data-screen': 'choose' },
+    h('h2', { id: 'choose-h', tabindex: -1 }, 'Choose how to pay'),
+    h(
+      'fieldset',
+      { class: 'options' },
+      h('legend', {}, 'Token and network'),
+      s.payment_options.map((o, i) =>
+        h(
+          'label',
+          { class: 'option' },
+          h('input', {
+            type: 'radio',
+            name: 'option',
+            value: optionKey(o),
+            checked: optionKey(o) === optionKey(selected),
+            'data-index': i,
+            onchange: () => on.onSelect(o),
+          }),
+          h('span', { class: 'option-text' }, h('strong', {}, o.token_symbol), ` on ${chainName(o.chain_id)}`),
+          h('span', { class: 'option-amount' }, optionAmount(o)),
+        ),
+      ),
+    ),
+    h('div', { class: 'method' }, h('h3', {}, 'Pay with a browser wallet'), wallets),
+    h('div', { class: 'method' }, h('h3', {}, 'Pay from another wallet'), form),
+  );
+  return { node, wallets, input, err };
+}
+
+/** The wallet buttons, one per discovered wallet. */
+export function walletButtons(list: Wallet[], busy: boolean, onWallet: (w: Wallet) => void) {
+  if (list.length === 0)
+    return h('p', { class: 'muted' }, 'No browser wallet found on this device. Pay from another wallet with the QR code below.');
+  return list.map((w) =>
+    h(
+      'button',
+      { type: 'button', class: 'primary wallet', disabled: busy, 'data-wallet': w.info.rdns || w.info.uuid, onclick: () => onWallet(w) },
+      w.info.icon ? h('img', { src: w.info.icon, alt: '', width: 24, height: 24 }) : undefined,
+      `Pay with ${w.info.name}`,
+    ),
+  );
+}
+
+export interface PayView {
+  amount: string;
+  chainId: number;
+  tokenSymbol: string;
+  tokenContract: string;
+  payTo: string;
+  from?: string;
+  link: string;
+  txHash?: string;
+  showQr: boolean;
+  wallet?: { name: string; busy: boolean; onRetry(): void };
+}
+
+/** BOUND: the order's payment terms, the QR / EIP-681 link, the wallet retry button. */
+export function payScreen(v: PayView) {
+  const row = (k: string, val: Node | string) => [h('dt', {}, k), h('dd', {}, val)];
+  return h(
+    'section',
+    { 'aria-labelledby': 'pay-h', 'data-screen': 'pay' },
+    h('h2', { id: 'pay-h', tabindex: -1 }, v.txHash ? 'Payment sent' : 'Complete your payment'),
+    h(
+      'dl',
+      { class: 'terms' },
+      row('Amount', h('strong', { class: 'amount' }, `${v.amount} ${v.tokenSymbol}`)),
+      row('Network', chainName(v.chainId) === `Chain ${v.chainId}` ? chainName(v.chainId) : `${chainName(v.chainId)} (chain ${v.chainId})`),
+      row('Pay to', h('code', { class: 'addr' }, v.payTo)),
+      row('Token contract', h('code', { class: 'addr' }, v.tokenContract)),
+      v.from ? row('From', h('code', { class: 'addr' }, v.from)) : [],
+      v.txHash ? row('Transaction', h('code', { class: 'addr' }, v.txHash)) : [],
+    ),
+    v.wallet && !v.txHash
+      ? h('button', { type: 'button', class: 'primary', disabled: v.wallet.busy, onclick: () => v.wallet!.onRetry() }, `Send ${v.amount} ${v.tokenSymbol} with ${v.wallet.name}`)
+      : undefined,
+    v.showQr && !v.txHash
+      ? h(
+          'div',
+          { class: 'qr-block' },
+          h('figure', {}, qrSvg(v.link, `QR code: pay ${v.amount} ${v.tokenSymbol} on ${chainName(v.chainId)}`), h('figcaption', {}, 'Scan with your wallet app')),
+          h('a', { class: 'button secondary', href: v.link, id: 'eip681' }, 'Open in wallet app'),
+        )
+      : undefined,
+    h(
+      'p',
+      { class: 'note' },
+      v.from
+        ? `Send exactly ${v.amount} ${v.tokenSymbol} from ${v.from}. A payment from another address or of another amount is not recognised.`
+        : `Send exactly ${v.amount} ${v.tokenSymbol} from the address you entered when you started this payment.`,
+    ),
+  );
+}
+
+/** COMPLETED. `redirect` is success_url with checkout_id, when the merchant gave one. */
+export function doneScreen(merchant: string, redirect: string | undefined) {
+  return h(
+    'section',
+    { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' },
+    h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete'),
+    h('p', {}, 'Tollgate has confirmed this payment on-chain.'),
+    redirect ? [h('p', {}, `Taking you back to ${merchant}…`), h('a', { class: 'button primary', href: redirect, rel: 'noreferrer' }, `Return to ${merchant}`)] : undefined,
+    h('p', { class: 'note' }, `This page is not a proof of payment. ${merchant} confirms your payment with Tollgate before delivering your order.`),
+  );
+}
+
+/** Expired, cancelled, failed, not found, errors: a heading, an explanation, maybe an action. */
+export function messageScreen(id: string, tone: 'warn' | 'error', title: string, text: string, action?: { label: string; href?: string; onclick?: () => void }) {
+  return h(
+    'section',
+    { 'aria-labelledby': 'msg-h', class: `result tone-${tone}`, 'data-screen': id },
+    h('h2', { id: 'msg-h', tabindex: -1 }, title),
+    h('p', {}, text),
+    action?.href ? h('a', { class: 'button secondary', href: action.href, rel: 'noreferrer' }, action.label) : undefined,
+    action?.onclick ? h('button', { type: 'button', class: 'secondary', onclick: action.onclick }, action.label) : undefined,
+  );
+}
+
+/** The page could not load the session: not found, expired, rate-limited or unreachable. */
+export function loadErrorScreen(err: ApiError, retry: () => void) {
+  if (err.status === 404) return messageScreen('not-found', 'error', 'Checkout not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.');
+  if (err.status === 410) return messageScreen('expired', 'warn', 'This checkout has expired', 'Start no new payment on this page.');
+  if (err.status === 429)
+    return messageScreen('rate-limited', 'error', 'Too many requests', `Please wait ${err.retryAfter ?? 5} seconds, then try again.`, { label: 'Try again', onclick: retry });
+  return messageScreen('unreachable', 'error', 'Checkout unavailable', 'Tollgate could not load this checkout right now. Try again in a moment.', { label: 'Try again', onclick: retry });
+}

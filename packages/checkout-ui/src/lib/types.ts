@@ -1,0 +1,72 @@
+// The public checkout wire shapes this page reads (wire.md §Checkout sessions). Only the fields the
+// page uses are typed; the server may add more.
+
+export type SessionStatus = 'OPEN' | 'BOUND' | 'COMPLETED' | 'EXPIRED' | 'CANCELLED' | 'FAILED' | 'SIGNED';
+
+export interface PaymentOption {
+  chain_id: number;
+  token_symbol: string;
+  token_contract: string;
+  decimals: number;
+  amount_wei: string;
+}
+
+export interface SessionOrder {
+  order_id: string;
+  status: string;
+  chain_id: number;
+  token_symbol: string;
+  pay_to_address: string;
+  amount_wei: string;
+  expires_at: number;
+}
+
+export interface LineItem {
+  name: string;
+  quantity: number;
+  amount?: string;
+}
+
+export interface PublicSession {
+  checkout_id: string;
+  checkout_type: string;
+  status: SessionStatus;
+  expires_at: number;
+  merchant: { merchant_id: string; name: string; logo_url?: string };
+  line_items: LineItem[];
+  price?: string;
+  /** e.g. ['crypto'] or ['crypto', 'fiat'] */
+  payment_rails: string[];
+  fiat_currency?: string;
+  fiat_amount?: string;
+  payment_options: PaymentOption[];
+  order?: SessionOrder;
+  success_url?: string;
+  cancel_url?: string;
+}
+
+export interface StatusProjection {
+  status: SessionStatus;
+  order_id?: string;
+  order_status?: string;
+  tx_hash?: string;
+}
+
+export interface BindTerms {
+  order_id: string;
+  chain_id: number;
+  token_symbol: string;
+  token_contract: string;
+  pay_to_address: string;
+  amount_wei: string;
+  expires_at: number;
+}
+
+/** Order statuses that can still be paid (an expired or cancelled order can be replaced by a new bind). */
+export const LIVE_ORDER: readonly string[] = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED'];
+
+/** The server refuses a bind with less than this many seconds left (410 session_not_payable). */
+export const MIN_PAYMENT_WINDOW_SECONDS = 60;
+
+/** Session states after which this page starts no payment and stops polling. */
+export const TERMINAL: readonly SessionStatus[] = ['COMPLETED', 'EXPIRED', 'CANCELLED', 'FAILED'];
