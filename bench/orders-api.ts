@@ -14,31 +14,13 @@ import pg from 'pg';
 import { signedHeaders } from '@tollgate/protocol';
 import { spawnTollgate } from '../apps/server/test/helpers/process.ts';
 import { median, runLoad, type LoadResult } from './lib/load.ts';
+import { scratchDb } from './lib/db.ts';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const ADMIN = 'bench-admin-token-0123456789';
-
-async function scratchDb(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `tg_bench_${randomBytes(4).toString('hex')}`;
-  const c = new pg.Client({ connectionString: BASE_DB });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(BASE_DB);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const d = new pg.Client({ connectionString: BASE_DB });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await d.end();
-    },
-  };
-}
 
 async function rawInsertRate(url: string): Promise<LoadResult> {
   const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY });
@@ -63,7 +45,7 @@ async function rawInsertRate(url: string): Promise<LoadResult> {
 }
 
 async function main() {
-  const db = await scratchDb();
+  const db = await scratchDb(BASE_DB);
   const dir = mkdtempSync(join(tmpdir(), 'tg-bench-'));
   const cfg = join(dir, 'tollgate.json');
   writeFileSync(cfg, JSON.stringify({

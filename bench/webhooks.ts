@@ -30,6 +30,7 @@ import { dispatchOnce, startWebhookDispatcher } from '../apps/server/src/webhook
 import { emitEvent } from '../apps/server/src/webhooks/outbox.ts';
 import { WebhookService } from '../apps/server/src/webhooks/service.ts';
 import { median } from './lib/load.ts';
+import { scratchDb } from './lib/db.ts';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -71,32 +72,13 @@ function startReceiver(): Promise<{ url: string; ask: <T>(m: string) => Promise<
     resolve({ url: `http://127.0.0.1:${m.port}/webhooks`, ask, stop: () => child.kill() })));
 }
 
-async function scratchDb(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `tg_bench_${randomBytes(4).toString('hex')}`;
-  const c = new pg.Client({ connectionString: BASE_DB });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(BASE_DB);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const d = new pg.Client({ connectionString: BASE_DB });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await d.end();
-    },
-  };
-}
-
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
 };
 
 async function main() {
-  const scratch = await scratchDb();
+  const scratch = await scratchDb(BASE_DB);
   const rx = await startReceiver();
   const producer = await openPostgres(scratch.url, { max: 16 });
   const dispatcherDb = await openPostgres(scratch.url, { max: 8 });

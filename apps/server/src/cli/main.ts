@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
+import { print } from './print.ts';
 import { serve } from './serve.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
@@ -91,18 +92,6 @@ async function main(argv: string[]): Promise<void> {
   if (!o.json && (sub === 'create' || sub === 'create-key')) console.log('\nThe API secret is shown only once: store it now.');
 }
 
-function print(v: unknown, json: boolean) {
-  if (json) return void console.log(JSON.stringify(v, null, 2));
-  const walk = (obj: unknown, indent: string) => {
-    for (const [k, val] of Object.entries(obj as Record<string, unknown>)) {
-      if (val && typeof val === 'object') {
-        console.log(`${indent}${k}:`);
-        walk(val, indent + '  ');
-      } else console.log(`${indent}${k}: ${val}`);
-    }
-  };
-  walk(v, '');
-}
 
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof CliError) {

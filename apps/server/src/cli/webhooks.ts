@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { generateWebhookSecret, isWebhookEvent, webhookDeliveryHeaders, WEBHOOK_EVENTS, type WebhookEventName } from '@tollgate/protocol';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
+import { print } from './print.ts';
 
 /** The webhook commands of `tollgate` (thin clients of the admin API, like the merchant ones). */
 export const WEBHOOK_COMMANDS = ['webhook', 'deliveries', 'listen', 'trigger'];
@@ -172,15 +173,3 @@ async function forward(url: string, secret: string, ev: FeedEvent): Promise<stri
   }
 }
 
-function print(v: unknown, json: boolean): void {
-  if (json) return void console.log(JSON.stringify(v, null, 2));
-  const walk = (obj: unknown, indent: string) => {
-    for (const [k, val] of Object.entries(obj as Record<string, unknown>)) {
-      if (val && typeof val === 'object') {
-        console.log(`${indent}${k}:`);
-        walk(val, indent + '  ');
-      } else console.log(`${indent}${k}: ${val}`);
-    }
-  };
-  walk(v, '');
-}

@@ -135,27 +135,33 @@ export type OrderPatch = Partial<Record<(typeof PATCHABLE)[number], unknown>>;
  * saw, so two processes can never both apply it. Returns the updated row, or undefined when the
  * order was no longer in `from`.
  */
-export async function updateOrderStatus(q: Queryable, orderId: string, from: OrderStatus, to: OrderStatus, patch: OrderPatch): Promise<OrderRow | undefined> {
-  const sets = ['status = $3', 'updated_at = now()'];
-  const params: unknown[] = [orderId, from, to];
+/** `SET` clauses for a patch; appends its values to `params` (column names are whitelisted). */
+function patchSets(patch: OrderPatch, params: unknown[]): string[] {
+  const sets: string[] = [];
   for (const [col, val] of Object.entries(patch)) {
     if (!(PATCHABLE as readonly string[]).includes(col)) throw new Error(`column ${col} is not patchable`);
     params.push(val);
     sets.push(`${col} = $${params.length}`);
   }
+  return sets;
+}
+
+/**
+ * `UPDATE … WHERE id = $1 AND status = $expected`: the move happens only from the state the caller
+ * saw, so two processes can never both apply it. Returns the updated row, or undefined when the
+ * order was no longer in `from`.
+ */
+export async function updateOrderStatus(q: Queryable, orderId: string, from: OrderStatus, to: OrderStatus, patch: OrderPatch): Promise<OrderRow | undefined> {
+  const params: unknown[] = [orderId, from, to];
+  const sets = ['status = $3', 'updated_at = now()', ...patchSets(patch, params)];
   const { rows } = await q.query<OrderRow>(`UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND status = $2 RETURNING *`, params);
   return rows[0];
 }
 
 /** Sets payment fields without a status change (payment seen / depth progress / evidence cleared). */
 export async function patchOrder(q: Queryable, orderId: string, expected: OrderStatus, patch: OrderPatch): Promise<OrderRow | undefined> {
-  const sets = ['updated_at = now()'];
   const params: unknown[] = [orderId, expected];
-  for (const [col, val] of Object.entries(patch)) {
-    if (!(PATCHABLE as readonly string[]).includes(col)) throw new Error(`column ${col} is not patchable`);
-    params.push(val);
-    sets.push(`${col} = $${params.length}`);
-  }
+  const sets = ['updated_at = now()', ...patchSets(patch, params)];
   const { rows } = await q.query<OrderRow>(`UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND status = $2 RETURNING *`, params);
   return rows[0];
 }

@@ -1,0 +1,22 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** A scratch Postgres database for one benchmark run, dropped afterwards. */
+export async function scratchDb(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `tg_bench_${randomBytes(4).toString('hex')}`;
+  const c = new pg.Client({ connectionString: baseUrl });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(baseUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const d = new pg.Client({ connectionString: baseUrl });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await d.end();
+    },
+  };
+}
