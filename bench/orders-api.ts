@@ -94,7 +94,7 @@ async function main() {
         await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 402, make: (i) => orderReq(spread[i % spread.length]!) }),
       );
       if (ids.length === 0) {
-        const { rows } = await (async () => { const c = new pg.Client({ connectionString: db.url }); await c.connect(); const r = await c.query<{ id: string }>('SELECT id FROM orders LIMIT 1000'); await c.end(); return r; })();
+        const { rows } = await (async () => { const c = new pg.Client({ connectionString: db.url }); await c.connect(); const r = await c.query<{ id: string }>('SELECT id FROM orders WHERE merchant_id = $1 LIMIT 1000', [m.merchant_id]); await c.end(); return r; })();
         ids.push(...rows.map((r) => r.id));
       }
       results.status!.push(
