@@ -53,7 +53,7 @@ async function main() {
     chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', decimals: 6 }] }],
   }));
   const tg = spawnTollgate(['serve', '--role', 'api'], { DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: ADMIN, PORT: '0', LOG_LEVEL: 'warn' });
-  const bare = spawn(process.execPath, ['--import', 'tsx', new URL('./lib/bare-fastify.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bare = spawn(process.execPath, ['--import', 'tsx', new URL('./lib/bare-fastify.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_DB_URL: db.url } });
   try {
     const url = (await tg.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
     const bareUrl = await new Promise<string>((resolve) => bare.stdout!.on('data', (d: Buffer) => { const m = /listening on (\S+)/.exec(d.toString()); if (m) resolve(m[1]!); }));
@@ -76,7 +76,7 @@ async function main() {
     const ids: string[] = [];
     let seq = 0;
 
-    const results: Record<string, LoadResult[]> = { bare: [], create: [], spread: [], status: [], raw: [] };
+    const results: Record<string, LoadResult[]> = { bare: [], onequery: [], create: [], spread: [], status: [], raw: [] };
     const orderReq = (c: { apiKey: string; apiSecret: string }) => {
       const k = ++seq;
       const body = { dapp_order_id: `bench-${run}-${k}`, chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: String(1_000_000 + k) };
@@ -84,6 +84,7 @@ async function main() {
     };
     for (let round = 0; round < ROUNDS; round++) {
       results.bare!.push(await runLoad({ baseUrl: bareUrl, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: () => ({ method: 'GET', path: '/bare' }) }));
+      results.onequery!.push(await runLoad({ baseUrl: bareUrl, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: () => ({ method: 'GET', path: '/one-query' }) }));
       results.create!.push(
         await runLoad({
           baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 402,
@@ -112,11 +113,12 @@ async function main() {
     console.log('| workload | req/s (median) | p50 ms | p99 ms | non-expected statuses |');
     console.log('|---|---|---|---|---|');
     console.log(row('bare fastify GET (ceiling)', results.bare!));
+    console.log(row('fastify GET running one SELECT 1 via pg (DB-route ceiling)', results.onequery!));
     console.log(row('createOrder (signed POST, 402), one merchant', results.create!));
     console.log(row('createOrder, 8 merchants round-robin', results.spread!));
     console.log(row('getOrderStatus (signed GET)', results.status!));
     console.log(row('raw INSERT+COMMIT on the same Postgres', results.raw!));
-    console.log(`\ncreateOrder / raw insert = ${(med('create') / med('raw')).toFixed(2)} (one merchant), ${(med('spread') / med('raw')).toFixed(2)} (8 merchants)   getOrderStatus / bare = ${(med('status') / med('bare')).toFixed(2)}`);
+    console.log(`\ncreateOrder / raw insert = ${(med('create') / med('raw')).toFixed(2)} (one merchant), ${(med('spread') / med('raw')).toFixed(2)} (8 merchants)   getOrderStatus / bare = ${(med('status') / med('bare')).toFixed(2)}; createOrder / one-query route = ${(med('create') / med('onequery')).toFixed(2)}`);
     for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
   } finally {
     bare.kill('SIGTERM');
