@@ -138,8 +138,10 @@ for (const backend of backends()) {
 
     it('401 invalid_signature with a wrong secret, on reads and writes alike', async () => {
       const bad = new TollgateClient({ baseUrl: s.url, apiKey: m.apiKey, apiSecret: `${m.apiSecret}x` });
-      for (const p of [bad.getMerchant(), bad.createOrder(orderParams())]) {
-        const err = await rejection(p);
+      // Calls start one at a time: an eagerly created second promise could reject before it is
+      // awaited (an unhandled rejection that fails the run whatever the assertions say).
+      for (const call of [() => bad.getMerchant(), () => bad.createOrder(orderParams())]) {
+        const err = await rejection(call());
         assert.equal(err.status, 401);
         assert.equal(err.code, 'invalid_signature');
       }

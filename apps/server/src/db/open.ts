@@ -12,7 +12,15 @@ import type { Database } from './database.ts';
 export async function openDatabase(opts: { databaseUrl?: string | undefined; dataDir: string }): Promise<Database> {
   let db: Database;
   if (opts.databaseUrl) {
-    db = await openPostgres(opts.databaseUrl);
+    // Migrations may wait on another process's migration lock or build an index on a big table: they
+    // run on a connection of their own without the pool's per-query timeout.
+    const migrator = await openPostgres(opts.databaseUrl, { max: 1, queryTimeoutMillis: 0 });
+    try {
+      await migrate(migrator);
+    } finally {
+      await migrator.close().catch(() => {});
+    }
+    return openPostgres(opts.databaseUrl);
   } else {
     const release = acquireDataDirLock(opts.dataDir);
     try {

@@ -8,16 +8,43 @@ const typeParser = (oid: number, format?: string) => {
   return pg.types.getTypeParser(oid, format as 'text');
 };
 
+export interface PostgresOptions {
+  max?: number;
+  /** Bound of opening a connection (default 5,000 ms). */
+  connectionTimeoutMillis?: number;
+  /**
+   * Client-side bound of one query (default 5,000 ms; 0: none). `connectionTimeoutMillis` only bounds
+   * new connections: a server that stops answering on an open one (frozen, or a network that drops
+   * packets without a reset) would hold the request, and its pool client, until the HTTP timeout or
+   * forever. A query that times out fails as an outage (503) and its client is destroyed, never
+   * reused. Tollgate's queries are short; migrations run on their own connection without it.
+   * Found by test/integration/db-outage.test.ts (a SIGSTOPped server).
+   */
+  queryTimeoutMillis?: number;
+}
+
+/**
+ * Whether an error from a transaction leaves its connection usable: a server-side SQL error (a
+ * SQLSTATE outside the connection/shutdown classes 08 and 57) does; a timeout or a broken
+ * connection does not, and ROLLBACK on it would only wait for another timeout.
+ */
+function connectionUsable(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
+}
+
 /**
  * PostgreSQL adapter (production, and tests when TEST_DATABASE_URL is set). Many Tollgate
  * processes may share one database: all coordination is in SQL (unique constraints, conditional
  * updates, SKIP LOCKED, advisory locks), never in process memory.
  */
-export async function openPostgres(url: string, opts: { max?: number; connectionTimeoutMillis?: number } = {}): Promise<Database> {
+export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
+  const queryTimeout = opts.queryTimeoutMillis ?? 5000;
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 20,
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5000,
+    ...(queryTimeout > 0 ? { query_timeout: queryTimeout } : {}),
     types: { getTypeParser: typeParser as never },
   });
   // An idle client that loses its server (restart, outage) emits 'error' on the pool; without a
@@ -40,16 +67,19 @@ export async function openPostgres(url: string, opts: { max?: number; connection
     ...wrap(pool),
     async transaction(fn) {
       const client = await pool.connect();
+      // Set when the connection cannot be trusted any more: release(err) destroys the client.
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const out = await fn(wrap(client));
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        if (connectionUsable(err)) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        else broken = err instanceof Error ? err : new Error(String(err));
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     close: () => pool.end(),

@@ -4,7 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { ERROR_CATALOG } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
-import { AppError, installErrorHandling, patternToRegex } from './errors.ts';
+import { AppError, installErrorHandling, onFrameworkError, patternToRegex } from './errors.ts';
 import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClass, type RouteDef } from './route.ts';
 import { installObservability } from './observability.ts';
 import { registerHostedPages } from '../hosted/routes.ts';
@@ -60,6 +60,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
     return503OnClosing: true,
+    frameworkErrors: onFrameworkError,
     ...(opts.trustProxy !== undefined ? { trustProxy: opts.trustProxy } : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });

@@ -20,10 +20,13 @@ export class AppError extends Error {
   }
 }
 
-/** A service could not reach a dependency (database down): 503 with the envelope, never a hang. */
+/**
+ * A service could not reach a dependency (database down, or not answering within the pool's query
+ * timeout): 503 with the envelope, never a hang.
+ */
 function isOutage(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
-  if (typeof code !== 'string') return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String((err as Error)?.message));
+  if (typeof code !== 'string') return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Query read timeout/i.test(String((err as Error)?.message));
   // node network errors, and Postgres admin shutdown / cannot connect classes (57P, 08)
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code) || code.startsWith('57P') || code.startsWith('08');
 }
@@ -69,6 +72,19 @@ function classify(err: FastifyError): { status: number; code: ErrorCode; message
   }
   if (err.statusCode === 429) return { status: 429, code: 'rate_limited', message: 'too many requests' };
   return undefined;
+}
+
+/**
+ * Fastify's `frameworkErrors`: the router refuses some URLs before any route or hook runs (a
+ * malformed %-escape such as `/orders/%zz`, a path parameter over `maxParamLength`, 100 characters).
+ * Fastify's default answer is its own JSON shape (`FST_ERR_BAD_URL`, a 414); this gives them the
+ * envelope (400 invalid_request) like every other failure. Found by the route fuzzer.
+ */
+export function onFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  // The onSend hook that sets X-Request-Id does not run for a request no route matched yet.
+  reply.header('x-request-id', req.id);
+  const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL path is malformed';
+  return send(reply, 400, 'invalid_request', message);
 }
 
 /** One error handler and one not-found handler for the whole app: every failure gets the envelope. */

@@ -62,7 +62,15 @@ export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps): 
   if (!key) throw new AppError('api_key_invalid', 'unknown API key');
   if (key.revoked) throw new AppError('api_key_revoked', 'API key has been revoked');
 
-  const ok = verifyRequestSignature(key.secret, { query, body, apiKey, timestamp, nonce: nonceRaw }, sign);
+  let ok: boolean;
+  try {
+    ok = verifyRequestSignature(key.secret, { query, body, apiKey, timestamp, nonce: nonceRaw }, sign);
+  } catch (err) {
+    // An unsignable body: JSON.parse turns a number literal beyond double range (`1e99999`) into
+    // Infinity, which has no signed form. A client error, not a 500 (found by the route fuzzer).
+    if (err instanceof TypeError) throw new AppError('invalid_request', 'request body has a value that cannot be signed (a number out of range?)');
+    throw err;
+  }
   if (!ok) throw new AppError('invalid_signature', 'signature does not match the request');
 
   if (!(await deps.merchants.consumeNonce(apiKey, nonce))) {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { AppDeps } from '../deps.ts';
 import { requireAdmin } from './admin-auth.ts';
+import { AppError } from './errors.ts';
 import { authenticateMerchant, type AuthedMerchant } from './merchant-auth.ts';
 import { ErrorEnvelopeSchema } from './schemas.ts';
 
@@ -76,6 +77,24 @@ const SECURITY: Record<Auth, Record<string, string[]>[] | undefined> = {
 };
 
 /**
+ * PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in a path parameter, query value
+ * or body string would fail the query as a 500 (22021/22P05). It can never be valid input: refuse
+ * it up front as 400 invalid_request naming the field. Found by the route fuzzer (`/merchants/%00`).
+ */
+function refuseNul(v: unknown, where: string, path = '', depth = 0): void {
+  if (typeof v === 'string') {
+    if (v.includes('\u0000')) throw new AppError('invalid_request', `${path || where} must not contain U+0000`, path || undefined);
+    return;
+  }
+  // Deeper structures are refused by schema validation anyway (flat bodies, string arrays).
+  if (typeof v !== 'object' || v === null || depth > 3) return;
+  for (const [k, x] of Object.entries(v)) {
+    if (k.includes('\u0000')) throw new AppError('invalid_request', `a ${where} field name must not contain U+0000`);
+    refuseNul(x, where, path ? `${path}.${k}` : k, depth + 1);
+  }
+}
+
+/**
  * Registers the routes of the readable list in `main.ts` with their auth hooks and, when `limits`
  * is given, their rate limits (@fastify/rate-limit must be registered before, with `global: false`).
  */
@@ -110,6 +129,9 @@ export function registerRoutes(
         if (r.body && req.body === undefined) req.body = {};
         if (r.auth === 'merchant') req.merchant = await authenticateMerchant(req, deps);
         else if (r.auth === 'admin') requireAdmin(req, deps.config.adminToken);
+        refuseNul(req.params, 'path');
+        refuseNul(req.query, 'query');
+        refuseNul(req.body, 'body');
       },
       handler: (req, reply) =>
         r.handler({ body: req.body, query: req.query, params: req.params, merchant: req.merchant!, raw: req } as never, reply, deps),

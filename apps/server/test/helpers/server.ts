@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { signedHeaders } from '@tollgate/protocol';
 import type { Config, ChainConfig } from '../../src/config/schema.ts';
 import type { Clock } from '../../src/deps.ts';
-import { startTollgate, type Tollgate } from '../../src/main.ts';
+import type { HttpOptions } from '../../src/http/app.ts';
+import { startTollgate, type Role, type Tollgate } from '../../src/main.ts';
 import { openTestDatabase, type Backend, type TestDatabase } from './db.ts';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -127,12 +128,18 @@ export class TestServer {
   }
 }
 
-export async function startTestServer(opts: { backend: Backend; config?: Partial<Config>; chains?: ChainConfig[]; clock?: TestClock } = { backend: 'pglite' }): Promise<TestServer> {
+/**
+ * A Tollgate on a fresh database. `http` is merged over `{ logger: false }` (e.g. `rateLimits: false`
+ * for a fuzzer); `role: 'api'` starts no workers, so nothing but requests writes to the database.
+ */
+export async function startTestServer(
+  opts: { backend: Backend; config?: Partial<Config>; chains?: ChainConfig[]; clock?: TestClock; http?: HttpOptions; role?: Role } = { backend: 'pglite' },
+): Promise<TestServer> {
   const database = await openTestDatabase(opts.backend);
   const clock = opts.clock ?? new TestClock();
   const config = buildConfig({ ...opts.config, ...(opts.chains ? { chains: opts.chains } : {}) });
   try {
-    const tg = await startTollgate(config, { db: database.db, clock, http: { logger: false } });
+    const tg = await startTollgate(config, { db: database.db, clock, http: { logger: false, ...opts.http }, ...(opts.role ? { role: opts.role } : {}) });
     return new TestServer(tg, database, clock);
   } catch (err) {
     await database.drop();

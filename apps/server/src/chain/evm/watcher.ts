@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { ChainConfig } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import { systemClock, type AppDeps, type Clock } from '../../deps.ts';
@@ -36,7 +37,7 @@ export interface ChainWatcherOptions {
   maxRangesPerTick?: number;
   /** Lease duration; default max(5 s, 3 × poll interval) so a healthy leader never lapses between ticks. */
   leaseMs?: number;
-  /** Lease holder id; default a random one per watcher instance. */
+  /** Lease holder id; default `w-<hostname>:<pid>:<random>`, unique per watcher instance. */
   holderId?: string;
   /** First block to scan when the chain has no cursor yet (default: `head - finality_confirmations`). */
   startBlock?: bigint;
@@ -91,7 +92,8 @@ export class ChainWatcher {
 
   constructor(opts: ChainWatcherOptions) {
     this.chain = opts.chain;
-    this.holderId = opts.holderId ?? `w-${randomBytes(6).toString('hex')}`;
+    // host:pid in the id: an operator (or a test) looking at chain_leases can tell which process leads.
+    this.holderId = opts.holderId ?? `w-${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
     const log = opts.log ?? createChainLogger('info', { chain_id: opts.chain.chainId });
     this.ctx = { db: opts.db, rpc: opts.rpc ?? createChainRpc(opts.chain, opts.rpcOptions), chain: opts.chain, clock: opts.clock ?? systemClock, log };
     this.maxRangeSize = Math.max(1, opts.rangeSize ?? 2_000);
