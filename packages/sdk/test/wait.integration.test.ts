@@ -1,9 +1,8 @@
 // waitForOrder against a running Tollgate, with status changes driven directly in its database
 // (UPDATE orders SET status …), so each valid jump can be staged deterministically.
 //
-// Note: the end-to-end case of an order actually paid on anvil (watcher → PAYMENT_CONFIRMED →
-// INVOICED) belongs to the orders issue, which adds the chain-watcher test setup; it will add a
-// waitForOrder test here that pays the order from a devchain payer.
+// The end-to-end case of an order actually paid on anvil (watcher → PAYMENT_CONFIRMED → INVOICED)
+// is in paid.integration.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../../../apps/server/test/helpers/db.ts';
