@@ -2,6 +2,7 @@ import type { Hex } from 'viem';
 import type { Queryable } from '../../db/database.ts';
 import { depthOf } from '../../orders/states.ts';
 import * as orders from '../../orders/repo.ts';
+import type { TransferLog } from './rpc.ts';
 
 /**
  * Transfer attribution: which order, if any, a newly seen ERC-20 Transfer pays.
@@ -104,17 +105,9 @@ function isOlder(a: LiveCandidate, b: LiveCandidate): boolean {
 }
 
 /** A transfer just inserted into chain_transfers, about to be attributed. */
-export interface NewTransfer {
+export interface NewTransfer extends TransferLog {
   id: number;
   chainId: number;
-  token: Hex;
-  from: Hex;
-  to: Hex;
-  value: bigint;
-  txHash: Hex;
-  logIndex: number;
-  blockNumber: bigint;
-  blockHash: Hex;
   blockTime: Date;
 }
 
