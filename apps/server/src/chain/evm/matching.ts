@@ -1,4 +1,3 @@
-import type { Hex } from 'viem';
 import type { Queryable } from '../../db/database.ts';
 import { depthOf } from '../../orders/states.ts';
 import * as orders from '../../orders/repo.ts';
