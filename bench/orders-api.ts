@@ -13,14 +13,20 @@ import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { signedHeaders } from '@tollgate/protocol';
 import { spawnTollgate } from '../apps/server/test/helpers/process.ts';
-import { median, runLoad, type LoadResult } from './lib/load.ts';
+import { median, runLoad, type LoadRequest, type LoadResult } from './lib/load.ts';
 import { scratchDb } from './lib/db.ts';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+// Requests built and signed before each round's clock starts (the round ends early if they run out).
+const PREBUILD = Number(process.env.BENCH_PREBUILD ?? 60_000);
 const ADMIN = 'bench-admin-token-0123456789';
+// BENCH_ONLY=create,status runs a subset; BENCH_CPU_PROF=dir writes the server's V8 CPU profile there.
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const runs = (k: string) => !ONLY || ONLY.includes(k);
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 async function rawInsertRate(url: string): Promise<LoadResult> {
   const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY });
@@ -52,7 +58,8 @@ async function main() {
     environment: 'test',
     chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', decimals: 6 }] }],
   }));
-  const tg = spawnTollgate(['serve', '--role', 'api'], { DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: ADMIN, PORT: '0', LOG_LEVEL: 'warn' });
+  const tg = spawnTollgate(['serve', '--role', 'api'], { DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: ADMIN, PORT: '0', LOG_LEVEL: 'warn'
+  }, undefined, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []);
   const bare = spawn(process.execPath, ['--import', 'tsx', new URL('./lib/bare-fastify.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_DB_URL: db.url } });
   try {
     const url = (await tg.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
@@ -82,29 +89,29 @@ async function main() {
       const body = { dapp_order_id: `bench-${run}-${k}`, chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: String(1_000_000 + k) };
       return { method: 'POST', path: '/api/v1/orders', body: JSON.stringify(body), headers: signedHeaders({ ...c, body }) };
     };
+    const load = (base: string, expectStatus: number, make: (i: number) => LoadRequest) =>
+      runLoad({ baseUrl: base, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: PREBUILD, expectStatus, make });
     for (let round = 0; round < ROUNDS; round++) {
-      results.bare!.push(await runLoad({ baseUrl: bareUrl, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: () => ({ method: 'GET', path: '/bare' }) }));
-      results.onequery!.push(await runLoad({ baseUrl: bareUrl, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: () => ({ method: 'GET', path: '/one-query' }) }));
-      results.create!.push(
-        await runLoad({
-          baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 402,
-          make: () => orderReq(creds),
-        }),
-      );
-      results.spread!.push(
-        await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 402, make: (i) => orderReq(spread[i % spread.length]!) }),
-      );
-      if (ids.length === 0) {
-        const { rows } = await (async () => { const c = new pg.Client({ connectionString: db.url }); await c.connect(); const r = await c.query<{ id: string }>('SELECT id FROM orders WHERE merchant_id = $1 LIMIT 1000', [m.merchant_id]); await c.end(); return r; })();
-        ids.push(...rows.map((r) => r.id));
+      if (runs('bare')) results.bare!.push(await load(bareUrl, 200, () => ({ method: 'GET', path: '/bare' })));
+      if (runs('onequery')) results.onequery!.push(await load(bareUrl, 200, () => ({ method: 'GET', path: '/one-query' })));
+      if (runs('create')) results.create!.push(await load(url, 402, () => orderReq(creds)));
+      if (runs('spread')) results.spread!.push(await load(url, 402, (i) => orderReq(spread[i % spread.length]!)));
+      if (runs('status')) {
+        if (ids.length === 0) {
+          // Orders to read: the ones created above, or a batch made now when `create` did not run.
+          for (let k = 0; k < 200 && !runs('create'); k++) {
+            const r = orderReq(creds);
+            await fetch(url + r.path, { method: 'POST', headers: { 'content-type': 'application/json', ...r.headers }, body: r.body });
+          }
+          const c = new pg.Client({ connectionString: db.url });
+          await c.connect();
+          const { rows } = await c.query<{ id: string }>('SELECT id FROM orders WHERE merchant_id = $1 LIMIT 1000', [m.merchant_id]);
+          await c.end();
+          ids.push(...rows.map((r) => r.id));
+        }
+        results.status!.push(await load(url, 200, (i) => ({ method: 'GET', path: `/api/v1/orders/${ids[i % ids.length]}`, headers: signedHeaders(creds) })));
       }
-      results.status!.push(
-        await runLoad({
-          baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200,
-          make: (i) => ({ method: 'GET', path: `/api/v1/orders/${ids[i % ids.length]}`, headers: signedHeaders(creds) }),
-        }),
-      );
-      results.raw!.push(await rawInsertRate(db.url));
+      if (runs('raw')) results.raw!.push(await rawInsertRate(db.url));
     }
     const row = (name: string, rs: LoadResult[]) =>
       `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
@@ -112,17 +119,21 @@ async function main() {
     console.log(`\nrounds=${ROUNDS} duration=${DURATION_MS}ms concurrency=${CONCURRENCY}\n`);
     console.log('| workload | req/s (median) | p50 ms | p99 ms | non-expected statuses |');
     console.log('|---|---|---|---|---|');
-    console.log(row('bare fastify GET (ceiling)', results.bare!));
-    console.log(row('fastify GET running one SELECT 1 via pg (DB-route ceiling)', results.onequery!));
-    console.log(row('createOrder (signed POST, 402), one merchant', results.create!));
-    console.log(row('createOrder, 8 merchants round-robin', results.spread!));
-    console.log(row('getOrderStatus (signed GET)', results.status!));
-    console.log(row('raw INSERT+COMMIT on the same Postgres', results.raw!));
-    console.log(`\ncreateOrder / raw insert = ${(med('create') / med('raw')).toFixed(2)} (one merchant), ${(med('spread') / med('raw')).toFixed(2)} (8 merchants)   getOrderStatus / bare = ${(med('status') / med('bare')).toFixed(2)}; createOrder / one-query route = ${(med('create') / med('onequery')).toFixed(2)}`);
+    const names: Record<string, string> = {
+      bare: 'bare fastify GET (ceiling)',
+      onequery: 'fastify GET running one SELECT 1 via pg (DB-route ceiling)',
+      create: 'createOrder (signed POST, 402), one merchant',
+      spread: 'createOrder, 8 merchants round-robin',
+      status: 'getOrderStatus (signed GET)',
+      raw: 'raw INSERT+COMMIT on the same Postgres',
+    };
+    for (const [k, name] of Object.entries(names)) if (runs(k)) console.log(row(name, results[k]!));
+    if (!ONLY) console.log(`\ncreateOrder / raw insert = ${(med("create") / med("raw")).toFixed(2)} (one merchant), ${(med("spread") / med("raw")).toFixed(2)} (8 merchants)   getOrderStatus / bare = ${(med("status") / med("bare")).toFixed(2)}; createOrder / one-query route = ${(med("create") / med("onequery")).toFixed(2)}`);
     for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
   } finally {
     bare.kill('SIGTERM');
     await tg.stop();
+    if (process.env.BENCH_SHOW_SERVER) console.log(tg.output());
     await db.drop();
   }
 }

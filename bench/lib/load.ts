@@ -19,9 +19,12 @@ export interface LoadResult {
 /**
  * A closed-loop load generator over keep-alive node:http (lower client overhead than fetch, which
  * matters on a 2-core machine where client and server share the CPU). `make(i)` builds request i,
- * so every request can carry a fresh nonce and signature. Bounded by count and time; loopback only.
+ * so every request can carry a fresh nonce and signature. With `prebuild: n` the first n requests
+ * are built (signed) before the clock starts, like autocannon's fixed requests, so the client's
+ * signing does not compete with the server for the two cores; the run then ends after n requests
+ * at most. Bounded by count and time; loopback only.
  */
-export async function runLoad(opts: { baseUrl: string; concurrency: number; durationMs: number; maxRequests?: number; make: (i: number) => LoadRequest; expectStatus: number }): Promise<LoadResult> {
+export async function runLoad(opts: { baseUrl: string; concurrency: number; durationMs: number; maxRequests?: number; prebuild?: number; make: (i: number) => LoadRequest; expectStatus: number }): Promise<LoadResult> {
   const url = new URL(opts.baseUrl);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error('benchmarks only target loopback');
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
@@ -29,8 +32,10 @@ export async function runLoad(opts: { baseUrl: string; concurrency: number; dura
   const statusCounts: Record<number, number> = {};
   let i = 0;
   let errors = 0;
+  const built = Array.from({ length: opts.prebuild ?? 0 }, (_, k) => opts.make(k));
+  const make = built.length > 0 ? (k: number) => built[k]! : opts.make;
   const deadline = Date.now() + opts.durationMs;
-  const max = opts.maxRequests ?? Number.POSITIVE_INFINITY;
+  const max = Math.min(opts.maxRequests ?? Number.POSITIVE_INFINITY, built.length || Number.POSITIVE_INFINITY);
   const one = (req: LoadRequest) =>
     new Promise<number>((resolve) => {
       const r = http.request(
@@ -48,7 +53,7 @@ export async function runLoad(opts: { baseUrl: string; concurrency: number; dura
   await Promise.all(
     Array.from({ length: opts.concurrency }, async () => {
       while (Date.now() < deadline && i < max) {
-        const req = opts.make(i++);
+        const req = make(i++);
         const t0 = process.hrtime.bigint();
         const status = await one(req);
         lat.push(Number(process.hrtime.bigint() - t0) / 1e6);

@@ -10,8 +10,17 @@ export interface QueryResult<R> {
   rowCount: number;
 }
 
+/**
+ * `name` makes the statement a named prepared statement on PostgreSQL: parsed and planned once
+ * per connection instead of on every call. For the hot paths only (a big CTE costs more to plan
+ * than to run: bench/BENCHMARKS.md); the name must be unique to the SQL text. PGlite ignores it.
+ */
+export interface QueryOptions {
+  name?: string;
+}
+
 export interface Queryable {
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<QueryResult<R>>;
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -36,4 +45,15 @@ export function isPgError(err: unknown, code: string): boolean {
 export function pgConstraint(err: unknown): string | undefined {
   const c = (err as { constraint?: unknown } | null)?.constraint;
   return typeof c === 'string' ? c : undefined;
+}
+
+/**
+ * Whether an error is the server refusing one statement (a SQLSTATE outside the connection and
+ * shutdown classes 08 and 57): the connection stays usable, and retrying other work is sensible.
+ * A timeout or a broken connection is not: ROLLBACK on it would only wait for another timeout, and
+ * a batch that fails that way fails for every item in it.
+ */
+export function isStatementError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable, QueryResult } from './database.ts';
+import { isStatementError, type Database, type Queryable, type QueryOptions, type QueryResult } from './database.ts';
 
 const INT8 = 20;
 // Same JS shapes as the PGlite adapter: int8 as number (counters, block numbers < 2^53).
@@ -24,16 +24,6 @@ export interface PostgresOptions {
 }
 
 /**
- * Whether an error from a transaction leaves its connection usable: a server-side SQL error (a
- * SQLSTATE outside the connection/shutdown classes 08 and 57) does; a timeout or a broken
- * connection does not, and ROLLBACK on it would only wait for another timeout.
- */
-function connectionUsable(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
-}
-
-/**
  * PostgreSQL adapter (production, and tests when TEST_DATABASE_URL is set). Many Tollgate
  * processes may share one database: all coordination is in SQL (unique constraints, conditional
  * updates, SKIP LOCKED, advisory locks), never in process memory.
@@ -51,8 +41,9 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   // listener Node would crash the process. The next query gets a fresh connection instead.
   pool.on('error', () => {});
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
-    async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-      const r = await q.query(sql, params as unknown[] | undefined);
+    async query<R>(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<QueryResult<R>> {
+      const values = params as unknown[] | undefined;
+      const r = await (opts?.name ? q.query({ name: opts.name, text: sql, values }) : q.query(sql, values));
       return { rows: r.rows as R[], rowCount: r.rowCount ?? r.rows.length };
     },
     async exec(sql: string) {
@@ -75,7 +66,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        if (connectionUsable(err)) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        if (isStatementError(err)) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         else broken = err instanceof Error ? err : new Error(String(err));
         throw err;
       } finally {

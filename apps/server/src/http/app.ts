@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import { ERROR_CATALOG } from '@tollgate/protocol';
+import { ERROR_CATALOG, pooledRandomBytes } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
 import { AppError, installErrorHandling, onFrameworkError, patternToRegex } from './errors.ts';
 import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClass, type RouteDef } from './route.ts';
@@ -55,7 +54,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   const app = Fastify({
     logger,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
-    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    genReqId: () => `req_${pooledRandomBytes(12).toString('base64url')}`,
     // Sub-second stalls of a database must not hang clients forever.
     connectionTimeout: 30_000,
     requestTimeout: 30_000,

@@ -1,12 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { NONCE_MAX_BYTES, NONCE_MIN_BYTES, TIMESTAMP_WINDOW_SECONDS, verifyRequestSignature } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
+import type { NonceClaim, NonceOutcome } from '../merchants/credentials.ts';
 import { AppError } from './errors.ts';
 
 export interface AuthedMerchant {
   merchantId: string;
   apiKey: string;
   receiveType: 'DIRECT' | 'DELEGATE';
+  /** The request's nonce; already consumed (`settled`) unless the route consumes it itself. */
+  nonce: NonceClaim;
 }
 
 
@@ -19,8 +22,9 @@ function header(req: FastifyRequest, name: string): string | undefined {
  * Authenticates a `/api/v1` request exactly as interface.md §Authentication says, cheapest and
  * non-mutating checks first; the nonce is consumed only once the signature is proven, so a forger
  * cannot burn a merchant's nonces. Throws AppError (401, or 400 for an unsignable request).
+ * With `consumeNonce: false` the nonce is left to the route (see NonceClaim).
  */
-export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps): Promise<AuthedMerchant> {
+export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps, consumeNonce = true): Promise<AuthedMerchant> {
   const apiKey = header(req, 'x-api-key');
   const timestamp = header(req, 'x-timestamp');
   const nonceRaw = header(req, 'x-nonce');
@@ -73,8 +77,20 @@ export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps): 
   }
   if (!ok) throw new AppError('invalid_signature', 'signature does not match the request');
 
-  if (!(await deps.merchants.consumeNonce(apiKey, nonce))) {
-    throw new AppError('replay_detected', 'Replay request detected');
-  }
-  return { merchantId: key.merchantId, apiKey, receiveType: key.receiveType };
+  const claim: NonceClaim = { apiKey, nonce, settled: false };
+  if (consumeNonce) await settleNonce(claim, deps);
+  return { merchantId: key.merchantId, apiKey, receiveType: key.receiveType, nonce: claim };
+}
+
+/** The 401 of a nonce that could not be consumed. */
+export function nonceRefusal(outcome: Exclude<NonceOutcome, 'consumed'>): AppError {
+  return outcome === 'revoked' ? new AppError('api_key_revoked', 'API key has been revoked') : new AppError('replay_detected', 'Replay request detected');
+}
+
+/** Consumes a claim's nonce unless already settled; throws the 401 of a replay or revoked key. */
+export async function settleNonce(claim: NonceClaim, deps: AppDeps): Promise<void> {
+  if (claim.settled) return;
+  const outcome = await deps.merchants.consumeNonce(claim.apiKey, claim.nonce);
+  claim.settled = true;
+  if (outcome !== 'consumed') throw nonceRefusal(outcome);
 }

@@ -65,6 +65,7 @@ export async function findApiKey(q: Queryable, apiKey: string): Promise<ApiKeyRo
   const { rows } = await q.query<ApiKeyRow>(
     `SELECT k.*, m.receive_type FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = $1`,
     [apiKey],
+    { name: 'api_key_find' },
   );
   return rows[0];
 }
@@ -113,10 +114,32 @@ export async function countActiveKeys(q: Queryable, merchantId: string): Promise
   return rows[0]?.n ?? 0;
 }
 
-/** Records a nonce; false when it was already used by this key (a replay). */
-export async function insertNonce(q: Queryable, apiKey: string, nonce: string): Promise<boolean> {
-  const r = await q.query('INSERT INTO request_nonces (api_key, nonce) VALUES ($1, $2) ON CONFLICT DO NOTHING', [apiKey, nonce]);
-  return r.rowCount === 1;
+/**
+ * Records a batch of (api_key, nonce) pairs in one statement; returns the pairs recorded. A pair is
+ * not recorded when it was used before (a replay) or its key is revoked — revocation is checked
+ * here, in the same statement that consumes the nonce, so a key revoked by any process is refused
+ * at once even where its secret is cached. Rows go in sorted order: two batches that share pairs
+ * (a replay racing its original) then lock them in the same order and cannot deadlock.
+ * Pairs must be distinct (the caller dedupes).
+ */
+export async function insertNonces(q: Queryable, pairs: readonly { apiKey: string; nonce: string }[]): Promise<{ api_key: string; nonce: string }[]> {
+  const { rows } = await q.query<{ api_key: string; nonce: string }>(
+    `INSERT INTO request_nonces (api_key, nonce)
+     SELECT u.api_key, u.nonce FROM unnest($1::text[], $2::text[]) AS u(api_key, nonce)
+     JOIN api_keys k ON k.api_key = u.api_key AND k.revoked_at IS NULL
+     ORDER BY u.api_key, u.nonce
+     ON CONFLICT DO NOTHING
+     RETURNING api_key, nonce`,
+    [pairs.map((p) => p.apiKey), pairs.map((p) => p.nonce)],
+    { name: 'nonces_insert_batch' },
+  );
+  return rows;
+}
+
+/** The keys among `apiKeys` that are revoked. */
+export async function revokedKeys(q: Queryable, apiKeys: readonly string[]): Promise<Set<string>> {
+  const { rows } = await q.query<{ api_key: string }>('SELECT api_key FROM api_keys WHERE api_key = ANY($1::text[]) AND revoked_at IS NOT NULL', [apiKeys]);
+  return new Set(rows.map((r) => r.api_key));
 }
 
 /** Deletes nonces older than the given age; the timestamp window already refuses their requests. */

@@ -5,7 +5,8 @@ import { FEE_DECIMALS } from '../config/load.ts';
 import type { Database } from '../db/database.ts';
 import { getFeeBalance, openFeeAccount, topUpFees, type FeeBalance } from '../fees/ledger.ts';
 import * as repo from './repo.ts';
-import { decryptSecret, encryptSecret, generateApiCredentials } from './secrets.ts';
+import { CredentialStore, type ApiKeyEntry, type NonceOutcome } from './credentials.ts';
+import { encryptSecret, generateApiCredentials } from './secrets.ts';
 
 /** Two active keys let a merchant rotate: create the new key, deploy it, revoke the old one. */
 export const MAX_ACTIVE_API_KEYS = 2;
@@ -52,10 +53,14 @@ export function feeBalanceView(b: FeeBalance): FeeBalanceView {
  * admin routes map them to HTTP.
  */
 export class MerchantService {
+  private readonly credentials: CredentialStore;
+
   constructor(
     private readonly db: Database,
     private readonly config: Config,
-  ) {}
+  ) {
+    this.credentials = new CredentialStore(db, config.masterKey);
+  }
 
   /** The configured token for (chain, symbol), or why there is none. */
   resolveToken(chainId: number, symbol: string): TokenConfig | 'chain_not_supported' | 'token_not_supported' {
@@ -149,22 +154,18 @@ export class MerchantService {
   }
 
   async revokeApiKey(merchantId: string, apiKey: string): Promise<boolean> {
-    return repo.revokeApiKey(this.db, merchantId, apiKey);
+    const ok = await repo.revokeApiKey(this.db, merchantId, apiKey);
+    this.credentials.forget(apiKey);
+    return ok;
   }
 
-  /** For request authentication: the key's merchant and decrypted secret. */
-  async findApiKey(apiKey: string): Promise<{ merchantId: string; receiveType: 'DIRECT' | 'DELEGATE'; secret: string; revoked: boolean } | undefined> {
-    const row = await repo.findApiKey(this.db, apiKey);
-    if (!row) return undefined;
-    return {
-      merchantId: row.merchant_id,
-      receiveType: row.receive_type,
-      secret: decryptSecret(this.config.masterKey, row.secret_ciphertext, row.api_key),
-      revoked: row.revoked_at !== null,
-    };
+  /** For request authentication: the key's merchant and decrypted secret (cached; see credentials.ts). */
+  findApiKey(apiKey: string): Promise<ApiKeyEntry | undefined> {
+    return this.credentials.findApiKey(apiKey);
   }
 
-  consumeNonce(apiKey: string, nonce: string): Promise<boolean> {
-    return repo.insertNonce(this.db, apiKey, nonce);
+  /** Records a verified request's nonce; 'replay' when used before, 'revoked' when the key was revoked. */
+  consumeNonce(apiKey: string, nonce: string): Promise<NonceOutcome> {
+    return this.credentials.consumeNonce(apiKey, nonce);
   }
 }

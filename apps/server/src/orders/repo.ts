@@ -55,48 +55,109 @@ export interface NewOrder {
 }
 
 /**
- * Creates an order in ONE statement (autocommit): looks up the merchant's wallet for the chain and
- * token, reserves the fee (the conditional `fee_accounts` UPDATE plus its `fee_ledger` row — the
- * same move as fees/ledger.ts `reserveFee`), inserts the order and its first audit row.
- *
- * Why one statement: every order of a merchant updates the same `fee_accounts` row, so its row
- * lock serializes that merchant's order creation. As a BEGIN … COMMIT transaction of six round
- * trips the lock was held for all of them (bench/orders-api.ts: 381 creates/s vs 12,107 raw
- * inserts/s); as one statement it is held for one execution plus the commit.
- *
- * Returns the row, or why there is none (no wallet, fee short). Unique violations (duplicate
- * dapp_order_id, identical live order) throw and are mapped by the service.
+ * One order to create; the pay-to address comes from the merchant's wallet for (chain, token).
+ * `nonce`: the signed request's nonce, consumed by the same statement (merchant API); absent for
+ * orders made by a checkout bind.
  */
-export async function insertOrderReservingFee(q: Queryable, o: Omit<NewOrder, 'payToAddress'>): Promise<{ order: OrderRow } | { missing: 'wallet' | 'fee' }> {
-  const { rows } = await q.query<OrderRow & { wallet_found: number; fee_reserved: number }>(
-    `WITH w AS (
-       SELECT address FROM merchant_wallets WHERE merchant_id = $2 AND chain_id = $5 AND token_symbol = $7
-     ), fee AS (
-       UPDATE fee_accounts SET available = available - $12::numeric, reserved = reserved + $12::numeric
-       WHERE merchant_id = $2 AND available >= $12::numeric AND EXISTS (SELECT 1 FROM w)
-       RETURNING merchant_id
-     ), ord AS (
+export type OrderToCreate = Omit<NewOrder, 'payToAddress' | 'merchantId'> & { nonce?: { apiKey: string; nonce: string } | undefined };
+
+/** Per input order, in input order: the created row, or why there is none. */
+export type CreateRowOutcome = { order: OrderRow } | { missing: 'nonce_used' | 'key_revoked' | 'wallet' | 'fee_account' | 'conflict' };
+
+/** The CHECK that refuses a fee reservation larger than the available balance. */
+export const FEE_AVAILABLE_CHECK = 'fee_accounts_available_check';
+
+/**
+ * Creates a batch of one merchant's orders in ONE statement (autocommit): consumes each request's
+ * nonce (refusing a used one or a revoked key, as merchants/repo.ts `insertNonces` does), looks up
+ * the merchant's wallet for each (chain, token), inserts the orders, reserves their fees (one
+ * `fee_accounts` UPDATE by the sum, one `fee_ledger` row per order — the move of fees/ledger.ts
+ * `reserveFee`) and writes each order's first audit row. The nonce is consumed even when its
+ * order is not created (a duplicate, no wallet), like any authenticated request's.
+ *
+ * Why one statement for many orders: every order of a merchant updates the same `fee_accounts`
+ * row, so its row lock serializes that merchant's order creation — held for one execution plus
+ * the commit. As one transaction per order (six round trips) that was 381 creates/s, as one
+ * statement per order 660/s; one statement per batch of concurrent requests amortizes the lock,
+ * the commit and the per-statement cost over the batch (orders/create-batch.ts, BENCHMARKS.md).
+ *
+ * - A duplicate `(merchant_id, dapp_order_id)` or identical live terms is skipped
+ *   (`ON CONFLICT DO NOTHING`), never failing the others: `{ missing: 'conflict' }`.
+ * - A balance too low for the batch's fees fails the whole statement with a check violation on
+ *   FEE_AVAILABLE_CHECK and changes nothing (no nonce consumed either); the caller then retries
+ *   order by order.
+ * - (api_key, nonce) pairs must be distinct within a batch (the caller dedupes).
+ */
+export async function insertOrdersReservingFee(q: Queryable, merchantId: string, os: readonly OrderToCreate[]): Promise<CreateRowOutcome[]> {
+  const col = <K extends keyof OrderToCreate>(k: K, f: (v: OrderToCreate[K]) => unknown = (v) => v ?? null) => os.map((o) => f(o[k]));
+  const { rows } = await q.query<OrderRow & { ord: number; nonce_ok: boolean; key_active: boolean; wallet_found: boolean; fee_account: boolean }>(
+    `WITH input AS (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::int[], $10::text[],
+         $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[])
+       WITH ORDINALITY AS u(id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals, from_address,
+         amount_wei, fee_amount, expires_at, callback_calldata, checkout_id, api_key, nonce, ord)
+     ), nonce AS (
+       INSERT INTO request_nonces (api_key, nonce)
+       SELECT i.api_key, i.nonce FROM input i JOIN api_keys k ON k.api_key = i.api_key AND k.revoked_at IS NULL
+       WHERE i.nonce IS NOT NULL
+       ORDER BY i.api_key, i.nonce
+       ON CONFLICT DO NOTHING
+       RETURNING api_key, nonce
+     ), checked AS (
+       SELECT i.*, i.nonce IS NULL OR EXISTS (SELECT 1 FROM nonce n WHERE n.api_key = i.api_key AND n.nonce = i.nonce) AS nonce_ok
+       FROM input i
+     ), acct AS (
+       SELECT 1 FROM fee_accounts WHERE merchant_id = $1
+     ), w AS (
+       SELECT c.*, mw.address AS pay_to_address FROM checked c
+       JOIN merchant_wallets mw ON mw.merchant_id = $1 AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol
+       WHERE c.nonce_ok
+     ), ins AS (
        INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
          from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, callback_calldata, checkout_id)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, w.address, $11, $12, 'CHECKOUT_VERIFIED', $13, $14, $15 FROM w, fee
+       SELECT id, $1, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
+         from_address, pay_to_address, amount_wei, fee_amount, 'CHECKOUT_VERIFIED', expires_at, callback_calldata, checkout_id
+       FROM w WHERE EXISTS (SELECT 1 FROM acct) ORDER BY ord
+       ON CONFLICT DO NOTHING
        RETURNING *
+     ), fee AS (
+       UPDATE fee_accounts SET available = available - s.total, reserved = reserved + s.total
+       FROM (SELECT sum(fee_amount) AS total FROM ins) s
+       WHERE merchant_id = $1 AND s.total > 0
      ), led AS (
        INSERT INTO fee_ledger (merchant_id, kind, from_account, to_account, amount, order_id)
-       SELECT $2, 'reserve', 'available', 'reserved', $12::numeric, $1 FROM ord WHERE $12::numeric > 0
+       SELECT $1, 'reserve', 'available', 'reserved', fee_amount, id FROM ins WHERE fee_amount > 0
      ), tr AS (
        INSERT INTO order_transitions (order_id, from_status, to_status, trigger)
-       SELECT $1, NULL, 'CHECKOUT_VERIFIED', 'create' FROM ord
+       SELECT id, NULL, 'CHECKOUT_VERIFIED', 'create' FROM ins
      )
-     SELECT ord.*, (SELECT count(*) FROM w)::int AS wallet_found, (SELECT count(*) FROM fee)::int AS fee_reserved
-     FROM (SELECT 1) AS one LEFT JOIN ord ON true`,
-    [o.id, o.merchantId, o.dappOrderId, o.flow, o.chainId, o.payToChainId, o.tokenSymbol, o.tokenContract, o.decimals,
-      o.fromAddress, o.amountWei.toString(), o.feeAmount.toString(), o.expiresAt, o.callbackCalldata ?? null, o.checkoutId ?? null],
+     -- The why-not columns are only probed for orders not created (CASE short-circuits).
+     SELECT ins.*, c.ord::int AS ord, c.nonce_ok,
+       CASE WHEN c.nonce_ok THEN true ELSE EXISTS (SELECT 1 FROM api_keys k WHERE k.api_key = c.api_key AND k.revoked_at IS NULL) END AS key_active,
+       CASE WHEN ins.id IS NOT NULL THEN true
+         ELSE EXISTS (SELECT 1 FROM merchant_wallets mw WHERE mw.merchant_id = $1 AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol) END AS wallet_found,
+       EXISTS (SELECT 1 FROM acct) AS fee_account
+     FROM checked c LEFT JOIN ins ON ins.id = c.id
+     ORDER BY c.ord`,
+    [merchantId, col('id'), col('dappOrderId'), col('flow'), col('chainId'), col('payToChainId'), col('tokenSymbol'), col('tokenContract'),
+      col('decimals'), col('fromAddress'), col('amountWei', (v) => v.toString()), col('feeAmount', (v) => v.toString()), col('expiresAt'),
+      col('callbackCalldata'), col('checkoutId'), col('nonce', (v) => v?.apiKey ?? null), col('nonce', (v) => v?.nonce ?? null)],
+    { name: 'orders_insert_batch' },
   );
-  const r = rows[0]!;
-  if (r.wallet_found === 0) return { missing: 'wallet' };
-  if (r.fee_reserved === 0 || r.id === null) return { missing: 'fee' };
-  const { wallet_found: _w, fee_reserved: _f, ...order } = r;
-  return { order };
+  return rows.map((r): CreateRowOutcome => {
+    if (!r.nonce_ok) return { missing: r.key_active ? 'nonce_used' : 'key_revoked' };
+    if (!r.wallet_found) return { missing: 'wallet' };
+    if (!r.fee_account) return { missing: 'fee_account' };
+    if (r.id === null) return { missing: 'conflict' };
+    const { ord: _o, nonce_ok: _n, key_active: _k, wallet_found: _w, fee_account: _f, ...order } = r;
+    return { order };
+  });
+}
+
+/** Which of a merchant's `dappOrderIds` exist (tells a duplicate id from a live-terms clash). */
+export async function existingDappOrderIds(q: Queryable, merchantId: string, dappOrderIds: readonly string[]): Promise<Set<string>> {
+  const { rows } = await q.query<{ dapp_order_id: string }>('SELECT dapp_order_id FROM orders WHERE merchant_id = $1 AND dapp_order_id = ANY($2::text[])', [merchantId, dappOrderIds]);
+  return new Set(rows.map((r) => r.dapp_order_id));
 }
 
 /** Plain insert without fee reservation (tests and tools that manage fees themselves). */
@@ -196,6 +257,7 @@ export async function getOrderWithTransfers(q: Queryable, merchantId: string, or
      ) AS observed
      FROM orders o WHERE o.id = $1 AND o.merchant_id = $2`,
     [orderId, merchantId],
+    { name: 'order_with_transfers' },
   );
   const r = rows[0];
   return r && { ...r, observed: r.observed ?? [] };

@@ -1,11 +1,13 @@
 import { isAddress } from 'viem';
 import { MoneyError, newId, parseUint256 } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
-import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Database } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import type { Clock } from '../deps.ts';
+import type { NonceClaim } from '../merchants/credentials.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import * as repo from './repo.ts';
 import { transitionOrder } from './transition.ts';
+import { OrderCreator } from './create-batch.ts';
 
 export interface CreateOrderInput {
   merchantId: string;
@@ -22,6 +24,8 @@ export interface CreateOrderInput {
   checkoutId?: string | undefined;
   /** Overrides the configured TTL (checkout binds: min(session expiry, TTL)). */
   expiresAt?: Date | undefined;
+  /** The signed request's nonce, consumed by the creating statement (merchant API only). */
+  nonce?: NonceClaim | undefined;
 }
 
 /** A refusal with the field it concerns; the route maps `code` through the error catalog. */
@@ -36,7 +40,9 @@ export type CreateOrderRefusal = {
     | 'wallet_not_found'
     | 'order_already_exists'
     | 'order_conflict'
-    | 'insufficient_fee_balance';
+    | 'insufficient_fee_balance'
+    | 'replay_detected'
+    | 'api_key_revoked';
   message: string;
   param?: string;
 };
@@ -60,7 +66,11 @@ export class OrderService {
     private readonly config: Config,
     private readonly merchants: MerchantService,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.creator = new OrderCreator(db);
+  }
+
+  private readonly creator: OrderCreator;
 
   async createOrder(input: CreateOrderInput): Promise<CreateOrderOutcome> {
     if (input.bodyMerchantId !== undefined && input.bodyMerchantId !== input.merchantId) {
@@ -93,36 +103,39 @@ export class OrderService {
     }
     const now = this.clock.now();
     const expiresAt = input.expiresAt ?? new Date(now + this.config.orderTtlSeconds * 1000);
-    try {
-      const out = await repo.insertOrderReservingFee(this.db, {
-        id: newId('ord'),
-        merchantId: input.merchantId,
-        dappOrderId: input.dappOrderId,
-        flow: 'ERC20_DIRECT',
-        chainId: input.chainId,
-        payToChainId: input.chainId,
-        tokenSymbol: input.tokenSymbol,
-        tokenContract: token.address,
-        decimals: token.decimals,
-        fromAddress: input.fromAddress.toLowerCase(),
-        amountWei: amount,
-        feeAmount: this.config.fees.perOrderMicros,
-        expiresAt,
-        callbackCalldata: input.callbackCalldata,
-        checkoutId: input.checkoutId,
-      });
-      if ('order' in out) return { kind: 'created', order: out.order };
-      if (out.missing === 'wallet') return refuse('wallet_not_found', `merchant accepts no ${input.tokenSymbol} on chain ${input.chainId}`, 'token_symbol');
-      return refuse('insufficient_fee_balance', 'fee balance is too low to reserve the order fee; top up or cancel stale orders');
-    } catch (err) {
-      if (isPgError(err, UNIQUE_VIOLATION)) {
-        const c = pgConstraint(err);
-        if (c === 'orders_dapp_order_id_key') return refuse('order_already_exists', `an order with dapp_order_id ${input.dappOrderId} already exists`, 'dapp_order_id');
-        if (c === 'orders_live_terms_key') {
-          return refuse('order_conflict', 'a live order with the same payer, pay-to address, token and amount exists; its transfer could not be attributed', 'amount_wei');
-        }
-      }
-      throw err;
+    const out = await this.creator.create(input.merchantId, {
+      id: newId('ord'),
+      dappOrderId: input.dappOrderId,
+      flow: 'ERC20_DIRECT',
+      chainId: input.chainId,
+      payToChainId: input.chainId,
+      tokenSymbol: input.tokenSymbol,
+      tokenContract: token.address,
+      decimals: token.decimals,
+      fromAddress: input.fromAddress.toLowerCase(),
+      amountWei: amount,
+      feeAmount: this.config.fees.perOrderMicros,
+      expiresAt,
+      callbackCalldata: input.callbackCalldata,
+      checkoutId: input.checkoutId,
+      nonce: input.nonce && { apiKey: input.nonce.apiKey, nonce: input.nonce.nonce },
+    });
+    if (input.nonce && !(out.kind === 'insufficient_fee' && !out.nonceSettled)) input.nonce.settled = true;
+    switch (out.kind) {
+      case 'created':
+        return { kind: 'created', order: out.order };
+      case 'replay':
+        return refuse('replay_detected', 'Replay request detected');
+      case 'key_revoked':
+        return refuse('api_key_revoked', 'API key has been revoked');
+      case 'missing_wallet':
+        return refuse('wallet_not_found', `merchant accepts no ${input.tokenSymbol} on chain ${input.chainId}`, 'token_symbol');
+      case 'insufficient_fee':
+        return refuse('insufficient_fee_balance', 'fee balance is too low to reserve the order fee; top up or cancel stale orders');
+      case 'duplicate_dapp_order_id':
+        return refuse('order_already_exists', `an order with dapp_order_id ${input.dappOrderId} already exists`, 'dapp_order_id');
+      case 'live_terms_conflict':
+        return refuse('order_conflict', 'a live order with the same payer, pay-to address, token and amount exists; its transfer could not be attributed', 'amount_wei');
     }
   }
 

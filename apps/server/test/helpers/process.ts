@@ -17,8 +17,8 @@ export interface TollgateProcess {
  * Runs `tollgate <args>` as a child process with exactly `env` (plus PATH), the way an operator
  * would: used by tests that need a real second process (replay across processes, kill -9).
  */
-export function spawnTollgate(args: string[], env: Record<string, string>, cwd?: string): TollgateProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+export function spawnTollgate(args: string[], env: Record<string, string>, cwd?: string, nodeArgs: string[] = []): TollgateProcess {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -26,6 +26,8 @@ export const createOrder = defineRoute({
   body: Body,
   response: { 402: Type.Object({}, { additionalProperties: true, description: 'x402 v2 payment-required body (wire.md)' }) },
   errors: [403, 409],
+  // The nonce is consumed by the statement that creates the order: one commit per request.
+  nonceInHandler: true,
   async handler(req, reply, deps) {
     const b = req.body;
     const out = await deps.orders.createOrder({
@@ -39,6 +41,7 @@ export const createOrder = defineRoute({
       amountWei: b.amount_wei,
       callbackCalldata: b.callback_calldata,
       bodyMerchantId: b.merchant_id,
+      nonce: req.merchant.nonce,
     });
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
     const terms = buildPaymentTerms(out.order, { baseUrl: deps.config.publicBaseUrl, nowMs: deps.clock.now(), receiveType: req.merchant.receiveType });
