@@ -1,4 +1,4 @@
-import http from 'node:http';
+import { createRequire } from 'node:module';
 
 export interface LoadRequest {
   method: string;
@@ -16,57 +16,56 @@ export interface LoadResult {
   p99ms: number;
 }
 
+/** The part of autocannon's programmatic API used here (it ships no types). */
+interface AutocannonResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  requests: { total: number };
+  latency: { p50: number; p99: number };
+  statusCodeStats: Record<string, { count: number }>;
+}
+type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
 /**
- * A closed-loop load generator over keep-alive node:http (lower client overhead than fetch, which
- * matters on a 2-core machine where client and server share the CPU). `make(i)` builds request i,
- * so every request can carry a fresh nonce and signature. With `prebuild: n` the first n requests
- * are built (signed) before the clock starts, like autocannon's fixed requests, so the client's
- * signing does not compete with the server for the two cores; the run then ends after n requests
- * at most. Bounded by count and time; loopback only.
+ * A closed-loop load over `concurrency` keep-alive connections, driven by autocannon (raw sockets,
+ * prebuilt request buffers: far less client CPU per request than node:http, which matters on a
+ * two-core machine where client, server and database share the cores). `make(i)` builds request
+ * i, so every request can carry its own nonce and signature; with `prebuild: n` the first n are
+ * built (signed) before the clock starts, and later ones on demand. Bounded by time; loopback only.
  */
-export async function runLoad(opts: { baseUrl: string; concurrency: number; durationMs: number; maxRequests?: number; prebuild?: number; make: (i: number) => LoadRequest; expectStatus: number }): Promise<LoadResult> {
+export async function runLoad(opts: { baseUrl: string; concurrency: number; durationMs: number; prebuild?: number; make: (i: number) => LoadRequest; expectStatus: number }): Promise<LoadResult> {
   const url = new URL(opts.baseUrl);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error('benchmarks only target loopback');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-  const lat: number[] = [];
-  const statusCounts: Record<number, number> = {};
-  let i = 0;
-  let errors = 0;
   const built = Array.from({ length: opts.prebuild ?? 0 }, (_, k) => opts.make(k));
-  const make = built.length > 0 ? (k: number) => built[k]! : opts.make;
-  const deadline = Date.now() + opts.durationMs;
-  const max = Math.min(opts.maxRequests ?? Number.POSITIVE_INFINITY, built.length || Number.POSITIVE_INFINITY);
-  const one = (req: LoadRequest) =>
-    new Promise<number>((resolve) => {
-      const r = http.request(
-        { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, method: req.method, path: req.path, agent, headers: { ...(req.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(req.body) } : {}), ...req.headers } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
+  let i = 0;
+  const r = await autocannon({
+    url: url.origin,
+    connections: opts.concurrency,
+    duration: opts.durationMs / 1000,
+    timeout: 10,
+    requests: [
+      {
+        setupRequest: (req: Record<string, unknown>) => {
+          const k = i++;
+          const next = built[k] ?? opts.make(k);
+          return {
+            ...req,
+            method: next.method,
+            path: next.path,
+            headers: { ...(next.body ? { 'content-type': 'application/json' } : {}), ...next.headers },
+            ...(next.body ? { body: next.body } : { body: undefined }),
+          };
         },
-      );
-      r.on('error', () => resolve(0));
-      if (req.body) r.write(req.body);
-      r.end();
-    });
-  const started = Date.now();
-  await Promise.all(
-    Array.from({ length: opts.concurrency }, async () => {
-      while (Date.now() < deadline && i < max) {
-        const req = make(i++);
-        const t0 = process.hrtime.bigint();
-        const status = await one(req);
-        lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        statusCounts[status] = (statusCounts[status] ?? 0) + 1;
-        if (status !== opts.expectStatus) errors++;
-      }
-    }),
-  );
-  const elapsed = (Date.now() - started) / 1000;
-  agent.destroy();
-  lat.sort((a, b) => a - b);
-  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { requests: lat.length, errors, statusCounts, rps: lat.length / elapsed, p50ms: q(0.5), p99ms: q(0.99) };
+      },
+    ],
+  });
+  const statusCounts: Record<number, number> = {};
+  for (const [code, v] of Object.entries(r.statusCodeStats ?? {})) statusCounts[Number(code)] = Number(v.count);
+  const requests = Object.values(statusCounts).reduce((a, b) => a + b, 0);
+  const errors = requests - (statusCounts[opts.expectStatus] ?? 0) + r.errors;
+  return { requests, errors, statusCounts, rps: requests / r.duration, p50ms: r.latency.p50, p99ms: r.latency.p99 };
 }
 
 export function median(xs: number[]): number {

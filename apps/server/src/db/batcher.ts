@@ -11,8 +11,9 @@
  * connection pool).
  *
  * `run` gets the items in submission order and returns one result per item, in the same order. A
- * throw rejects every item of the batch with that error; callers that can tell a bad item from a
- * bad batch retry item by item inside `run` (see orders/create-batch.ts).
+ * throw rejects every item of the batch, and the items queued behind it, with that error; callers
+ * that can tell a bad item from a bad batch retry item by item inside `run` (see
+ * orders/create-batch.ts), so a throw means the database itself failed.
  */
 export interface BatcherOptions {
   /** Most items per batch (bounds statement size and the latency added to the last item). */
@@ -88,6 +89,11 @@ export class KeyedBatcher<I, O> {
       failure = err;
     }
     batch.forEach((p, i) => (failure === undefined ? p.resolve(results![i]!) : p.reject(failure)));
+    // A batch that failed whole (the database unreachable, a query timeout) fails the items queued
+    // behind it too: they would only wait for the same outage, each adding its own timeout to the
+    // one it waited for (found by db-outage.test.ts: 10 s answers behind a frozen server). They
+    // were never sent, so failing them changes nothing.
+    if (failure !== undefined) for (const p of st.queue.splice(0)) p.reject(failure);
     st.inFlight--;
     // What queued while this batch ran goes now, together.
     this.launch(key, st);

@@ -58,8 +58,8 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
   /**
    * `auth: 'merchant'` only: the handler consumes `req.merchant.nonce` inside its own write
    * instead of authentication doing it first (one commit instead of two on a hot path). Whatever
-   * the handler does, a nonce still unsettled when it ends — a refusal, a validation error — is
-   * consumed before the response, and a replay answers 401 before anything else.
+   * the handler does, a nonce still unsettled when it refuses the request — a validation error, a
+   * 4xx outcome — is consumed before the response, and a replay answers 401 instead.
    */
   nonceInHandler?: true;
   handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: AppDeps): Promise<unknown>;
@@ -152,7 +152,12 @@ export function registerRoutes(
           if (req.validationError) throw req.validationError;
           out = await run();
         } catch (err) {
-          await settleNonce(req.merchant!.nonce, deps); // a replay's 401 wins over the handler's error
+          // A refusal (4xx) used up the request: settle its nonce, and a replay's 401 wins over the
+          // refusal. A failure (database unreachable, timeout, bug) leaves the nonce as the write
+          // left it: consumed exactly when the statement that carried it committed; settling now
+          // would only wait for the same outage a second time.
+          const refusal = (err instanceof AppError && err.status < 500) || (err as { validation?: unknown }).validation !== undefined;
+          if (refusal) await settleNonce(req.merchant!.nonce, deps);
           throw err;
         }
         await settleNonce(req.merchant!.nonce, deps);

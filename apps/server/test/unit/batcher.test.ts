@@ -82,17 +82,20 @@ describe('KeyedBatcher', () => {
     assert.deepEqual(await Promise.all(ps), ['a:1', 'a:2', 'a:3']);
   });
 
-  it('rejects every item of a failed batch with its error, and goes on with the next batch', async () => {
+  it('rejects every item of a failed batch and those queued behind it (never sent), then works again', async () => {
     const c = controlled<number>();
     const b = new KeyedBatcher(c.run, { maxBatch: 10 });
     const failed = [1, 2].map((x) => b.submit('k', x));
     await tick();
-    const next = b.submit('k', 3);
+    const queued = b.submit('k', 3);
     c.batches[0]!.finish(new Error('connection lost'));
-    for (const p of failed) await assert.rejects(p, /connection lost/);
+    for (const p of [...failed, queued]) await assert.rejects(p, /connection lost/);
+    assert.equal(c.batches.length, 1, 'the queued item was never run');
+    assert.equal(b.pending, 0);
+    const next = b.submit('k', 4);
     await tick();
     c.batches[1]!.finish();
-    assert.equal(await next, 'k:3');
+    assert.equal(await next, 'k:4');
   });
 
   it('rejects a batch whose run returns the wrong number of results', async () => {
