@@ -4,7 +4,7 @@ import * as repo from './repo.ts';
 
 /** What creating one order came to. */
 export type CreateResult =
-  | { kind: 'created'; order: repo.OrderRow }
+  | { kind: 'created'; order: repo.CreatedOrder }
   | { kind: 'replay' }
   | { kind: 'key_revoked' }
   | { kind: 'missing_wallet' }

@@ -61,8 +61,16 @@ export interface NewOrder {
  */
 export type OrderToCreate = Omit<NewOrder, 'payToAddress' | 'merchantId'> & { nonce?: { apiKey: string; nonce: string } | undefined };
 
-/** Per input order, in input order: the created row, or why there is none. */
-export type CreateRowOutcome = { order: OrderRow } | { missing: 'nonce_used' | 'key_revoked' | 'wallet' | 'fee_account' | 'conflict' };
+/**
+ * A freshly created order: the columns its 402 terms and a checkout bind need. Built from the
+ * input plus what the statement decided (the pay-to address); not the whole row, because reading
+ * ~30 columns back (timestamps and numerics parsed per row) cost more than the insert's own work.
+ */
+export type CreatedOrder = Pick<OrderRow, 'id' | 'merchant_id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract'
+  | 'decimals' | 'from_address' | 'pay_to_address' | 'amount_wei' | 'fee_amount' | 'status' | 'expires_at' | 'checkout_id'>;
+
+/** Per input order, in input order: the created order, or why there is none. */
+export type CreateRowOutcome = { order: CreatedOrder } | { missing: 'nonce_used' | 'key_revoked' | 'wallet' | 'fee_account' | 'conflict' };
 
 /** The CHECK that refuses a fee reservation larger than the available balance. */
 export const FEE_AVAILABLE_CHECK = 'fee_accounts_available_check';
@@ -90,7 +98,7 @@ export const FEE_AVAILABLE_CHECK = 'fee_accounts_available_check';
  */
 export async function insertOrdersReservingFee(q: Queryable, merchantId: string, os: readonly OrderToCreate[]): Promise<CreateRowOutcome[]> {
   const col = <K extends keyof OrderToCreate>(k: K, f: (v: OrderToCreate[K]) => unknown = (v) => v ?? null) => os.map((o) => f(o[k]));
-  const { rows } = await q.query<OrderRow & { ord: number; nonce_ok: boolean; key_active: boolean; wallet_found: boolean; fee_account: boolean }>(
+  const { rows } = await q.query<{ pay_to_address: string | null; nonce_ok: boolean; key_active: boolean; wallet_found: boolean; fee_account: boolean }>(
     `WITH input AS (
        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::int[], $10::text[],
          $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[])
@@ -119,7 +127,7 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
          from_address, pay_to_address, amount_wei, fee_amount, 'CHECKOUT_VERIFIED', expires_at, callback_calldata, checkout_id
        FROM w WHERE EXISTS (SELECT 1 FROM acct) ORDER BY ord
        ON CONFLICT DO NOTHING
-       RETURNING *
+       RETURNING id, fee_amount, pay_to_address
      ), fee AS (
        UPDATE fee_accounts SET available = available - s.total, reserved = reserved + s.total
        FROM (SELECT sum(fee_amount) AS total FROM ins) s
@@ -132,7 +140,7 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
        SELECT id, NULL, 'CHECKOUT_VERIFIED', 'create' FROM ins
      )
      -- The why-not columns are only probed for orders not created (CASE short-circuits).
-     SELECT ins.*, c.ord::int AS ord, c.nonce_ok,
+     SELECT ins.pay_to_address, c.nonce_ok,
        CASE WHEN c.nonce_ok THEN true ELSE EXISTS (SELECT 1 FROM api_keys k WHERE k.api_key = c.api_key AND k.revoked_at IS NULL) END AS key_active,
        CASE WHEN ins.id IS NOT NULL THEN true
          ELSE EXISTS (SELECT 1 FROM merchant_wallets mw WHERE mw.merchant_id = $1 AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol) END AS wallet_found,
@@ -144,13 +152,19 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
       col('callbackCalldata'), col('checkoutId'), col('nonce', (v) => v?.apiKey ?? null), col('nonce', (v) => v?.nonce ?? null)],
     { name: 'orders_insert_batch' },
   );
-  return rows.map((r): CreateRowOutcome => {
+  return rows.map((r, i): CreateRowOutcome => {
     if (!r.nonce_ok) return { missing: r.key_active ? 'nonce_used' : 'key_revoked' };
     if (!r.wallet_found) return { missing: 'wallet' };
     if (!r.fee_account) return { missing: 'fee_account' };
-    if (r.id === null) return { missing: 'conflict' };
-    const { ord: _o, nonce_ok: _n, key_active: _k, wallet_found: _w, fee_account: _f, ...order } = r;
-    return { order };
+    if (r.pay_to_address === null) return { missing: 'conflict' };
+    const o = os[i]!;
+    return {
+      order: {
+        id: o.id, merchant_id: merchantId, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId,
+        token_symbol: o.tokenSymbol, token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, pay_to_address: r.pay_to_address,
+        amount_wei: o.amountWei.toString(), fee_amount: o.feeAmount.toString(), status: 'CHECKOUT_VERIFIED', expires_at: o.expiresAt, checkout_id: o.checkoutId ?? null,
+      },
+    };
   });
 }
 

@@ -46,7 +46,7 @@ export type CreateOrderRefusal = {
   message: string;
   param?: string;
 };
-export type CreateOrderOutcome = { kind: 'created'; order: repo.OrderRow } | CreateOrderRefusal;
+export type CreateOrderOutcome = { kind: 'created'; order: repo.CreatedOrder } | CreateOrderRefusal;
 
 export type CancelOutcome =
   | { kind: 'cancelled'; order: repo.OrderRow }

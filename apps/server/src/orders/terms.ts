@@ -34,7 +34,10 @@ export interface PaymentTerms {
   calldata_sign_request?: unknown;
 }
 
-export function buildPaymentTerms(order: OrderRow, opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE' }): PaymentTerms {
+/** What the terms are built from: the order as created (see orders/repo.ts `CreatedOrder`). */
+export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract' | 'decimals' | 'pay_to_address' | 'amount_wei' | 'expires_at'>;
+
+export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE' }): PaymentTerms {
   const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
   return {
     x402Version: 2,

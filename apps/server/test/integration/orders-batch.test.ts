@@ -179,6 +179,13 @@ for (const backend of backends()) {
       assert.ok(out.every((o) => o.kind === 'created'));
       assert.deepEqual(out.map((o) => o.kind === 'created' && o.order.amount_wei), Array.from({ length: 30 }, (_, k) => String(5_000_000 + k)));
       assert.ok(statements <= 3, `30 concurrent creates took ${statements} statements`);
+      // What creation answers (built from the input and the statement's pay-to address) is the stored row.
+      for (const o of out) {
+        assert.ok(o.kind === 'created');
+        const { rows } = await s.db.query<Record<string, unknown>>('SELECT * FROM orders WHERE id = $1', [o.order.id]);
+        const stored = Object.fromEntries(Object.keys(o.order).map((k) => [k, rows[0]![k]]));
+        assert.deepEqual(o.order, stored);
+      }
       assert.deepEqual(await findLedgerImbalances(s.db), []);
     });
   });
