@@ -119,18 +119,20 @@ export async function countActiveKeys(q: Queryable, merchantId: string): Promise
  * not recorded when it was used before (a replay) or its key is revoked — revocation is checked
  * here, in the same statement that consumes the nonce, so a key revoked by any process is refused
  * at once even where its secret is cached. Rows go in sorted order: two batches that share pairs
- * (a replay racing its original) then lock them in the same order and cannot deadlock.
+ * (a replay racing its original) then lock them in the same order and cannot deadlock. The batch
+ * is one jsonb parameter, not arrays: with arrays the planner sees each batch's length and re-plans
+ * the prepared statement every time instead of reusing its generic plan (see orders/repo.ts).
  * Pairs must be distinct (the caller dedupes).
  */
 export async function insertNonces(q: Queryable, pairs: readonly { apiKey: string; nonce: string }[]): Promise<{ api_key: string; nonce: string }[]> {
   const { rows } = await q.query<{ api_key: string; nonce: string }>(
     `INSERT INTO request_nonces (api_key, nonce)
-     SELECT u.api_key, u.nonce FROM unnest($1::text[], $2::text[]) AS u(api_key, nonce)
+     SELECT u.api_key, u.nonce FROM jsonb_to_recordset($1::jsonb) AS u(api_key text, nonce text)
      JOIN api_keys k ON k.api_key = u.api_key AND k.revoked_at IS NULL
      ORDER BY u.api_key, u.nonce
      ON CONFLICT DO NOTHING
      RETURNING api_key, nonce`,
-    [pairs.map((p) => p.apiKey), pairs.map((p) => p.nonce)],
+    [JSON.stringify(pairs.map((p) => ({ api_key: p.apiKey, nonce: p.nonce })))],
     { name: 'nonces_insert_batch' },
   );
   return rows;

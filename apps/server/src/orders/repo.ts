@@ -95,13 +95,18 @@ export const FEE_AVAILABLE_CHECK = 'fee_accounts_available_check';
  *   FEE_AVAILABLE_CHECK and changes nothing (no nonce consumed either); the caller then retries
  *   order by order.
  * - (api_key, nonce) pairs must be distinct within a batch (the caller dedupes).
+ *
+ * The batch travels as one jsonb parameter, not as arrays: with `unnest($n::text[])` the planner
+ * sees each batch's length, judges a custom plan cheaper than the generic one and re-plans the
+ * prepared statement on every execution (~0.5 ms of a 0.7–1.6 ms statement, measured on
+ * Postgres 15); `jsonb_to_recordset` looks alike to both, so the generic plan is kept.
  */
 export async function insertOrdersReservingFee(q: Queryable, merchantId: string, os: readonly OrderToCreate[]): Promise<CreateRowOutcome[]> {
-  const col = <K extends keyof OrderToCreate>(k: K, f: (v: OrderToCreate[K]) => unknown = (v) => v ?? null) => os.map((o) => f(o[k]));
   const { rows } = await q.query<{ pay_to_address: string | null; nonce_ok: boolean; key_active: boolean; wallet_found: boolean; fee_account: boolean }>(
     `WITH input AS (
-       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::int[], $10::text[],
-         $11::numeric[], $12::numeric[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[])
+       SELECT * FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (id text, dapp_order_id text, flow text, chain_id int, pay_to_chain_id int,
+         token_symbol text, token_contract text, decimals int, from_address text, amount_wei numeric, fee_amount numeric,
+         expires_at timestamptz, callback_calldata text, checkout_id text, api_key text, nonce text))
        WITH ORDINALITY AS u(id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals, from_address,
          amount_wei, fee_amount, expires_at, callback_calldata, checkout_id, api_key, nonce, ord)
      ), nonce AS (
@@ -147,9 +152,12 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
        EXISTS (SELECT 1 FROM acct) AS fee_account
      FROM checked c LEFT JOIN ins ON ins.id = c.id
      ORDER BY c.ord`,
-    [merchantId, col('id'), col('dappOrderId'), col('flow'), col('chainId'), col('payToChainId'), col('tokenSymbol'), col('tokenContract'),
-      col('decimals'), col('fromAddress'), col('amountWei', (v) => v.toString()), col('feeAmount', (v) => v.toString()), col('expiresAt'),
-      col('callbackCalldata'), col('checkoutId'), col('nonce', (v) => v?.apiKey ?? null), col('nonce', (v) => v?.nonce ?? null)],
+    [merchantId, JSON.stringify(os.map((o) => ({
+      id: o.id, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId, token_symbol: o.tokenSymbol,
+      token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, amount_wei: o.amountWei.toString(),
+      fee_amount: o.feeAmount.toString(), expires_at: o.expiresAt.toISOString(), callback_calldata: o.callbackCalldata ?? null,
+      checkout_id: o.checkoutId ?? null, api_key: o.nonce?.apiKey ?? null, nonce: o.nonce?.nonce ?? null,
+    })))],
     { name: 'orders_insert_batch' },
   );
   return rows.map((r, i): CreateRowOutcome => {
