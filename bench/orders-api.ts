@@ -95,6 +95,8 @@ async function main() {
       if (runs('bare')) results.bare!.push(await load(bareUrl, 200, () => ({ method: 'GET', path: '/bare' })));
       if (runs('onequery')) results.onequery!.push(await load(bareUrl, 200, () => ({ method: 'GET', path: '/one-query' })));
       if (runs('create')) results.create!.push(await load(url, 402, () => orderReq(creds)));
+      // Right after createOrder, so the pair shares the machine's moment (per-round ratio below).
+      if (runs('raw')) results.raw!.push(await rawInsertRate(db.url));
       if (runs('spread')) results.spread!.push(await load(url, 402, (i) => orderReq(spread[i % spread.length]!)));
       if (runs('status')) {
         if (ids.length === 0) {
@@ -111,7 +113,6 @@ async function main() {
         }
         results.status!.push(await load(url, 200, (i) => ({ method: 'GET', path: `/api/v1/orders/${ids[i % ids.length]}`, headers: signedHeaders(creds) })));
       }
-      if (runs('raw')) results.raw!.push(await rawInsertRate(db.url));
     }
     const row = (name: string, rs: LoadResult[]) =>
       `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
@@ -128,7 +129,12 @@ async function main() {
       raw: 'raw INSERT+COMMIT on the same Postgres',
     };
     for (const [k, name] of Object.entries(names)) if (runs(k)) console.log(row(name, results[k]!));
-    if (!ONLY) console.log(`\ncreateOrder / raw insert = ${(med("create") / med("raw")).toFixed(2)} (one merchant), ${(med("spread") / med("raw")).toFixed(2)} (8 merchants)   getOrderStatus / bare = ${(med("status") / med("bare")).toFixed(2)}; createOrder / one-query route = ${(med("create") / med("onequery")).toFixed(2)}`);
+    const ratio = (a: string, b: string) => (med(a) / med(b)).toFixed(2);
+    // Per-round ratios pair workloads run seconds apart, so a slow minute of the VM hits both.
+    const perRound = (a: string, b: string) => median(results[a]!.map((r, k) => r.rps / results[b]![k]!.rps)).toFixed(2);
+    if (runs('create') && runs('raw')) console.log(`\ncreateOrder / raw insert = ${ratio('create', 'raw')} (medians), ${perRound('create', 'raw')} (median of per-round ratios)`);
+    if (runs('spread') && runs('raw')) console.log(`createOrder 8 merchants / raw insert = ${ratio('spread', 'raw')} (medians), ${perRound('spread', 'raw')} (per round)`);
+    if (runs('status') && runs('bare')) console.log(`getOrderStatus / bare = ${ratio('status', 'bare')}; createOrder / one-query route = ${runs('onequery') ? ratio('create', 'onequery') : 'n/a'}`);
     for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
   } finally {
     bare.kill('SIGTERM');

@@ -133,16 +133,20 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
        FROM w WHERE EXISTS (SELECT 1 FROM acct) ORDER BY ord
        ON CONFLICT DO NOTHING
        RETURNING id, fee_amount, pay_to_address
-     ), fee AS (
-       UPDATE fee_accounts SET available = available - s.total, reserved = reserved + s.total
-       FROM (SELECT sum(fee_amount) AS total FROM ins) s
-       WHERE merchant_id = $1 AND s.total > 0
      ), led AS (
        INSERT INTO fee_ledger (merchant_id, kind, from_account, to_account, amount, order_id)
        SELECT $1, 'reserve', 'available', 'reserved', fee_amount, id FROM ins WHERE fee_amount > 0
+       RETURNING 1
      ), tr AS (
        INSERT INTO order_transitions (order_id, from_status, to_status, trigger)
        SELECT id, NULL, 'CHECKOUT_VERIFIED', 'create' FROM ins
+       RETURNING 1
+     ), fee AS (
+       -- Last, by reading led and tr: the merchant's fee row is locked only after every insert, so
+       -- a concurrent batch of the same merchant waits for the commit, not for this batch's work.
+       UPDATE fee_accounts SET available = available - s.total, reserved = reserved + s.total
+       FROM (SELECT sum(fee_amount) AS total FROM ins) s, (SELECT count(*) FROM led) l, (SELECT count(*) FROM tr) t
+       WHERE merchant_id = $1 AND s.total > 0
      )
      -- The why-not columns are only probed for orders not created (CASE short-circuits).
      SELECT ins.pay_to_address, c.nonce_ok,
