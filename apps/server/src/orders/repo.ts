@@ -59,7 +59,7 @@ export interface NewOrder {
  * `nonce`: the signed request's nonce, consumed by the same statement (merchant API); absent for
  * orders made by a checkout bind.
  */
-export type OrderToCreate = Omit<NewOrder, 'payToAddress' | 'merchantId'> & { nonce?: { apiKey: string; nonce: string } | undefined };
+export type OrderToCreate = Omit<NewOrder, 'payToAddress'> & { nonce?: { apiKey: string; nonce: string } | undefined };
 
 /**
  * A freshly created order: the columns its 402 terms and a checkout bind need. Built from the
@@ -70,18 +70,19 @@ export type CreatedOrder = Pick<OrderRow, 'id' | 'merchant_id' | 'dapp_order_id'
   | 'decimals' | 'from_address' | 'pay_to_address' | 'amount_wei' | 'fee_amount' | 'status' | 'expires_at' | 'checkout_id'>;
 
 /** Per input order, in input order: the created order, or why there is none. */
-export type CreateRowOutcome = { order: CreatedOrder } | { missing: 'nonce_used' | 'key_revoked' | 'wallet' | 'fee_account' | 'conflict' };
+export type CreateRowOutcome = { order: CreatedOrder } | { missing: 'nonce_used' | 'key_revoked' | 'wallet' | 'fee_account' | 'fee_short' | 'conflict' };
 
 /** The CHECK that refuses a fee reservation larger than the available balance. */
 export const FEE_AVAILABLE_CHECK = 'fee_accounts_available_check';
 
 /**
- * Creates a batch of one merchant's orders in ONE statement (autocommit): consumes each request's
- * nonce (refusing a used one or a revoked key, as merchants/repo.ts `insertNonces` does), looks up
- * the merchant's wallet for each (chain, token), inserts the orders, reserves their fees (one
- * `fee_accounts` UPDATE by the sum, one `fee_ledger` row per order — the move of fees/ledger.ts
- * `reserveFee`) and writes each order's first audit row. The nonce is consumed even when its
- * order is not created (a duplicate, no wallet), like any authenticated request's.
+ * Creates a batch of orders — of any merchants — in ONE statement (autocommit): consumes each
+ * request's nonce (refusing a used one or a revoked key, as merchants/repo.ts `insertNonces`
+ * does), looks up each merchant's wallet for the (chain, token), inserts the orders, reserves
+ * their fees (one `fee_accounts` UPDATE per merchant by the sum, one `fee_ledger` row per order —
+ * the move of fees/ledger.ts `reserveFee`) and writes each order's first audit row. The nonce is
+ * consumed even when its order is not created (a duplicate, no wallet), like any authenticated
+ * request's.
  *
  * Why one statement for many orders: every order of a merchant updates the same `fee_accounts`
  * row, so its row lock serializes that merchant's order creation — held for one execution plus
@@ -91,9 +92,13 @@ export const FEE_AVAILABLE_CHECK = 'fee_accounts_available_check';
  *
  * - A duplicate `(merchant_id, dapp_order_id)` or identical live terms is skipped
  *   (`ON CONFLICT DO NOTHING`), never failing the others: `{ missing: 'conflict' }`.
- * - A balance too low for the batch's fees fails the whole statement with a check violation on
- *   FEE_AVAILABLE_CHECK and changes nothing (no nonce consumed either); the caller then retries
- *   order by order.
+ * - A merchant whose available balance (read before locking) does not cover all its orders of the
+ *   batch gets none created: `{ missing: 'fee_short' }` (nonces consumed); the caller retries
+ *   those alone, so the balance goes exactly as far as it reaches.
+ * - Fee rows are locked last (after every insert, so a concurrent batch waits for a commit, not
+ *   for work) and in merchant-id order, so two batches never deadlock on them. A balance spent by
+ *   a concurrent batch between the read and the lock fails the whole statement with a check
+ *   violation on FEE_AVAILABLE_CHECK, which changes nothing (no nonce consumed either).
  * - (api_key, nonce) pairs must be distinct within a batch (the caller dedupes).
  *
  * The batch travels as one jsonb parameter, not as arrays: with `unnest($n::text[])` the planner
@@ -101,13 +106,13 @@ export const FEE_AVAILABLE_CHECK = 'fee_accounts_available_check';
  * prepared statement on every execution (~0.5 ms of a 0.7–1.6 ms statement, measured on
  * Postgres 15); `jsonb_to_recordset` looks alike to both, so the generic plan is kept.
  */
-export async function insertOrdersReservingFee(q: Queryable, merchantId: string, os: readonly OrderToCreate[]): Promise<CreateRowOutcome[]> {
-  const { rows } = await q.query<{ pay_to_address: string | null; nonce_ok: boolean; key_active: boolean; wallet_found: boolean; fee_account: boolean }>(
+export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderToCreate[]): Promise<CreateRowOutcome[]> {
+  const { rows } = await q.query<{ pay_to_address: string | null; nonce_ok: boolean; key_active: boolean; wallet_found: boolean; fee_account: boolean; fee_ok: boolean }>(
     `WITH input AS (
-       SELECT * FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (id text, dapp_order_id text, flow text, chain_id int, pay_to_chain_id int,
-         token_symbol text, token_contract text, decimals int, from_address text, amount_wei numeric, fee_amount numeric,
+       SELECT * FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (id text, merchant_id text, dapp_order_id text, flow text, chain_id int,
+         pay_to_chain_id int, token_symbol text, token_contract text, decimals int, from_address text, amount_wei numeric, fee_amount numeric,
          expires_at timestamptz, callback_calldata text, checkout_id text, api_key text, nonce text))
-       WITH ORDINALITY AS u(id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals, from_address,
+       WITH ORDINALITY AS u(id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals, from_address,
          amount_wei, fee_amount, expires_at, callback_calldata, checkout_id, api_key, nonce, ord)
      ), nonce AS (
        INSERT INTO request_nonces (api_key, nonce)
@@ -119,46 +124,53 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
      ), checked AS (
        SELECT i.*, i.nonce IS NULL OR EXISTS (SELECT 1 FROM nonce n WHERE n.api_key = i.api_key AND n.nonce = i.nonce) AS nonce_ok
        FROM input i
-     ), acct AS (
-       SELECT 1 FROM fee_accounts WHERE merchant_id = $1
      ), w AS (
        SELECT c.*, mw.address AS pay_to_address FROM checked c
-       JOIN merchant_wallets mw ON mw.merchant_id = $1 AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol
+       JOIN merchant_wallets mw ON mw.merchant_id = c.merchant_id AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol
        WHERE c.nonce_ok
+     ), ok AS (
+       -- Merchants whose balance covers all their orders of the batch (read unlocked: see fee).
+       SELECT f.merchant_id FROM fee_accounts f
+       JOIN (SELECT merchant_id, sum(fee_amount) AS total FROM w GROUP BY merchant_id) need ON need.merchant_id = f.merchant_id
+       WHERE f.available >= need.total
      ), ins AS (
        INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
          from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, callback_calldata, checkout_id)
-       SELECT id, $1, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
+       SELECT id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
          from_address, pay_to_address, amount_wei, fee_amount, 'CHECKOUT_VERIFIED', expires_at, callback_calldata, checkout_id
-       FROM w WHERE EXISTS (SELECT 1 FROM acct) ORDER BY ord
+       FROM w WHERE merchant_id IN (SELECT merchant_id FROM ok) ORDER BY ord
        ON CONFLICT DO NOTHING
-       RETURNING id, fee_amount, pay_to_address
+       RETURNING id, merchant_id, fee_amount, pay_to_address
      ), led AS (
        INSERT INTO fee_ledger (merchant_id, kind, from_account, to_account, amount, order_id)
-       SELECT $1, 'reserve', 'available', 'reserved', fee_amount, id FROM ins WHERE fee_amount > 0
+       SELECT merchant_id, 'reserve', 'available', 'reserved', fee_amount, id FROM ins WHERE fee_amount > 0
        RETURNING 1
      ), tr AS (
        INSERT INTO order_transitions (order_id, from_status, to_status, trigger)
        SELECT id, NULL, 'CHECKOUT_VERIFIED', 'create' FROM ins
        RETURNING 1
+     ), lk AS (
+       SELECT merchant_id FROM fee_accounts WHERE merchant_id IN (SELECT merchant_id FROM ins) ORDER BY merchant_id FOR UPDATE
      ), fee AS (
-       -- Last, by reading led and tr: the merchant's fee row is locked only after every insert, so
-       -- a concurrent batch of the same merchant waits for the commit, not for this batch's work.
-       UPDATE fee_accounts SET available = available - s.total, reserved = reserved + s.total
-       FROM (SELECT sum(fee_amount) AS total FROM ins) s, (SELECT count(*) FROM led) l, (SELECT count(*) FROM tr) t
-       WHERE merchant_id = $1 AND s.total > 0
+       -- Reads led, tr and lk, so it runs after every insert and after locking the fee rows in
+       -- merchant-id order (two batches never wait on each other's rows in opposite orders).
+       UPDATE fee_accounts f SET available = f.available - s.total, reserved = f.reserved + s.total
+       FROM (SELECT merchant_id, sum(fee_amount) AS total FROM ins GROUP BY merchant_id) s,
+         (SELECT count(*) FROM led) l, (SELECT count(*) FROM tr) t, (SELECT count(*) FROM lk) k
+       WHERE f.merchant_id = s.merchant_id AND s.total > 0
      )
      -- The why-not columns are only probed for orders not created (CASE short-circuits).
      SELECT ins.pay_to_address, c.nonce_ok,
        CASE WHEN c.nonce_ok THEN true ELSE EXISTS (SELECT 1 FROM api_keys k WHERE k.api_key = c.api_key AND k.revoked_at IS NULL) END AS key_active,
-       CASE WHEN ins.id IS NOT NULL THEN true
-         ELSE EXISTS (SELECT 1 FROM merchant_wallets mw WHERE mw.merchant_id = $1 AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol) END AS wallet_found,
-       EXISTS (SELECT 1 FROM acct) AS fee_account
+       CASE WHEN ins.id IS NOT NULL THEN true ELSE EXISTS (
+         SELECT 1 FROM merchant_wallets mw WHERE mw.merchant_id = c.merchant_id AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol) END AS wallet_found,
+       CASE WHEN ins.id IS NOT NULL THEN true ELSE EXISTS (SELECT 1 FROM fee_accounts f WHERE f.merchant_id = c.merchant_id) END AS fee_account,
+       CASE WHEN ins.id IS NOT NULL THEN true ELSE c.merchant_id IN (SELECT merchant_id FROM ok) END AS fee_ok
      FROM checked c LEFT JOIN ins ON ins.id = c.id
      ORDER BY c.ord`,
-    [merchantId, JSON.stringify(os.map((o) => ({
-      id: o.id, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId, token_symbol: o.tokenSymbol,
-      token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, amount_wei: o.amountWei.toString(),
+    [JSON.stringify(os.map((o) => ({
+      id: o.id, merchant_id: o.merchantId, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId,
+      token_symbol: o.tokenSymbol, token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, amount_wei: o.amountWei.toString(),
       fee_amount: o.feeAmount.toString(), expires_at: o.expiresAt.toISOString(), callback_calldata: o.callbackCalldata ?? null,
       checkout_id: o.checkoutId ?? null, api_key: o.nonce?.apiKey ?? null, nonce: o.nonce?.nonce ?? null,
     })))],
@@ -168,11 +180,12 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
     if (!r.nonce_ok) return { missing: r.key_active ? 'nonce_used' : 'key_revoked' };
     if (!r.wallet_found) return { missing: 'wallet' };
     if (!r.fee_account) return { missing: 'fee_account' };
+    if (!r.fee_ok) return { missing: 'fee_short' };
     if (r.pay_to_address === null) return { missing: 'conflict' };
     const o = os[i]!;
     return {
       order: {
-        id: o.id, merchant_id: merchantId, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId,
+        id: o.id, merchant_id: o.merchantId, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId,
         token_symbol: o.tokenSymbol, token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, pay_to_address: r.pay_to_address,
         amount_wei: o.amountWei.toString(), fee_amount: o.feeAmount.toString(), status: 'CHECKOUT_VERIFIED', expires_at: o.expiresAt, checkout_id: o.checkoutId ?? null,
       },
@@ -180,10 +193,14 @@ export async function insertOrdersReservingFee(q: Queryable, merchantId: string,
   });
 }
 
-/** Which of a merchant's `dappOrderIds` exist (tells a duplicate id from a live-terms clash). */
-export async function existingDappOrderIds(q: Queryable, merchantId: string, dappOrderIds: readonly string[]): Promise<Set<string>> {
-  const { rows } = await q.query<{ dapp_order_id: string }>('SELECT dapp_order_id FROM orders WHERE merchant_id = $1 AND dapp_order_id = ANY($2::text[])', [merchantId, dappOrderIds]);
-  return new Set(rows.map((r) => r.dapp_order_id));
+/** Which of the (merchant, dapp_order_id) pairs exist (tells a duplicate id from a live-terms clash). */
+export async function existingDappOrderIds(q: Queryable, pairs: readonly { merchantId: string; dappOrderId: string }[]): Promise<Set<string>> {
+  const { rows } = await q.query<{ merchant_id: string; dapp_order_id: string }>(
+    `SELECT o.merchant_id, o.dapp_order_id FROM jsonb_to_recordset($1::jsonb) AS p(merchant_id text, dapp_order_id text)
+     JOIN orders o ON o.merchant_id = p.merchant_id AND o.dapp_order_id = p.dapp_order_id`,
+    [JSON.stringify(pairs.map((p) => ({ merchant_id: p.merchantId, dapp_order_id: p.dappOrderId })))],
+  );
+  return new Set(rows.map((r) => `${r.merchant_id}\n${r.dapp_order_id}`));
 }
 
 /** Plain insert without fee reservation (tests and tools that manage fees themselves). */

@@ -103,7 +103,8 @@ export class OrderService {
     }
     const now = this.clock.now();
     const expiresAt = input.expiresAt ?? new Date(now + this.config.orderTtlSeconds * 1000);
-    const out = await this.creator.create(input.merchantId, {
+    const out = await this.creator.create({
+      merchantId: input.merchantId,
       id: newId('ord'),
       dappOrderId: input.dappOrderId,
       flow: 'ERC20_DIRECT',

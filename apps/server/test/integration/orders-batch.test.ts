@@ -157,28 +157,75 @@ for (const backend of backends()) {
       }
     });
 
-    it('groups concurrent creates into few statements, each order answered with its own row', async () => {
-      const m = await setupMerchant(s);
-      let statements = 0;
+    /** An OrderService of its own (its own batcher) on the test database, counting creating statements. */
+    const directOrders = () => {
+      const counter = { statements: 0 };
       const counting = (q: Queryable): Queryable => ({
         query: (sql, params, opts) => {
-          if (sql.includes('INSERT INTO orders')) statements++;
+          if (sql.includes('INSERT INTO orders')) counter.statements++;
           return q.query(sql, params, opts);
         },
         exec: (sql) => q.exec(sql),
       });
       const db: Database = { ...s.db, ...counting(s.db), kind: s.db.kind, transaction: (fn) => s.db.transaction((tx) => fn(counting(tx))), close: async () => {} };
       const config = buildConfig({ chains: [fakeChain()] });
-      const orders = new OrderService(db, config, new MerchantService(db, config), s.clock);
-      const input = (k: number) => ({
-        merchantId: m.merchantId, receiveType: 'DIRECT' as const, dappOrderId: `direct-${run}-${k}`, chainId: 31337, tokenSymbol: 'USDC',
-        fromAddress: k % 2 ? PAYER : PAYER_2, amountWei: String(5_000_000 + k),
+      return { orders: new OrderService(db, config, new MerchantService(db, config), s.clock), counter };
+    };
+    /** Order k of a test: amounts unique per `run` (merchants share MERCHANT_WALLET, so equal terms would clash). */
+    const directInput = (m: Creds, k: number, tag: string) => ({
+      merchantId: m.merchantId, receiveType: 'DIRECT' as const, dappOrderId: `${tag}-${k}`, chainId: 31337, tokenSymbol: 'USDC',
+      fromAddress: k % 2 ? PAYER : PAYER_2, amountWei: String(50_000_000 + run * 1000 + k),
+    });
+
+    it('one batch of several merchants: a short merchant gets exactly what its balance covers, in order; the others all', async () => {
+      const rich = await setupMerchant(s, { topUp: '1.00' });
+      const poor = await setupMerchant(s, { topUp: '0.02' });
+      const { orders, counter } = directOrders();
+      const tag = `mix-${++run}`;
+      const inputs = Array.from({ length: 10 }, (_, k) => directInput(k % 2 ? poor : rich, k, tag));
+      const out = await Promise.all(inputs.map((i) => orders.createOrder(i)));
+      const kinds = out.map((o) => (o.kind === 'created' ? 'created' : o.code));
+      // rich: 0, 2, 4, 6, 8 all created; poor: 1 and 3 (the first two it can pay for), then refused.
+      assert.deepEqual(kinds, ['created', 'created', 'created', 'created', 'created', 'insufficient_fee_balance', 'created', 'insufficient_fee_balance', 'created', 'insufficient_fee_balance']);
+      assert.ok(counter.statements <= 1 + 5, `${counter.statements} statements`);
+      const b = (await getFeeBalance(s.db, poor.merchantId))!;
+      assert.deepEqual([b.available, b.reserved], [0n, 20_000n]);
+      assert.equal(((await getFeeBalance(s.db, rich.merchantId))!).reserved, 50_000n);
+      assert.deepEqual(await findLedgerImbalances(s.db), []);
+    });
+
+    it('two gateways creating for the same merchants at once: every order exactly once, balances exact', async () => {
+      const ms = await Promise.all([0, 1, 2, 3].map(() => setupMerchant(s, { topUp: '5.00' })));
+      const a = directOrders();
+      const b = directOrders();
+      const tag = `two-${++run}`;
+      // Opposite merchant orders in the two processes' batches: fee rows must still lock without deadlock.
+      const jobs = Array.from({ length: 120 }, (_, k) => {
+        const m = ms[k % 4]!;
+        const via = k % 2 ? a.orders : b.orders;
+        return via.createOrder(directInput(k % 2 ? m : ms[3 - (k % 4)]!, k, tag));
       });
+      const out = await Promise.all(jobs);
+      assert.ok(out.every((o) => o.kind === 'created'), JSON.stringify(out.find((o) => o.kind !== 'created')));
+      for (const m of ms) {
+        const n = await count('SELECT count(*)::int AS n FROM orders WHERE merchant_id = $1', [m.merchantId]);
+        assert.equal(((await getFeeBalance(s.db, m.merchantId))!).reserved, BigInt(n) * 10_000n);
+      }
+      assert.equal(await count(`SELECT count(*)::int AS n FROM orders WHERE dapp_order_id LIKE $1`, [`${tag}-%`]), 120);
+      // One statement per gateway: no statement failed (a deadlock would have been retried per merchant).
+      assert.deepEqual([a.counter.statements, b.counter.statements], [1, 1]);
+      assert.deepEqual(await findLedgerImbalances(s.db), []);
+    });
+
+    it('groups concurrent creates into few statements, each order answered with its own row', async () => {
+      const m = await setupMerchant(s);
+      const { orders, counter } = directOrders();
       run++;
+      const input = (k: number) => directInput(m, k, `direct-${run}`);
       const out = await Promise.all(Array.from({ length: 30 }, (_, k) => orders.createOrder(input(k))));
       assert.ok(out.every((o) => o.kind === 'created'));
-      assert.deepEqual(out.map((o) => o.kind === 'created' && o.order.amount_wei), Array.from({ length: 30 }, (_, k) => String(5_000_000 + k)));
-      assert.ok(statements <= 3, `30 concurrent creates took ${statements} statements`);
+      assert.deepEqual(out.map((o) => o.kind === 'created' && o.order.amount_wei), Array.from({ length: 30 }, (_, k) => String(50_000_000 + run * 1000 + k)));
+      assert.ok(counter.statements <= 3, `30 concurrent creates took ${counter.statements} statements`);
       // What creation answers (built from the input and the statement's pay-to address) is the stored row.
       for (const o of out) {
         assert.ok(o.kind === 'created');
