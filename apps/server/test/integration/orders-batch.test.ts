@@ -217,6 +217,32 @@ for (const backend of backends()) {
       assert.deepEqual(await findLedgerImbalances(s.db), []);
     });
 
+    it('two gateways racing for the last of a balance: exactly what it covers is created; every request used its nonce', async () => {
+      const m = await setupMerchant(s, { topUp: '0.10' });
+      const other = await startTollgate(s.tg.deps.config, { db: s.db, clock: s.clock, role: 'api', http: { logger: false } });
+      try {
+        // Both gateways read the balance before either commits, so the second to lock it can find it
+        // spent (a check violation that is retried order by order, with the nonce still unused).
+        const reqs = Array.from({ length: 16 }, (_, k) => {
+          const b = body();
+          const headers = signedHeaders({ apiKey: m.apiKey, apiSecret: m.apiSecret, body: b, now: () => s.clock.now() });
+          const base = k % 2 ? other.url! : s.url;
+          return () => fetch(base + '/api/v1/orders', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(b) });
+        });
+        const rs = await Promise.all(reqs.map((send) => send()));
+        const statuses = rs.map((r) => r.status);
+        assert.equal(statuses.filter((x) => x === 402).length, 10, JSON.stringify(statuses));
+        assert.equal(statuses.filter((x) => x === 400).length, 6);
+        const b = (await getFeeBalance(s.db, m.merchantId))!;
+        assert.deepEqual([b.available, b.reserved], [0n, 100_000n]);
+        assert.deepEqual(await findLedgerImbalances(s.db), []);
+        const replays = await Promise.all(reqs.map((send) => send()));
+        assert.deepEqual(replays.map((r) => r.status), Array(16).fill(401), 'every request, created or refused, used up its nonce');
+      } finally {
+        await other.close();
+      }
+    });
+
     it('groups concurrent creates into few statements, each order answered with its own row', async () => {
       const m = await setupMerchant(s);
       const { orders, counter } = directOrders();
