@@ -83,7 +83,7 @@ export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps, c
 }
 
 /** The 401 of a nonce that could not be consumed. */
-export function nonceRefusal(outcome: Exclude<NonceOutcome, 'consumed'>): AppError {
+function nonceRefusal(outcome: Exclude<NonceOutcome, 'consumed'>): AppError {
   return outcome === 'revoked' ? new AppError('api_key_revoked', 'API key has been revoked') : new AppError('replay_detected', 'Replay request detected');
 }
 

@@ -61,6 +61,9 @@ const refuse = (code: CreateOrderRefusal['code'], message: string, param?: strin
  * Payment observation lives in chain/evm; every status change goes through `transitionOrder`.
  */
 export class OrderService {
+  /** Group-commits creation (create-batch.ts); one per process, shared by the API and checkout binds. */
+  private readonly creator: OrderCreator;
+
   constructor(
     private readonly db: Database,
     private readonly config: Config,
@@ -69,8 +72,6 @@ export class OrderService {
   ) {
     this.creator = new OrderCreator(db);
   }
-
-  private readonly creator: OrderCreator;
 
   async createOrder(input: CreateOrderInput): Promise<CreateOrderOutcome> {
     if (input.bodyMerchantId !== undefined && input.bodyMerchantId !== input.merchantId) {
