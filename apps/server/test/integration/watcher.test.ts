@@ -220,6 +220,28 @@ for (const backend of backends()) {
         assert.equal((await transfersOf(db, chain.chainId)).length, 1);
       }));
 
+    it('never lets a transfer made before the order existed pay it (catch-up after downtime)', () =>
+      withChain(async ({ dev, chain, m, w }) => {
+        const db = tdb.db;
+        await tickOk(w);
+        // The watcher is down: the payer sends the merchant 2.3 USDC for something else; minutes
+        // later the merchant creates an order for that payer and amount; then the watcher catches up.
+        await pay(dev, 1, m.wallet, 2_300_000n);
+        const order = await createOrder(db, chain, m, { from: payerAddress(dev, 1), amount: 2_300_000n });
+        await db.query(`UPDATE orders SET created_at = now() + interval '5 minutes' WHERE id = $1`, [order.id]);
+        await tickOk(w);
+        const o = await getOrderRow(db, order.id);
+        assert.equal(o.status, 'CHECKOUT_VERIFIED');
+        assert.equal(o.transfer_id, null, 'the earlier transfer did not pay the later order');
+        const trs = await transfersOf(db, chain.chainId);
+        assert.deepEqual(trs.map((t) => [t.match_status, t.order_id]), [['unmatched', null]]);
+        // A payment made after the order was created pays it.
+        await db.query(`UPDATE orders SET created_at = now() WHERE id = $1`, [order.id]);
+        await pay(dev, 1, m.wallet, 2_300_000n);
+        await tickOk(w);
+        assert.ok((await getOrderRow(db, order.id)).transfer_id);
+      }));
+
     it('still watches the old wallet of live orders after the merchant replaced it', () =>
       withChain(async ({ dev, chain, m, w }) => {
         const db = tdb.db;

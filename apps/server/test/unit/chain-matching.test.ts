@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LATE_LOOKBACK_MS, decideMatch, type ClosedCandidate, type LiveCandidate } from '../../src/chain/evm/matching.ts';
+import { CREATED_SKEW_MS, LATE_LOOKBACK_MS, decideMatch, type ClosedCandidate, type LiveCandidate } from '../../src/chain/evm/matching.ts';
 
 const T0 = Date.parse('2025-06-01T12:00:00Z');
 const at = (sec: number) => new Date(T0 + sec * 1000);
@@ -24,6 +24,18 @@ describe('decideMatch', () => {
   it('breaks an amount tie by age, then by id', () => {
     assert.deepEqual(decideMatch(transfer(10n), [live('new', 10n, { createdSec: -1 }), live('old', 10n, { createdSec: -100 })], []), { kind: 'matched', orderId: 'old' });
     assert.deepEqual(decideMatch(transfer(10n), [live('b', 10n), live('a', 10n)], []), { kind: 'matched', orderId: 'a' });
+  });
+
+  it('never lets a transfer pay an order created after it (beyond the clock-skew allowance)', () => {
+    const skewSec = CREATED_SKEW_MS / 1000;
+    // Mined 3 minutes before the order existed: not its payment (catch-up after downtime).
+    assert.deepEqual(decideMatch(transfer(10n), [live('later', 10n, { createdSec: skewSec + 60 })], []), { kind: 'unmatched' });
+    // Nor does it count as an under-payment of that order, or shadow an order that existed.
+    assert.deepEqual(decideMatch(transfer(5n), [live('later', 10n, { createdSec: skewSec + 1 })], []), { kind: 'unmatched' });
+    assert.deepEqual(decideMatch(transfer(10n), [live('later', 10n, { createdSec: skewSec + 1 }), live('earlier', 8n)], []), { kind: 'matched', orderId: 'earlier' });
+    // Within the allowance (the chain's clock trailing the gateway's): a payment.
+    assert.deepEqual(decideMatch(transfer(10n), [live('a', 10n, { createdSec: skewSec })], []), { kind: 'matched', orderId: 'a' });
+    assert.deepEqual(decideMatch(transfer(10n), [live('a', 10n, { createdSec: 1 })], []), { kind: 'matched', orderId: 'a' });
   });
 
   it('treats an over-payment as a match', () => {

@@ -9,7 +9,11 @@ import type { TransferLog } from './rpc.ts';
  * The rule (decided with the orders owner; the pure part is `decideMatch`):
  *  1. Candidates are *live* orders: CHECKOUT_VERIFIED, no transfer yet, same chain, token contract,
  *     `pay_to_address = log.to` and `from_address = log.from`. The index `orders_live_match_idx`
- *     makes this one lookup whatever the number of live orders.
+ *     makes this one lookup whatever the number of live orders. An order created more than
+ *     CREATED_SKEW_MS after the block is no candidate: that transfer was made before the order
+ *     existed (an unrelated payment, found while catching up after downtime), and paying an order
+ *     with it would confirm an order nobody paid. The allowance covers clock skew between the
+ *     chain and the gateway (block timestamps are whole seconds and may trail by a few).
  *  2. Among candidates with `amount_wei <= value` whose `expires_at` is not before the block's
  *     timestamp, the LARGEST `amount_wei` wins (best fit: a payer who pays 10 with orders of 5 and
  *     10 open meant the 10), ties → oldest. That is a `matched` transfer.
@@ -52,6 +56,9 @@ export type MatchDecision =
   | { kind: 'underpaid'; orderId: string }
   | { kind: 'unmatched' };
 
+/** How much older than its order a transfer's block may be and still pay it (rule 1: clock skew). */
+export const CREATED_SKEW_MS = 120_000;
+
 /** How far back rule 5 looks for a closed order to record a late payment against. */
 export const LATE_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
 
@@ -68,7 +75,8 @@ export const LATE_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
  * ];
  * decideMatch(t, live, []); // { kind: 'matched', orderId: 'ord_b' }
  */
-export function decideMatch(t: TransferFacts, live: readonly LiveCandidate[], closed: readonly ClosedCandidate[]): MatchDecision {
+export function decideMatch(t: TransferFacts, candidates: readonly LiveCandidate[], closed: readonly ClosedCandidate[]): MatchDecision {
+  const live = candidates.filter((c) => c.createdAt.getTime() - CREATED_SKEW_MS <= t.blockTime.getTime());
   const fits = live.filter((c) => c.amountWei <= t.value);
   const onTime = fits.filter((c) => c.expiresAt.getTime() >= t.blockTime.getTime());
   const best = bestFit(onTime);
