@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import { ERROR_CATALOG, pooledRandomBytes } from '@tollgate/protocol';
+import { ERROR_CATALOG, newId } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
 import { AppError, installErrorHandling, onFrameworkError, patternToRegex } from './errors.ts';
 import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClass, type RouteDef } from './route.ts';
@@ -54,7 +54,9 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   const app = Fastify({
     logger,
     bodyLimit: opts.bodyLimit ?? 64 * 1024,
-    genReqId: () => `req_${pooledRandomBytes(12).toString('base64url')}`,
+    // Base58 like every Tollgate id: base64url's `_` and `-` let a random request id contain
+    // `cs_…`, which the log redaction test rightly reads as a leaked checkout id (a CI flake).
+    genReqId: () => newId('req'),
     // Sub-second stalls of a database must not hang clients forever.
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
