@@ -22,8 +22,11 @@ import {
   type DevChain,
 } from '../src/index.ts';
 
+// cacheTime 0: viem caches eth_blockNumber for the polling interval (4 s by default), so a height
+// read right after a reorg could be the one cached while waiting for the receipt (a CI flake:
+// "a reorg keeps the height", 21n !== 22n).
 function clientFor(chain: { rpcUrl: string; chainId: number }) {
-  return createPublicClient({ chain: localChain(chain.rpcUrl, chain.chainId), transport: http(chain.rpcUrl) });
+  return createPublicClient({ chain: localChain(chain.rpcUrl, chain.chainId), transport: http(chain.rpcUrl), cacheTime: 0 });
 }
 
 /** True if something can bind 127.0.0.1:port right now. */
