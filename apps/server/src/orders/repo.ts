@@ -122,8 +122,10 @@ export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderT
        ON CONFLICT DO NOTHING
        RETURNING api_key, nonce
      ), checked AS (
-       SELECT i.*, i.nonce IS NULL OR EXISTS (SELECT 1 FROM nonce n WHERE n.api_key = i.api_key AND n.nonce = i.nonce) AS nonce_ok
-       FROM input i
+       -- A join, not a correlated EXISTS: that rescanned the nonce CTE once per order. The pairs are
+       -- distinct (create-batch.ts drops in-batch replays), so the join never multiplies a row.
+       SELECT i.*, i.nonce IS NULL OR n.nonce IS NOT NULL AS nonce_ok
+       FROM input i LEFT JOIN nonce n ON n.api_key = i.api_key AND n.nonce = i.nonce
      ), w AS (
        SELECT c.*, mw.address AS pay_to_address FROM checked c
        JOIN merchant_wallets mw ON mw.merchant_id = c.merchant_id AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol

@@ -8,8 +8,8 @@ import type { TransferLog } from './rpc.ts';
  *
  * The rule (decided with the orders owner; the pure part is `decideMatch`):
  *  1. Candidates are *live* orders: CHECKOUT_VERIFIED, no transfer yet, same chain, token contract,
- *     `pay_to_address = log.to` and `from_address = log.from`. The index `orders_live_match_idx`
- *     makes this one lookup whatever the number of live orders. An order created more than
+ *     `pay_to_address = log.to` and `from_address = log.from`. The index `orders_live_terms_key`
+ *     (migration 0005) makes this one lookup whatever the number of live orders. An order created more than
  *     CREATED_SKEW_MS after the block is no candidate: that transfer was made before the order
  *     existed (an unrelated payment, found while catching up after downtime), and paying an order
  *     with it would confirm an order nobody paid. The allowance covers clock skew between the
