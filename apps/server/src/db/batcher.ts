@@ -5,10 +5,10 @@
  * event loop (`setImmediate`, which collects the requests parsed in the same I/O phase), so a
  * quiet gateway answers as fast as before and a busy one amortizes.
  *
- * At most `maxInFlight` batches per key run at once; the others wait and grow. Order creation keys
- * by merchant, whose fee-balance row every order updates: more concurrent batches of one merchant
- * would only queue on that row lock. Keys are independent and run concurrently (bounded by the
- * connection pool).
+ * At most `maxInFlight` batches per key run at once; the others wait and grow. Order creation uses
+ * one key and one batch in flight (orders/create-batch.ts: concurrent batches would queue on the
+ * fee-balance rows, and smaller batches cost more per order). Keys are independent and run
+ * concurrently (bounded by the connection pool).
  *
  * `run` gets the items in submission order and returns one result per item, in the same order. A
  * throw rejects every item of the batch, and the items queued behind it, with that error; callers

@@ -16,10 +16,13 @@ export type CreateResult =
 /** Most orders per statement: bounds the statement and what one slow batch delays. */
 const MAX_BATCH = 128;
 /**
- * Batches in flight at once: while one holds fee rows and commits, the next already inserts its
- * orders (bench/orders-api.ts: 1, 2 and 3 were equal within the machine's noise).
+ * One batch in flight per process. A second one overlapped little (both need the fee rows, which
+ * the first holds until its commit) and halved the batches: about 500 µs of each statement's
+ * Postgres time is fixed (executor start, commit), so at 32 concurrent clients batches of ~10
+ * instead of ~16 cost 172 instead of 109 µs of Postgres CPU per order, and 15 % fewer orders/s
+ * (bench/ab.ts, interleaved). Several API processes still write in parallel.
  */
-const MAX_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = 1;
 
 /**
  * Order creation with group commit: concurrent creates — of any merchants — go into one statement
