@@ -69,17 +69,32 @@ function checkBytes(prefix: IdPrefix, bytes: number): void {
   }
 }
 
-/** Fixed-width base58 of a byte string (exported for tests and deterministic fixtures). */
+/**
+ * Fixed-width base58 of a byte string (exported for tests and deterministic fixtures).
+ *
+ * Schoolbook long division in small integers, not BigInt: the digits (least significant last) are
+ * multiplied by 256 and the next byte added, one byte at a time; every intermediate value stays
+ * below 58 × 256 + 255, far inside exact double range. Same digits as `n % 58n` on the whole
+ * integer, at a small fraction of the cost (two ids per created order: the order's and the request's).
+ */
 export function encodeBase58Fixed(buf: Uint8Array): string {
-  let n = 0n;
-  for (const b of buf) n = (n << 8n) | BigInt(b);
   const width = encodedWidth(buf.length);
-  const out: string[] = new Array<string>(width);
-  for (let i = width - 1; i >= 0; i--) {
-    out[i] = ALPHABET[Number(n % BASE)]!;
-    n /= BASE;
+  const digits = new Uint8Array(width);
+  // Digits above `top` are still zero: the loop only walks the ones that can be non-zero.
+  let top = width;
+  for (let i = 0; i < buf.length; i++) {
+    let carry = buf[i]!;
+    let j = width - 1;
+    for (; j >= top || carry !== 0; j--) {
+      carry += digits[j]! * 256;
+      digits[j] = carry % 58;
+      carry = (carry - digits[j]!) / 58;
+    }
+    top = j + 1;
   }
-  return out.join('');
+  let out = '';
+  for (let j = 0; j < width; j++) out += ALPHABET[digits[j]!];
+  return out;
 }
 
 /**

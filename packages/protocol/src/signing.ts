@@ -97,27 +97,36 @@ function isPlainRecord(v: unknown): v is Record<string, unknown> {
  * // => { a: 'b', n: '0', api_key: 'k', timestamp: '1', nonce: 'n1' }
  */
 export function buildSignParams(input: SignInput): Record<string, string> {
-  // A Map, then Object.fromEntries: a body field literally named "__proto__" (JSON.parse creates
-  // it as an own property) must be signed as data, not hit the prototype setter of a `{}` literal.
-  const params = new Map<string, string>();
+  const params = signParams(input);
+  for (const name of Object.keys(params)) if (params[name] === '') delete params[name];
+  // A plain object again (spread defines own properties: "__proto__" stays data), for callers
+  // that compare or print it.
+  return { ...params };
+}
+
+/**
+ * The parameter set as a null-prototype object: a body field literally named "__proto__" (JSON.parse
+ * creates it as an own property) is signed as data, never reaching a prototype setter.
+ */
+function signParams(input: SignInput): Record<string, string> {
+  const params: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(input.query ?? {})) {
     if (typeof value !== 'string') throw new TypeError(`sign: query parameter "${name}" must be a single string`);
-    params.set(name, value);
+    params[name] = value;
   }
   if (input.body !== undefined) {
     if (!isPlainRecord(input.body)) throw new TypeError('sign: body must be a JSON object');
-    for (const [name, value] of Object.entries(input.body)) {
-      const s = toSignValue(name, value);
+    for (const name of Object.keys(input.body)) {
+      const s = toSignValue(name, input.body[name]);
       // A dropped body field does not remove a same-named query field: nothing was sent to override it.
-      if (s !== undefined) params.set(name, s);
+      if (s !== undefined) params[name] = s;
     }
   }
-  params.set('api_key', input.apiKey);
-  params.set('timestamp', input.timestamp);
-  params.set('nonce', input.nonce);
-  params.delete('sign');
-  for (const [name, value] of params) if (value === '') params.delete(name);
-  return Object.fromEntries(params);
+  params.api_key = input.apiKey;
+  params.timestamp = input.timestamp;
+  params.nonce = input.nonce;
+  delete params.sign;
+  return params;
 }
 
 /** Orders by UTF-16 code unit, which for ASCII names is ASCII order ("Z" < "_" < "a"). */
@@ -133,14 +142,28 @@ function compareCodeUnits(a: string, b: string): number {
  * canonicalString({ b: '2', B: '1', a_b: '3' }) // => 'B=1&a_b=3&b=2'
  */
 export function canonicalString(params: Record<string, string>): string {
-  return Object.keys(params)
-    .sort(compareCodeUnits)
-    .map((k) => `${k}=${params[k]}`)
-    .join('&');
+  return joinSorted(params, false);
 }
 
-function hmacHex(apiSecret: string, canonical: string): string {
-  return createHmac('sha256', Buffer.from(apiSecret, 'utf8')).update(canonical, 'utf8').digest('hex');
+/**
+ * `k=v&k=v` over the names in code-unit order, skipping empty values when `skipEmpty` (the signed
+ * string of step 5, built straight from {@link signParams} without the intermediate plain object).
+ */
+function joinSorted(params: Record<string, string>, skipEmpty: boolean): string {
+  let out = '';
+  let first = true;
+  for (const name of Object.keys(params).sort(compareCodeUnits)) {
+    const value = params[name]!;
+    if (skipEmpty && value === '') continue;
+    out += first ? `${name}=${value}` : `&${name}=${value}`;
+    first = false;
+  }
+  return out;
+}
+
+/** HMAC-SHA256 under the UTF-8 bytes of the secret (a string key is taken as UTF-8 by node:crypto). */
+function hmac(apiSecret: string, canonical: string): Buffer {
+  return createHmac('sha256', apiSecret).update(canonical, 'utf8').digest();
 }
 
 /**
@@ -158,7 +181,7 @@ function hmacHex(apiSecret: string, canonical: string): string {
  */
 export function signRequest(apiSecret: string, input: SignInput): string {
   if (typeof apiSecret !== 'string' || apiSecret.length === 0) throw new TypeError('sign: apiSecret must be a non-empty string');
-  return hmacHex(apiSecret, canonicalString(buildSignParams(input)));
+  return hmac(apiSecret, joinSorted(signParams(input), true)).toString('hex');
 }
 
 /**
@@ -176,7 +199,7 @@ export function signRequest(apiSecret: string, input: SignInput): string {
 export function verifyRequestSignature(apiSecret: string, input: SignInput, sign: string): boolean {
   if (typeof apiSecret !== 'string' || apiSecret.length === 0) return false;
   if (typeof sign !== 'string' || !HEX_SIGN.test(sign)) return false;
-  const expected = Buffer.from(hmacHex(apiSecret, canonicalString(buildSignParams(input))), 'hex');
+  const expected = hmac(apiSecret, joinSorted(signParams(input), true));
   const given = Buffer.from(sign, 'hex');
   // Both are 32 bytes here (the regex fixed the length), as timingSafeEqual requires.
   return timingSafeEqual(expected, given);

@@ -76,8 +76,10 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
     jsonParser(req, body as string, done);
   });
 
-  app.addHook('onSend', async (req, reply) => {
+  // Callback style, not async: this runs on every response, and an async hook costs a promise each.
+  app.addHook('onSend', (req, reply, payload, done) => {
     reply.header('x-request-id', req.id);
+    done(null, payload);
   });
 
   const patterns: { method: string; regex: RegExp }[] = [];

@@ -71,7 +71,11 @@ export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; no
   };
 }
 
-/** The `PAYMENT-REQUIRED` header value: base64 (standard alphabet) of the JSON body. */
-export function encodePaymentRequiredHeader(terms: PaymentTerms): string {
-  return Buffer.from(JSON.stringify(terms), 'utf8').toString('base64');
+/**
+ * The 402 body as JSON text and the `PAYMENT-REQUIRED` header value, base64 (standard alphabet) of
+ * the same bytes: one serialization for both, so the two can never differ.
+ */
+export function paymentRequired(terms: PaymentTerms): { json: string; header: string } {
+  const json = JSON.stringify(terms);
+  return { json, header: Buffer.from(json, 'utf8').toString('base64') };
 }

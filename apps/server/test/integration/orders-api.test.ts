@@ -47,6 +47,9 @@ for (const backend of backends()) {
       assert.equal(t.calldata_sign_request, undefined);
       const header = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString('utf8'));
       assert.deepEqual(header, t);
+      // The header carries the very bytes of the body, which is JSON.
+      assert.equal(Buffer.from(r.headers.get('payment-required')!, 'base64').toString('utf8'), r.text);
+      assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
 
       const st = await s.signed(m, 'GET', `/api/v1/orders/${t.order_id}`);
       assert.equal(st.status, 200);

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import {
   buildSignParams,
   canonicalString,
@@ -262,6 +263,31 @@ test('property: client-side and server-side signatures agree for random JSON bod
     assert.equal('sign' in params, false);
     assert.equal(Object.values(params).includes(''), false);
     assert.equal(params.nonce, input.nonce);
+  }
+});
+
+// The signer builds its string without the intermediate plain object (a hot path of the server):
+// it must stay byte-identical to the documented steps — buildSignParams, canonicalString, then
+// HMAC-SHA256 under the secret's UTF-8 bytes — for any names (including "__proto__", empty values
+// and names that sort before digits) and any secret.
+test('property: signRequest equals the documented steps spelled out (seeded)', () => {
+  const r = prng(2104);
+  const alphabet = 'aZ09_-=&?/ %+.,:"éü東🚀';
+  for (let i = 0; i < 500; i++) {
+    const body: Record<string, unknown> = {};
+    const query: Record<string, string> = Object.create(null);
+    for (let j = r.int(7); j > 0; j--) {
+      const name = r.pick(['a', 'B', '__proto__', '10', '2', 'sign', 'api_key', 'x', 'Ä']);
+      const value = r.int(3) === 0 ? '' : r.int(2) === 0 ? r.string(alphabet, r.int(6)) : r.int(1000);
+      // An own property even for "__proto__", as JSON.parse creates it.
+      Object.defineProperty(body, name, { value, enumerable: true, writable: true, configurable: true });
+    }
+    for (let j = r.int(3); j > 0; j--) query[r.pick(['a', '__proto__', '2', 'q'])] = r.int(3) === 0 ? '' : r.string(alphabet, r.int(4));
+    const secret = r.string(alphabet, 1 + r.int(80)); // beyond 64 bytes too: HMAC hashes long keys first
+    const input = { apiKey: 'key_A', timestamp: String(1700000000 + i), nonce: `n-${i}-xxxxxx`, query, body };
+    const spelled = createHmac('sha256', Buffer.from(secret, 'utf8')).update(canonicalString(buildSignParams(input)), 'utf8').digest('hex');
+    assert.equal(signRequest(secret, input), spelled, JSON.stringify({ secret, input }));
+    assert.equal(verifyRequestSignature(secret, input, spelled), true);
   }
 });
 

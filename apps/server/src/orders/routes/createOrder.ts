@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
-import { buildPaymentTerms, encodePaymentRequiredHeader } from '../terms.ts';
+import { buildPaymentTerms, paymentRequired } from '../terms.ts';
 
 const Body = Type.Object(
   {
@@ -45,7 +45,9 @@ export const createOrder = defineRoute({
     });
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
     const terms = buildPaymentTerms(out.order, { baseUrl: deps.config.publicBaseUrl, nowMs: deps.clock.now(), receiveType: req.merchant.receiveType });
-    reply.status(402).header('payment-required', encodePaymentRequiredHeader(terms));
-    return terms;
+    const { json, header } = paymentRequired(terms);
+    // Already JSON: a string payload with a JSON content type is sent as is, not re-serialized.
+    reply.status(402).header('payment-required', header).type('application/json; charset=utf-8');
+    return json;
   },
 });
