@@ -7,6 +7,12 @@ export interface LoadRequest {
   body?: string;
 }
 
+/** Called when a measured round's clock starts and stops (CPU accounting). */
+export interface Clock {
+  onStart?: () => void;
+  onEnd?: () => void;
+}
+
 export interface LoadResult {
   requests: number;
   errors: number;
@@ -35,13 +41,14 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
  * i, so every request can carry its own nonce and signature; with `prebuild: n` the first n are
  * built (signed) before the clock starts, and later ones on demand. Bounded by time; loopback only.
  */
-export async function runLoad(opts: { baseUrl: string; concurrency: number; durationMs: number; prebuild?: number; make: (i: number) => LoadRequest; expectStatus: number }): Promise<LoadResult> {
+export async function runLoad(opts: Clock & { baseUrl: string; concurrency: number; durationMs: number; prebuild?: number; make: (i: number) => LoadRequest; expectStatus: number }): Promise<LoadResult> {
   const url = new URL(opts.baseUrl);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error('benchmarks only target loopback');
   const built = Array.from({ length: opts.prebuild ?? 0 }, (_, k) => opts.make(k));
   let i = 0;
   // Latencies of every response: autocannon's own histogram keeps 2xx only, and 402 is the success here.
   const lat: number[] = [];
+  opts.onStart?.();
   const r = await new Promise<AutocannonResult>((resolve, reject) => {
     const setupRequest = (req: Record<string, unknown>) => {
       const k = i++;
@@ -60,6 +67,7 @@ export async function runLoad(opts: { baseUrl: string; concurrency: number; dura
     );
     inst.on('response', (_client, _status, _bytes, ms) => lat.push(ms));
   });
+  opts.onEnd?.();
   const statusCounts: Record<number, number> = {};
   for (const [code, v] of Object.entries(r.statusCodeStats ?? {})) statusCounts[Number(code)] = Number(v.count);
   const requests = Object.values(statusCounts).reduce((a, b) => a + b, 0);

@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** CPU time (ms) used so far by each component of a benchmark: Tollgate, Postgres, this process. */
+export interface CpuSnapshot {
+  server: number;
+  postgres: number;
+  bench: number;
+}
+
+/** A snapshot plus each postgres process's own time, so backends that come and go are counted right. */
+export interface CpuReading extends CpuSnapshot {
+  postgresByPid: Map<string, number>;
+}
+
+// Linux reports utime + stime in clock ticks; 100 per second on every kernel these machines run.
+const TICK_MS = 10;
+
+function ticksOf(pid: number | string): { comm: string; ms: number } | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = s.lastIndexOf(')');
+    const f = s.slice(close + 2).split(' ');
+    return { comm: s.slice(s.indexOf('(') + 1, close), ms: (Number(f[11]) + Number(f[12])) * TICK_MS };
+  } catch {
+    return undefined; // exited between listing and reading, or not Linux
+  }
+}
+
+/**
+ * Reads /proc: the server's CPU, every `postgres` process's (backends, WAL writer, checkpointer:
+ * all of it is the database's work), and this process's own (load generator, or the pg client of
+ * the raw insert). A backend that exits between two readings loses its share (an idle pool
+ * connection closing, say); one that starts counts from zero.
+ */
+export function cpuSnapshot(serverPid: number | undefined): CpuReading {
+  const postgresByPid = new Map<string, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const t = ticksOf(d);
+    if (t?.comm === 'postgres') postgresByPid.set(d, t.ms);
+  }
+  const self = process.cpuUsage();
+  return {
+    server: serverPid === undefined ? 0 : (ticksOf(serverPid)?.ms ?? 0),
+    postgres: [...postgresByPid.values()].reduce((x, y) => x + y, 0),
+    bench: (self.user + self.system) / 1000,
+    postgresByPid,
+  };
+}
+
+/** CPU µs per request of each component between two readings. */
+export function cpuPerRequest(a: CpuReading, b: CpuReading, requests: number): CpuSnapshot {
+  let postgres = 0;
+  for (const [pid, ms] of b.postgresByPid) postgres += ms - (a.postgresByPid.get(pid) ?? 0);
+  const per = (ms: number) => (ms * 1000) / Math.max(1, requests);
+  return { server: per(b.server - a.server), postgres: per(postgres), bench: per(b.bench - a.bench) };
+}
