@@ -88,15 +88,21 @@ export class KeyedBatcher<I, O> {
     } catch (err) {
       failure = err;
     }
-    batch.forEach((p, i) => (failure === undefined ? p.resolve(results![i]!) : p.reject(failure)));
     // A batch that failed whole (the database unreachable, a query timeout) fails the items queued
     // behind it too: they would only wait for the same outage, each adding its own timeout to the
     // one it waited for (found by db-outage.test.ts: 10 s answers behind a frozen server). They
     // were never sent, so failing them changes nothing.
     if (failure !== undefined) for (const p of st.queue.splice(0)) p.reject(failure);
     st.inFlight--;
-    // What queued while this batch ran goes now, together.
+    // What queued while this batch ran goes now, together, and goes before this batch is answered:
+    // the database works on the next statement while the event loop writes these answers. The
+    // order matters because answering is synchronous work (each handler resumes, serializes and
+    // writes its response) and pg's pool sends a statement from a process.nextTick: settling in a
+    // later nextTick lets the statement leave first. Measured with bench/ab.ts at 32 clients:
+    // +15 % orders/s (two interleaved runs of 6 rounds, sides swapped). The previous batch has
+    // committed by now, so the next one sees everything it wrote either way.
     this.launch(key, st);
+    process.nextTick(() => batch.forEach((p, i) => (failure === undefined ? p.resolve(results![i]!) : p.reject(failure))));
   }
 }
 

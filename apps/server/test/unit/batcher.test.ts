@@ -54,6 +54,30 @@ describe('KeyedBatcher', () => {
     assert.deepEqual(await Promise.all(later), ['k:1', 'k:2', 'k:3', 'k:4', 'k:5']);
   });
 
+  it('sends the next batch before answering the finished one, even when sending takes a nextTick (as in pg-pool)', async () => {
+    const events: string[] = [];
+    const finish: (() => void)[] = [];
+    const b = new KeyedBatcher(
+      (_key, items: number[]) =>
+        new Promise<number[]>((resolve) => {
+          // pg-pool hands out an idle connection from a process.nextTick; the statement leaves then.
+          process.nextTick(() => events.push(`sent ${items.join(',')}`));
+          finish.push(() => resolve(items));
+        }),
+      { maxBatch: 10 },
+    );
+    const first = b.submit('k', 1).then(() => events.push('answered 1'));
+    await tick();
+    const second = b.submit('k', 2).then(() => events.push('answered 2'));
+    await tick();
+    finish[0]!();
+    await first;
+    assert.deepEqual(events, ['sent 1', 'sent 2', 'answered 1'], 'batch 2 leaves before batch 1 is answered');
+    finish[1]!();
+    await second;
+    assert.deepEqual(events.slice(3), ['answered 2']);
+  });
+
   it('splits at maxBatch', async () => {
     const c = controlled<number>();
     const b = new KeyedBatcher(c.run, { maxBatch: 2, maxInFlight: 5 });
