@@ -22,6 +22,16 @@ export interface BatcherOptions {
   maxInFlight?: number;
 }
 
+/** What a batcher has done since it was built (the Prometheus counters of http/observability.ts). */
+export interface BatchStats {
+  /** Batches run (statements sent). */
+  batches: number;
+  /** Items those batches carried; `items / batches` is the mean batch size. */
+  items: number;
+  /** Items waiting for a batch right now. */
+  queued: number;
+}
+
 interface Pending<I, O> {
   item: I;
   resolve: (o: O) => void;
@@ -37,6 +47,8 @@ interface KeyState<I, O> {
 export class KeyedBatcher<I, O> {
   private readonly keys = new Map<string, KeyState<I, O>>();
   private readonly maxInFlight: number;
+  private batches = 0;
+  private items = 0;
 
   constructor(
     private readonly run: (key: string, items: I[]) => Promise<O[]>,
@@ -63,17 +75,24 @@ export class KeyedBatcher<I, O> {
     return p;
   }
 
-  /** Items waiting or in flight, over all keys (for metrics and tests). */
+  /** Items waiting for a batch, over all keys (for metrics and tests). */
   get pending(): number {
     let n = 0;
     for (const st of this.keys.values()) n += st.queue.length;
     return n;
   }
 
+  stats(): BatchStats {
+    return { batches: this.batches, items: this.items, queued: this.pending };
+  }
+
   private launch(key: string, st: KeyState<I, O>): void {
     while (st.inFlight < this.maxInFlight && st.queue.length > 0) {
       st.inFlight++;
-      void this.runBatch(key, st, st.queue.splice(0, this.opts.maxBatch));
+      const batch = st.queue.splice(0, this.opts.maxBatch);
+      this.batches++;
+      this.items += batch.length;
+      void this.runBatch(key, st, batch);
     }
     // Drop idle keys so a gateway with many merchants does not keep one entry per merchant ever seen.
     if (st.inFlight === 0 && st.queue.length === 0 && !st.scheduled && this.keys.get(key) === st) this.keys.delete(key);

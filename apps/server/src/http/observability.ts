@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Registry, collectDefaultMetrics, Histogram } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, Histogram } from 'prom-client';
+import type { BatchStats } from '../db/batcher.ts';
 import type { AppDeps } from '../deps.ts';
 
 /** `/healthz` (process up), `/readyz` (database reachable), `/metrics` (Prometheus), `/openapi.json`. */
@@ -21,6 +22,11 @@ export function installObservability(app: FastifyInstance, deps: AppDeps): Regis
     );
   });
 
+  installBatchMetrics(registry, {
+    orders: () => deps.orders.batchStats(),
+    nonces: () => deps.merchants.nonceBatchStats(),
+  });
+
   const hide = { schema: { hide: true } };
   app.get('/healthz', hide, async () => ({ status: 'ok' }));
   app.get('/readyz', hide, async (req, reply) => {
@@ -39,4 +45,42 @@ export function installObservability(app: FastifyInstance, deps: AppDeps): Regis
   });
   app.get('/openapi.json', hide, async () => app.swagger());
   return registry;
+}
+
+/**
+ * Group commit (db/batcher.ts), read at scrape time: `rate(items) / rate(batches)` is the mean batch
+ * size, which tells an operator whether creation is amortizing commits (large batches under load)
+ * or waiting on the database (a growing queue). Counts of this process since it started.
+ */
+function installBatchMetrics(registry: Registry, sources: Record<string, () => BatchStats>): void {
+  const labelNames = ['batcher'] as const;
+  new Counter({
+    name: 'tollgate_db_batches_total',
+    help: 'Group-commit batches sent to the database, by batcher',
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [batcher, read] of Object.entries(sources)) this.inc({ batcher }, read().batches);
+    },
+  });
+  new Counter({
+    name: 'tollgate_db_batch_items_total',
+    help: 'Items carried by group-commit batches, by batcher (divided by batches: the mean batch size)',
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [batcher, read] of Object.entries(sources)) this.inc({ batcher }, read().items);
+    },
+  });
+  new Gauge({
+    name: 'tollgate_db_batch_queued',
+    help: 'Items waiting for the next group-commit batch, by batcher',
+    labelNames,
+    registers: [registry],
+    collect() {
+      for (const [batcher, read] of Object.entries(sources)) this.set({ batcher }, read().queued);
+    },
+  });
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { isStatementError } from '../db/database.ts';
-import { KeyedBatcher } from '../db/batcher.ts';
+import { KeyedBatcher, type BatchStats } from '../db/batcher.ts';
 import * as repo from './repo.ts';
 import { decryptSecret } from './secrets.ts';
 
@@ -86,6 +86,10 @@ export class CredentialStore {
 
   consumeNonce(apiKey: string, nonce: string): Promise<NonceOutcome> {
     return this.nonces.submit('nonces', { apiKey, nonce });
+  }
+
+  nonceBatchStats(): BatchStats {
+    return this.nonces.stats();
   }
 
   private async consumeBatch(items: { apiKey: string; nonce: string }[]): Promise<NonceOutcome[]> {

@@ -3,6 +3,7 @@ import { formatUnits } from '@tollgate/protocol';
 import type { Config, TokenConfig } from '../config/schema.ts';
 import { FEE_DECIMALS } from '../config/load.ts';
 import type { Database } from '../db/database.ts';
+import type { BatchStats } from '../db/batcher.ts';
 import { getFeeBalance, openFeeAccount, topUpFees, type FeeBalance } from '../fees/ledger.ts';
 import * as repo from './repo.ts';
 import { CredentialStore, type ApiKeyEntry, type NonceOutcome } from './credentials.ts';
@@ -167,5 +168,10 @@ export class MerchantService {
   /** Records a verified request's nonce; 'replay' when used before, 'revoked' when the key was revoked. */
   consumeNonce(apiKey: string, nonce: string): Promise<NonceOutcome> {
     return this.credentials.consumeNonce(apiKey, nonce);
+  }
+
+  /** Group-commit counters of nonce consumption (metrics). */
+  nonceBatchStats(): BatchStats {
+    return this.credentials.nonceBatchStats();
   }
 }

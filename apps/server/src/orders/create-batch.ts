@@ -1,5 +1,5 @@
 import { isPgError, pgConstraint, CHECK_VIOLATION, isStatementError, type Database } from '../db/database.ts';
-import { KeyedBatcher } from '../db/batcher.ts';
+import { KeyedBatcher, type BatchStats } from '../db/batcher.ts';
 import * as repo from './repo.ts';
 
 /** What creating one order came to. */
@@ -48,6 +48,10 @@ export class OrderCreator {
 
   create(order: repo.OrderToCreate): Promise<CreateResult> {
     return this.batcher.submit('orders', order);
+  }
+
+  stats(): BatchStats {
+    return this.batcher.stats();
   }
 
   private async createBatch(all: repo.OrderToCreate[]): Promise<CreateResult[]> {

@@ -8,6 +8,7 @@ import type { MerchantService } from '../merchants/service.ts';
 import * as repo from './repo.ts';
 import { transitionOrder } from './transition.ts';
 import { OrderCreator } from './create-batch.ts';
+import type { BatchStats } from '../db/batcher.ts';
 
 export interface CreateOrderInput {
   merchantId: string;
@@ -71,6 +72,11 @@ export class OrderService {
     private readonly clock: Clock,
   ) {
     this.creator = new OrderCreator(db);
+  }
+
+  /** Group-commit counters of order creation (metrics). */
+  batchStats(): BatchStats {
+    return this.creator.stats();
   }
 
   async createOrder(input: CreateOrderInput): Promise<CreateOrderOutcome> {

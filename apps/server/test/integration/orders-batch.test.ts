@@ -54,6 +54,29 @@ for (const backend of backends()) {
       }
     });
 
+    it('/metrics counts batches and the items they carried: a burst shares statements', async () => {
+      /** The value of one sample line of the Prometheus text, e.g. `tollgate_db_batches_total{batcher="orders"}`. */
+      const sample = async (name: string, batcher: string) => {
+        const text = (await s.request('GET', '/metrics')).text;
+        const line = text.split('\n').find((l) => l.startsWith(`${name}{batcher="${batcher}"} `));
+        assert.ok(line, `${name}{batcher="${batcher}"} is exported`);
+        return Number(line.split(' ')[1]);
+      };
+      const m = await setupMerchant(s, { topUp: '10.00' });
+      const before = { batches: await sample('tollgate_db_batches_total', 'orders'), items: await sample('tollgate_db_batch_items_total', 'orders') };
+      const rs = await Promise.all(Array.from({ length: 30 }, () => s.signed(m, 'POST', '/api/v1/orders', { body: body() })));
+      assert.deepEqual(rs.map((r) => r.status), Array(30).fill(402));
+      const batches = (await sample('tollgate_db_batches_total', 'orders')) - before.batches;
+      const items = (await sample('tollgate_db_batch_items_total', 'orders')) - before.items;
+      assert.equal(items, 30, 'every create went through exactly one batch');
+      assert.ok(batches >= 1 && batches < 30, `30 concurrent creates shared statements (${batches} batches)`);
+      assert.equal(await sample('tollgate_db_batch_queued', 'orders'), 0, 'nothing left waiting');
+      // Signed GETs consume their nonces through the nonce batcher.
+      const nonceItems = await sample('tollgate_db_batch_items_total', 'nonces');
+      await s.signed(m, 'GET', `/api/v1/orders/${rs[0]!.body.order_id}`);
+      assert.equal(await sample('tollgate_db_batch_items_total', 'nonces'), nonceItems + 1);
+    });
+
     it('duplicates inside one burst: one order each; the other is 409 with the right code', async () => {
       const m = await setupMerchant(s);
       const dupId = body();

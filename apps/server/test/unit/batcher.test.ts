@@ -31,8 +31,10 @@ describe('KeyedBatcher', () => {
     const c = controlled<number>();
     const b = new KeyedBatcher(c.run, { maxBatch: 10 });
     const ps = [1, 2, 3].map((x) => b.submit('k', x));
+    assert.deepEqual(b.stats(), { batches: 0, items: 0, queued: 3 });
     await tick();
     assert.deepEqual(c.batches.map((x) => x.items), [[1, 2, 3]]);
+    assert.deepEqual(b.stats(), { batches: 1, items: 3, queued: 0 });
     c.batches[0]!.finish();
     assert.deepEqual(await Promise.all(ps), ['k:1', 'k:2', 'k:3']);
   });
