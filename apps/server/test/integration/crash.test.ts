@@ -10,7 +10,7 @@ import type { Hex } from 'viem';
 import type { Database } from '../../src/db/database.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { requirePgCluster, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
-import { spawnTollgate, type TollgateProcess } from '../helpers/process.ts';
+import { RestartingGateway } from '../helpers/process.ts';
 import {
   call,
   checkInvariants,
@@ -63,64 +63,21 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
   let dev: DevChain;
   let db: Database;
   let rx: Receiver;
-  let env: Record<string, string>;
-  let proc: TollgateProcess | undefined;
-  let base: string | undefined;
-  const outputs: string[] = [];
-  const deadPids = new Set<number>();
-
-  let externalKills = 0;
-  async function startGateway(): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const p = spawnTollgate(['serve'], env);
-      proc = p;
-      try {
-        base = (await p.waitFor(/listening on (http:\/\/\S+)/, 60_000))[1]!;
-        return;
-      } catch (err) {
-        // Seen once on the shared CI machine: a fresh process SIGKILLed by something outside this
-        // test before it printed anything. That is not Tollgate failing to start (which exits with
-        // a code and a message), so count it and start again; anything else fails the test.
-        if (p.child.signalCode === 'SIGKILL' && p.output() === '' && attempt < 3) {
-          externalKills++;
-          console.log(`crash test: a starting tollgate (pid ${p.child.pid}) was SIGKILLed from outside with no output; starting again`);
-          continue;
-        }
-        throw err;
-      }
-    }
-  }
-  async function killGateway(): Promise<void> {
-    const p = proc!;
-    base = undefined;
-    deadPids.add(p.child.pid!);
-    await p.stop('SIGKILL');
-    outputs.push(p.output());
-  }
-  /** The current base URL, waiting while the gateway is down (restarting). */
-  let halted = false;
+  let gw: RestartingGateway | undefined;
   let miner: { stop(): Promise<void> } | undefined;
-  async function currentBase(): Promise<string> {
-    const deadline = Date.now() + 90_000;
-    while (!base) {
-      if (halted) throw new Error('the test stopped');
-      if (Date.now() > deadline) throw new Error('gateway did not come back in 90 s');
-      await sleep(20);
-    }
-    return base;
-  }
 
   before(async () => {
     console.log(`crash test seed ${seed} (replay: TOLLGATE_SEED=${seed}); kills ${KILLS}, max orders ${MAX_ORDERS}`);
     [pg, dev, rx] = await Promise.all([startPgCluster(), startTestChain(), Receiver.start()]);
     db = await openPostgres(pg.url, { max: 3 });
     const configPath = writeGatewayConfig(dir, dev, { confirmations: 2, finality: 4, pollMs: 100 });
-    env = { DATABASE_URL: pg.url, TOLLGATE_CONFIG: configPath, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn' };
+    const env = { DATABASE_URL: pg.url, TOLLGATE_CONFIG: configPath, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn' };
+    gw = new RestartingGateway(env);
   });
   after(async () => {
-    halted = true;
+    if (gw) gw.halted = true;
     await miner?.stop();
-    await proc?.stop('SIGKILL');
+    await gw?.proc?.stop('SIGKILL');
     await rx?.close();
     await db?.close().catch(() => {});
     await dev?.stop();
@@ -130,9 +87,9 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
 
   it(`loses nothing and counts nothing twice across ${KILLS} kill -9s`, { timeout: LONG ? 60 * 60_000 : 115_000 }, async () => {
     const t0 = Date.now();
-    await startGateway();
+    await gw!.start();
     const wallet = `0x${randomBytes(20).toString('hex')}` as Hex;
-    const { creds, endpointSecret } = await setupGatewayMerchant(base!, dev, {
+    const { creds, endpointSecret } = await setupGatewayMerchant(gw!.base!, dev, {
       wallet,
       topUp: '1000.00',
       webhookUrl: rx.url,
@@ -172,7 +129,7 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
     async function untilAnswered(attempt: (base: string) => Promise<Reply>): Promise<{ r: Reply; lost: number }> {
       let lost = 0;
       for (;;) {
-        const b = await currentBase();
+        const b = await gw!.currentBase();
         try {
           const r = await attempt(b);
           if (r.status >= 500) problems.push(`HTTP ${r.status} from the gateway: ${r.text.slice(0, 300)}`);
@@ -271,7 +228,7 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
     }
 
     async function poll(): Promise<void> {
-      const b = base;
+      const b = gw!.base;
       if (!b) return;
       try {
         if (sessions.length > 0 && rng.chance(0.15)) {
@@ -300,7 +257,7 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
     let loadStopped = false;
     const client = async (c: number) => {
       const r = seeded(seed + c + 1);
-      while (!loadStopped && !halted) {
+      while (!loadStopped && !gw!.halted) {
         const now = Date.now();
         if (now >= nextBindAt && r.chance(0.3)) {
           nextBindAt = now + BIND_SPACING_MS;
@@ -312,7 +269,7 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
     };
     const clients = Array.from({ length: CLIENTS }, (_, c) =>
       client(c).catch((err: Error) => {
-        if (!halted) problems.push(`client ${c}: ${err.message}`);
+        if (!gw!.halted) problems.push(`client ${c}: ${err.message}`);
       }),
     );
 
@@ -337,11 +294,11 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
         await sleep(rng.int(0, 150));
       }
       killModes.push(mode);
-      await killGateway();
+      await gw!.kill();
       stats.kills++;
       await sleep(rng.int(0, 400));
       const s = Date.now();
-      await startGateway();
+      await gw!.start();
       stats.restartsMs.push(Date.now() - s);
     }
     await sleep(2_000);
@@ -378,7 +335,7 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
     // Drain: every event the receiver should get, it got. A delivery claimed by a process that was
     // killed before it sent comes back when its claim lapses (dispatcher lease: timeout + 60 s).
     const received = () => new Set(rx.received.map((x) => JSON.parse(x.body).id as string));
-    const { drainMs, deadClaims, deadClaimWaitMs } = await drainWebhooks(db, creds.merchantId, received, { deadPids });
+    const { drainMs, deadClaims, deadClaimWaitMs } = await drainWebhooks(db, creds.merchantId, received, { deadPids: gw!.deadPids });
     await miner.stop();
     miner = undefined;
 
@@ -397,7 +354,7 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
     const summary = {
       seed,
       ...stats,
-      externalKills,
+      externalKills: gw!.externalKills,
       killModes,
       ordersTotal: allOrders.length,
       paid: paidSet().length,
@@ -411,10 +368,10 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
       drainMs,
       totalMs: Date.now() - t0,
       // error-level log lines of all incarnations (pino level 50+): informative, not a failure
-      processErrorLines: [...outputs, proc!.output()].join('\n').split('\n').filter((l) => /"level":(5|6)0/.test(l)).length,
+      processErrorLines: gw!.allOutput().join('\n').split('\n').filter((l) => /"level":(5|6)0/.test(l)).length,
     };
     console.log(`crash summary ${JSON.stringify(summary)}`);
-    const logs = [...outputs, proc!.output()];
+    const logs = gw!.allOutput();
     assert.deepEqual([...problems, ...violations], [], `seed ${seed}; last process output:\n${logs.map((o) => o.slice(-1500)).join('\n---\n')}`);
     assert.equal(stats.kills, KILLS);
     assert.ok(paidSet().length > 0 && sessionsPaid.length > 0, 'the load paid orders and sessions');

@@ -1,0 +1,218 @@
+// Generators and raw-HTTP plumbing of the route fuzzer (fuzz-routes.test.ts): the suite's knobs,
+// a node:http client that sends bytes exactly as given, the table snapshot behind "a rejected
+// request writes nothing", and the fast-check arbitraries for bodies, headers, queries and paths.
+import { request as httpRequest } from 'node:http';
+import fc from 'fast-check';
+import type { RouteDef } from '../../src/http/route.ts';
+import { buildOrderBody, MERCHANT_WALLET, PAYER } from '../helpers/orders.ts';
+import type { TestServer } from '../helpers/server.ts';
+
+// The suite's knobs, read once (test-only settings; the server reads its environment in config/).
+export const LONG = process.env.TOLLGATE_LONG === '1';
+export const RUNS = Number(process.env.FUZZ_RUNS ?? (LONG ? 1000 : 100));
+export const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
+export const fcParams = (numRuns: number): fc.Parameters<unknown> => ({ numRuns, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true });
+
+// ---------------------------------------------------------------------------------------------
+// Raw HTTP: node:http (not fetch) so a test can send any header value node allows, any body bytes
+// and any content type, exactly as given.
+
+export interface Raw {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | undefined;
+}
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: any;
+}
+
+export function send(base: string, r: Raw): Promise<Answer> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body !== undefined ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: any;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(15_000, () => req.destroy(new Error(`no answer in 15 s to ${r.method} ${r.path}`)));
+    req.on('error', reject);
+    if (r.body !== undefined) req.write(r.body);
+    req.end();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Database snapshot, one round trip: per table the row count and the newest row version (max xmin).
+// An INSERT or UPDATE creates a row version with a transaction id above every earlier one, a DELETE
+// lowers the count; a rolled-back write leaves no visible version, which is the point: it wrote
+// nothing. request_nonces is excluded: a signed request may consume its nonce by design.
+
+export const TABLES = [
+  'merchants', 'api_keys', 'merchant_wallets', 'fee_accounts', 'fee_ledger', 'orders', 'order_transitions', 'chain_transfers', 'chain_cursors',
+  'chain_leases', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts', 'checkout_sessions', 'checkout_transitions',
+] as const;
+export const SNAPSHOT_SQL = 'SELECT ' + TABLES.map((t) => `(SELECT count(*)::text || ':' || coalesce(max(xmin::text::bigint), 0)::text FROM ${t}) AS ${t}`).join(', ');
+
+export async function snapshot(s: TestServer): Promise<Record<string, string>> {
+  const { rows } = await s.db.query<Record<string, string>>(SNAPSHOT_SQL);
+  return rows[0]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile values.
+
+/** encodeURIComponent that also takes lone surrogates (as their UTF-8 replacement character). */
+export function pct(v: string): string {
+  return [...Buffer.from(v, 'utf8')].map((b) => (/[A-Za-z0-9\-_.!~*'()]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+}
+
+export function nest(depth: number, leaf: unknown): unknown {
+  let v: unknown = leaf;
+  for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { a: v };
+  return v;
+}
+
+export const weirdStrings = fc.constantFrom(
+  '', ' ', '\t', '\n', '\r\n', '\u0000', '\u200b', '\ufeff', '\ud800', 'NaN', 'Infinity', '-Infinity', 'undefined', 'null', 'true', 'false',
+  '-0', '0', '-1', '00', '01', '1e18', '1E400', '0x10', '0b1', '1_000', ' 1 ', '\t1\n', '１２３', '١٢٣', '1.', '.5', '1.0', '-0.0', '+1',
+  '9'.repeat(77), '9'.repeat(78), '1'.repeat(79), '1' + '0'.repeat(100), '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
+  '{"a":1}', '[]', "' OR 1=1 --", "'; DROP TABLE orders; --", '$1', '%s%n', '<script>alert(1)</script>', '../../etc/passwd', '\\', '"', '😀'.repeat(50),
+  'Ω≈ç√∫', 'ß'.toUpperCase(), 'İ', 'a\u0301', '0x' + 'f'.repeat(40), '0x' + '0'.repeat(40), '0X70997970C51812DC3A010C7D01B50E0D17DC79C8', PAYER.toUpperCase(),
+  'USDC', 'usdc', 'USDC ', 'DIRECT', 'DELEGATE', 'https://', 'http://127.0.0.1/', 'javascript:alert(1)', 'https://example.com/?q=1#f', '2026-11-21T00:00:00Z',
+);
+
+export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  { arbitrary: weirdStrings, weight: 6 },
+  { arbitrary: fc.string({ maxLength: 40 }), weight: 3 },
+  { arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }), weight: 2 },
+  { arbitrary: fc.string({ unit: 'binary', maxLength: 30 }), weight: 2 },
+  { arbitrary: fc.integer({ min: 1, max: 70_000 }).map((n) => 'x'.repeat(n)), weight: 1 },
+  { arbitrary: fc.integer({ min: 1, max: 120 }).map((n) => '9'.repeat(n)), weight: 2 },
+  { arbitrary: fc.bigInt({ min: -(10n ** 90n), max: 10n ** 90n }).map(String), weight: 2 },
+  { arbitrary: fc.integer(), weight: 2 },
+  { arbitrary: fc.constantFrom(0, -0, -1, 1.5, 1e21, -1e21, 2 ** 53, 2 ** 53 + 2, Number.MAX_VALUE, Number.MIN_VALUE, 31337, 1e308), weight: 2 },
+  { arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }), weight: 1 },
+  { arbitrary: fc.constantFrom(null, true, false, [], {}, [null], ['USDC'], [31337], { $gt: '' }, { __proto__: null }), weight: 3 },
+  { arbitrary: fc.array(fc.string({ maxLength: 8 }), { maxLength: 5 }), weight: 1 },
+  { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 2 },
+  { arbitrary: fc.integer({ min: 1, max: 3000 }).map((d) => nest(d, 'deep')), weight: 1 },
+);
+
+export const keyArb = fc.oneof(
+  fc.constantFrom('__proto__', 'constructor', 'prototype', 'sign', 'api_key', 'nonce', 'timestamp', '', ' ', 'merchant_id', 'amount_wei', 'chain_id', '😀', 'a'.repeat(300)),
+  fc.string({ maxLength: 12 }),
+);
+
+/** A valid body per route (so mutations reach the handler), with ids filled from the fixture. */
+export function validBody(route: RouteDef<any, any, any>, chainId: number): Record<string, unknown> | undefined {
+  switch (`${route.method} ${route.url}`) {
+    case 'POST /api/v1/orders':
+      return buildOrderBody({ chain_id: chainId });
+    case 'POST /api/v1/orders/:order_id/cancel':
+      return {};
+    case 'POST /api/v1/checkout/sessions':
+      return { checkout_type: 'DIRECT', price: '9.99', client_reference_id: `c-${Math.random()}` };
+    case 'POST /checkout/v1/sessions/:checkout_id/bind':
+      return { chain_id: chainId, token_symbol: 'USDC', from_address: PAYER };
+    case 'POST /admin/v1/merchants':
+      return { name: 'Fuzz', receive_type: 'DIRECT', return_urls: ['https://shop.example/'] };
+    case 'POST /admin/v1/merchants/:merchant_id/wallets':
+      return { chain_id: chainId, token_symbol: 'USDT', address: MERCHANT_WALLET };
+    case 'POST /admin/v1/merchants/:merchant_id/fee-balance/top-ups':
+      return { amount: '1.00' };
+    case 'POST /admin/v1/merchants/:merchant_id/card-rail':
+      return { enabled: true };
+    case 'PUT /admin/v1/merchants/:merchant_id/return-urls':
+      return { return_urls: ['https://shop.example/'] };
+    case 'POST /admin/v1/merchants/:merchant_id/webhooks':
+      return { url: 'http://127.0.0.1:9/hook', events: ['order.invoiced'] };
+    case 'POST /admin/v1/merchants/:merchant_id/webhooks/:webhook_id/rotate-secret':
+      return { overlap_seconds: 0 };
+    case 'POST /admin/v1/merchants/:merchant_id/webhooks/trigger':
+      return { event: 'order.invoiced' };
+    case 'POST /admin/v1/merchants/:merchant_id/webhook-deliveries/redeliver':
+      return { since: '2020-01-01T00:00:00Z' };
+  }
+  return route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+}
+
+export interface BodyCase {
+  /** What is sent; undefined: no body. */
+  text: string | undefined;
+  contentType: string | undefined;
+}
+
+export const contentTypes = fc.constantFrom(
+  'application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'Application/JSON', 'text/plain',
+  'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/octet-stream', undefined,
+);
+
+export function bodyArb(valid: Record<string, unknown> | undefined): fc.Arbitrary<BodyCase> {
+  const base = valid ?? {};
+  const keys = Object.keys(base);
+  const json = (o: unknown) => JSON.stringify(o) ?? 'null';
+  const asJson = (a: fc.Arbitrary<string>) => fc.tuple(a, fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8')).map(([text, contentType]) => ({ text, contentType }));
+  const entries = Object.entries(base);
+  return fc.oneof(
+    // one field replaced by a hostile value (own data property even for __proto__)
+    { arbitrary: asJson(fc.tuple(keys.length ? fc.oneof(fc.constantFrom(...keys), keyArb) : keyArb, hostileValue).map(([k, v]) => json(Object.fromEntries([...entries.filter(([x]) => x !== k), [k, v]])))), weight: 8 },
+    // several fields replaced
+    { arbitrary: asJson(fc.dictionary(keys.length ? fc.constantFrom(...keys) : keyArb, hostileValue, { maxKeys: 4 }).map((d) => json({ ...base, ...d }))), weight: 3 },
+    // a field dropped, or the valid body as is (accepted paths get exercised too)
+    { arbitrary: asJson(fc.nat().map((i) => json(keys.length ? Object.fromEntries(entries.filter((_, j) => j !== i % (keys.length + 1))) : base))), weight: 2 },
+    // prototype keys, spelled out in the JSON text
+    { arbitrary: asJson(fc.tuple(fc.constantFrom('__proto__', 'constructor', 'prototype'), hostileValue).map(([k, v]) => json(base).replace(/^\{/, `{${JSON.stringify(k)}:${json(v)}${keys.length ? ',' : ''}`))), weight: 2 },
+    // an arbitrary JSON document (array, string, number, deep nesting, …)
+    { arbitrary: asJson(fc.oneof(hostileValue, fc.jsonValue()).map(json)), weight: 2 },
+    // not JSON at all, or JSON with a bad content type
+    {
+      arbitrary: fc.record({
+        text: fc.oneof(fc.constantFrom('', '{', '}', '{"a":', '[', 'nul', '\ufeff{}', '{}{}', '{"a":1,}', "{'a':1}", 'a=1&b=2', '{"a":1e99999}', '"\\ud800"', '{"__proto__":{"x":1}}', '\u0000'), fc.string({ maxLength: 60 }), fc.constant(json(base))),
+        contentType: contentTypes,
+      }),
+      weight: 3,
+    },
+    { arbitrary: fc.constant<BodyCase>({ text: undefined, contentType: undefined }), weight: 1 },
+  );
+}
+
+/** Header-safe garbage (node refuses CR/LF/NUL and code points above 0xFF in header values). */
+export const headerValue = fc.oneof(
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 200 }),
+  fc.string({ unit: fc.integer({ min: 0x80, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 20 }),
+  fc.integer({ min: 0, max: 300 }).map((n) => 'a'.repeat(n)),
+  fc.constantFrom('', ' ', '0', '-1', '99999999999999999999', '1e10', 'null', 'Bearer', 'Bearer ', 'sha256=abc', 'f'.repeat(64), 'F'.repeat(64), '\t'),
+);
+
+// Query: pairs of names and values, sometimes repeated names, sometimes raw (badly encoded) text.
+export const queryArb = fc.oneof(
+  { arbitrary: fc.constant(''), weight: 3 },
+  {
+    arbitrary: fc.array(fc.tuple(fc.oneof(keyArb, fc.constantFrom('limit', 'status', 'event', 'after', 'before', 'order_id', 'probe')), fc.oneof(fc.string({ maxLength: 20 }), weirdStrings)), { maxLength: 4 }).map((pairs) =>
+      pairs.map(([k, v]) => `${pct(k)}=${pct(v)}`).join('&'),
+    ),
+    weight: 3,
+  },
+  { arbitrary: fc.constantFrom('a=1&a=2', '%zz=1', 'a=%', '=', '&&&', 'a', '__proto__=1', 'constructor[prototype][x]=1', 'a[]=1', '+=+', 'limit=-1', 'limit=99999999999999999999', 'wait=abc'), weight: 2 },
+);
+
+export const segArb = fc.oneof(fc.string({ maxLength: 30 }), weirdStrings, fc.integer({ min: 65, max: 400 }).map((n) => 'z'.repeat(n)));
+
+// ---------------------------------------------------------------------------------------------
