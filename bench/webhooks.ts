@@ -25,7 +25,7 @@ import type { Config } from '../apps/server/src/config/schema.ts';
 import type { Database } from '../apps/server/src/db/database.ts';
 import { migrate } from '../apps/server/src/db/migrate.ts';
 import { openPostgres } from '../apps/server/src/db/postgres.ts';
-import { systemClock } from '../apps/server/src/deps.ts';
+import { systemClock } from '../apps/server/src/clock.ts';
 import { dispatchOnce, startWebhookDispatcher } from '../apps/server/src/webhooks/dispatcher.ts';
 import { emitEvent } from '../apps/server/src/webhooks/outbox.ts';
 import { WebhookService } from '../apps/server/src/webhooks/service.ts';

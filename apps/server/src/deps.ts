@@ -1,13 +1,9 @@
+import type { Clock } from './clock.ts';
 import type { Config } from './config/schema.ts';
 import type { Database } from './db/database.ts';
 import type { MerchantService } from './merchants/service.ts';
 import type { OrderService } from './orders/service.ts';
 
-/** Wall clock in milliseconds; tests replace it to move time without sleeping. */
-export interface Clock {
-  now(): number;
-}
-export const systemClock: Clock = { now: () => Date.now() };
 
 /**
  * Everything a route or worker may use, built once by the composition root (`main.ts`).

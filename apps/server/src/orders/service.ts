@@ -2,7 +2,7 @@ import { isAddress } from 'viem';
 import { MoneyError, newId, parseUint256 } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
-import type { Clock } from '../deps.ts';
+import type { Clock } from '../clock.ts';
 import type { NonceClaim } from '../merchants/credentials.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import * as repo from './repo.ts';

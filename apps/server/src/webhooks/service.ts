@@ -1,7 +1,8 @@
 import { generateWebhookSecret, newId, type WebhookEventName } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
-import type { AppDeps, Clock } from '../deps.ts';
+import type { Clock } from '../clock.ts';
+import type { AppDeps } from '../deps.ts';
 import { getMerchant, listWallets, lockMerchant } from '../merchants/repo.ts';
 import { encryptSecret } from '../merchants/secrets.ts';
 import * as dq from './deliveries-repo.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { signedHeaders } from '@tollgate/protocol';
 import type { Config, ChainConfig } from '../../src/config/schema.ts';
-import type { Clock } from '../../src/deps.ts';
+import type { Clock } from '../../src/clock.ts';
 import type { HttpOptions } from '../../src/http/app.ts';
 import { startTollgate, type Role, type Tollgate } from '../../src/main.ts';
 import { openTestDatabase, type Backend, type TestDatabase } from './db.ts';

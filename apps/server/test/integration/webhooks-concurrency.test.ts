@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { systemClock } from '../../src/deps.ts';
+import { systemClock } from '../../src/clock.ts';
 import { dispatchOnce, startWebhookDispatcher, type DispatchDeps } from '../../src/webhooks/dispatcher.ts';
 import { emitEvent } from '../../src/webhooks/outbox.ts';
 import { backends } from '../helpers/db.ts';

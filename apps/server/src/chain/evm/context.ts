@@ -1,6 +1,6 @@
 import type { ChainConfig } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
-import type { Clock } from '../../deps.ts';
+import type { Clock } from '../../clock.ts';
 import type { ChainRpc } from './rpc.ts';
 
 /** What every step of one chain's watcher works with. */
