@@ -4,7 +4,7 @@
 // verifies with Tollgate server-side.
 import { ApiError, checkoutApi, checkoutIdFromHash, safeHttpUrl, successRedirect, type CheckoutApi } from '../lib/api.ts';
 import { isAddress } from '../lib/address.ts';
-import { chainName } from '../lib/chains.ts';
+import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
 import { buildEip681Transfer } from '../lib/eip681.ts';
 import { formatUnits } from '../lib/money.ts';
@@ -12,7 +12,7 @@ import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type BindTerms, type PaymentOpt
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
 import { h, replace, setText } from './dom.ts';
 import { optionKey, sentTx, termsFor, type Terms } from '../lib/terms.ts';
-import { chooseScreen, doneScreen, loadErrorScreen, messageScreen, optionAmount, payScreen, shell, walletButtons } from './views.ts';
+import { chooseScreen, doneScreen, lineItems, loadErrorScreen, messageScreen, optionAmount, payLine, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
 const REDIRECT_MS = 2500;
@@ -79,9 +79,13 @@ const returnAction = () => {
 };
 const merchant = () => session?.merchant.name ?? 'the merchant';
 
-function completed() {
+/** `txHash`: from the status projection when the page learnt it there (paid by QR, or after a reload). */
+function completed(txHash?: string) {
   const to = successRedirect(session.success_url, session.checkout_id);
-  finish(doneScreen(merchant(), to));
+  // The explorer of the order's chain: from the terms being paid, else from the session's order.
+  const o = session.order;
+  const explorerUrl = payment?.terms.explorerUrl ?? (o ? termsOf(o)?.explorerUrl : undefined);
+  finish(doneScreen(merchant(), to, { explorerUrl, hash: payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined) }));
   if (to) setTimeout(() => location.assign(to), REDIRECT_MS);
 }
 const expired = () =>
@@ -106,6 +110,8 @@ const storage = (): Storage | undefined => {
 function setTotal() {
   if (!ui) return;
   const t = payment?.terms;
+  const currency = t?.tokenSymbol ?? selected?.token_symbol ?? session.payment_options[0]?.token_symbol ?? '';
+  if (ui.items.isConnected) replace(ui.items, lineItems(session, currency));
   setText(ui.total, t ? `Total ${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : selected ? `Total ${optionAmount(selected)}` : session.price ? `Total ${session.price}` : '');
 }
 
@@ -142,6 +148,7 @@ function showChoose() {
   const v = chooseScreen(session, selected, {
     onSelect: (o) => {
       selected = o;
+      setText(v.heading, payLine(o));
       setTotal();
     },
     onWallet: payWithWallet,
@@ -180,6 +187,9 @@ function showPay() {
     payScreen({
       amount,
       chainId: t.chainId,
+      chainName: t.chainName,
+      ...(t.explorerUrl ? { explorerUrl: t.explorerUrl } : {}),
+      notify: say,
       tokenSymbol: t.tokenSymbol,
       tokenContract: t.tokenContract,
       payTo: t.payTo,
@@ -253,7 +263,7 @@ async function payWithWallet(w: Wallet) {
   try {
     say(`Connect ${w.info.name} to continue…`);
     const from = await connect(w.provider);
-    say(`Switch ${w.info.name} to ${chainName(option.chain_id)} if it asks.`);
+    say(`Switch ${w.info.name} to ${networkName(option)} if it asks.`);
     await ensureChain(w.provider, option.chain_id);
     const t = await bind(option, from);
     if (!t) return;
@@ -306,7 +316,7 @@ async function poll() {
 
 function onStatus(st: StatusProjection) {
   if (finished) return;
-  if (st.status === 'COMPLETED') return completed();
+  if (st.status === 'COMPLETED') return completed(st.tx_hash);
   if (st.status === 'EXPIRED') return expired();
   if (st.status === 'CANCELLED') return cancelled();
   if (st.status === 'FAILED') return failed();
