@@ -136,6 +136,10 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await page.locator('[data-screen="pay"] h2', { hasText: 'Payment sent' }).waitFor();
     assert.equal(await page.locator('svg.qr').count(), 0);
     assert.equal(await page.getByRole('button', { name: /^Send / }).count(), 0);
+    // Once the watcher has seen the transfer, no countdown and no instruction to send.
+    await page.locator('[role="status"]', { hasText: /Payment seen|Payment received/ }).waitFor();
+    assert.equal(await page.locator('[role="timer"]').isVisible(), false);
+    assert.match((await page.locator('[data-screen="pay"] .note').textContent())!, /^Do not send this payment again\./);
 
     await mineUntilCompleted(page);
     assert.match((await page.locator('[data-screen="completed"]').textContent())!, /This page is not a proof of payment/);
@@ -177,6 +181,9 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await page.locator('[data-screen="choose"]').waitFor();
     await page.getByText('No browser wallet found on this device.').waitFor();
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll at 375 px');
+    // The terms come before any input: amount, token and network, and the item list.
+    assert.equal(await page.locator('#choose-h').textContent(), `Pay 3.25 USDC on ${CHAIN_NAME}`);
+    assert.equal(await page.locator('#payer').inputValue(), '');
     await screenshot(page, '05-choose-mobile');
     await assertAxeClean(page, 'choose (mobile, no wallet)');
 
@@ -209,6 +216,9 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(await page.getByRole('link', { name: 'Open in wallet app' }).getAttribute('href'), link);
     assert.match((await page.locator('.terms').textContent())!, new RegExp(`3\\.25 USDC.*${MERCHANT_WALLET}.*${payer.address.toLowerCase()}`));
     assert.equal(await page.locator('#pay-h').textContent(), `Pay 3.25 USDC on ${CHAIN_NAME}`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the QR screen');
+    await screenshot(page, '07-qr-mobile');
+    await assertAxeClean(page, 'pay (QR, mobile)');
     // Copy buttons put the exact values on the clipboard (not the formatted text around them).
     for (const [name, value, said] of [['Copy address', MERCHANT_WALLET, 'Address copied.'], ['Copy amount', '3.25', 'Amount copied.']] as const) {
       const button = page.getByRole('button', { name });
@@ -217,9 +227,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
       await page.locator('[role="status"]', { hasText: said }).waitFor();
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), value);
     }
-    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the QR screen');
-    await screenshot(page, '07-qr-mobile');
-    await assertAxeClean(page, 'pay (QR, mobile)');
+    await assertAxeClean(page, 'pay (QR, mobile, after copying)');
 
     // The payer pays from their own wallet app: a plain transfer from that address.
     const hash = await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });

@@ -22,6 +22,8 @@ interface Payment {
   from?: string;
   wallet?: Wallet;
   txHash?: string;
+  /** the status projection reported the transfer (it is in a block) */
+  seen?: boolean;
   showQr: boolean;
 }
 
@@ -332,6 +334,10 @@ function onStatus(st: StatusProjection) {
     }, () => {});
     return;
   }
+  if (st.tx_hash && payment && !payment.seen) {
+    payment.seen = true;
+    tick(); // hides the countdown now rather than at the next second
+  }
   if (st.tx_hash && payment && !payment.txHash) {
     // The watcher saw the transfer (e.g. after a reload, or paid by QR): no second payment offered.
     payment.txHash = st.tx_hash;
@@ -344,6 +350,13 @@ function onStatus(st: StatusProjection) {
 
 function tick() {
   if (!ui || finished) return;
+  // A transfer on chain is judged by its block time, not by when it confirms: once the watcher has
+  // seen it, a running clock would only worry the payer. (A hash from the wallet alone is not
+  // enough: the transaction may still be mined after the window.)
+  if (payment?.seen) {
+    ui.timer.hidden = true;
+    return;
+  }
   const t = payment?.terms;
   const end = t ? Math.min(t.expiresAt, session.expires_at) : session.expires_at;
   const left = secondsLeft(end, Date.now() + api.clockOffset);

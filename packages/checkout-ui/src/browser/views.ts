@@ -176,7 +176,8 @@ export function explorerLink(explorer: string | undefined, txHash: string | unde
 /** BOUND: the order's payment terms with copy buttons, the QR / EIP-681 link, the wallet retry button. */
 export function payScreen(v: PayView) {
   const row = (k: string, ...val: (Node | string | undefined)[]) => [h('dt', {}, k), h('dd', {}, ...val)];
-  const network = v.chainName === `Chain ${v.chainId}` ? v.chainName : `${v.chainName} (chain ${v.chainId})`;
+  // The chain id too: it is what a wallet shows when it asks to switch networks.
+  const network = v.chainName === `Chain ${v.chainId}` ? v.chainName : `${v.chainName} · chain ID ${v.chainId}`;
   const what = `${v.amount} ${v.tokenSymbol}`;
   return h(
     'section',
@@ -206,9 +207,12 @@ export function payScreen(v: PayView) {
     h(
       'p',
       { class: 'note' },
-      v.from
-        ? `Send exactly ${what} from ${v.from}. A payment from another address or of another amount is not recognised.`
-        : `Send exactly ${what} from the address you entered when you started this payment.`,
+      // Once sent, the instruction to send becomes an instruction not to send twice.
+      v.txHash
+        ? 'Do not send this payment again. Keep this page open while the network confirms it.'
+        : v.from
+          ? `Send exactly ${what} from ${v.from}. A payment from another address or of another amount is not recognised.`
+          : `Send exactly ${what} from the address you entered when you started this payment.`,
     ),
   );
 }
