@@ -129,6 +129,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(await explorer.getAttribute('href'), `${EXPLORER_URL}/tx/${tx.hash}`);
     assert.equal(await explorer.textContent(), 'View the transaction on explorer.tollgate.test');
     assert.equal(await explorer.getAttribute('rel'), 'noopener noreferrer');
+    assert.equal(await page.getByRole('link', { name: /^Cancel/ }).count(), 0, 'no "cancel" once the transfer is sent');
     await screenshot(page, '02-sent-desktop');
     await assertAxeClean(page, 'pay (sent)');
     // A reload before the transfer is confirmed must not invite a second payment.

@@ -185,6 +185,8 @@ function showPay() {
   const t = p.terms;
   const amount = formatUnits(t.amountWei, t.decimals);
   setTotal();
+  // "Cancel and return" after the transfer left the wallet would read as a way to undo it.
+  if (ui?.cancel) ui.cancel.hidden = !!p.txHash;
   setScreen(
     payScreen({
       amount,
