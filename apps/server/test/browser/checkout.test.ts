@@ -168,6 +168,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
 
     // No external request, nothing blocked by the CSP (checked before leaving the page above).
     const tollgate = new URL(stack.server.url).origin;
+    assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
     const foreign = watch.requests.filter((u) => ![tollgate, stack.shop.url, new URL(stack.logoUrl).origin].includes(new URL(u).origin));
     assert.deepEqual(foreign, []);
     assert.ok(!watch.requests.some((u) => u.includes(s.checkout_id) && !u.includes('/checkout/v1/sessions/') && !u.startsWith(stack.shop.url)), 'the id reaches only the API paths');
@@ -238,6 +239,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await screenshot(page, '08-completed-mobile');
     await page.waitForURL((u) => u.pathname === '/shop/success' && u.searchParams.get('checkout_id') === s.checkout_id, { timeout: 15_000 });
     assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
+    assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
   });
 
   test('a merchant without a logo: no image and no empty box in the header', async () => {
