@@ -171,6 +171,7 @@ function showChoose() {
     },
   });
   walletSlot = v.wallets;
+  if (ui?.cancel) ui.cancel.hidden = false; // back from an attempt that expired: nothing was sent
   setTotal();
   setScreen(v.node);
   renderWallets();

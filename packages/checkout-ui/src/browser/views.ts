@@ -188,7 +188,7 @@ export function payScreen(v: PayView) {
       { class: 'terms' },
       row('Amount', h('span', { class: 'copyable' }, h('strong', { class: 'amount' }, what), v.txHash ? undefined : copyButton(v.amount, 'amount', v.notify))),
       row('Network', network),
-      row('Pay to', h('span', { class: 'copyable' }, h('code', { class: 'addr', id: 'pay-to' }, v.payTo), v.txHash ? undefined : copyButton(v.payTo, 'address', v.notify))),
+      row('Pay to', h('span', { class: 'copyable' }, h('code', { class: 'addr' }, v.payTo), v.txHash ? undefined : copyButton(v.payTo, 'address', v.notify))),
       row('Token contract', h('code', { class: 'addr' }, v.tokenContract)),
       v.from ? row('From', h('code', { class: 'addr' }, v.from)) : [],
       v.txHash ? row('Transaction', h('code', { class: 'addr' }, v.txHash), explorerLink(v.explorerUrl, v.txHash, 'explorer')) : [],
