@@ -242,6 +242,23 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
   });
 
+  test('QR terms at 1280 px: heading, copy buttons, QR and no horizontal overflow', async () => {
+    const s = await stack.createSession();
+    const context = await newContext(DESKTOP);
+    const page = await context.newPage();
+    await page.goto(s.url);
+    await page.locator('[data-screen="choose"]').waitFor();
+    await page.locator('#payer').fill(stack.dev.payers[2]!.address);
+    await page.getByRole('button', { name: 'Show payment QR code' }).click();
+    await page.locator('svg.qr').waitFor();
+    assert.equal(await page.locator('#pay-h').textContent(), `Pay 12.50 USDC on ${CHAIN_NAME}`);
+    assert.equal(await page.getByRole('button', { name: 'Copy amount' }).getAttribute('data-copy'), '12.50');
+    assert.equal(await page.getByRole('button', { name: 'Copy address' }).getAttribute('data-copy'), MERCHANT_WALLET);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 1280));
+    await screenshot(page, '07b-qr-desktop');
+    await assertAxeClean(page, 'pay (QR, desktop)');
+  });
+
   test('a merchant without a logo: no image and no empty box in the header', async () => {
     const s = await stack.createSession();
     const context = await newContext(DESKTOP);
