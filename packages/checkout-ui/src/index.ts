@@ -12,11 +12,14 @@ export interface CheckoutAssets {
   html: string;
   js: string;
   css: string;
-  /** Size of `js` gzipped (level 9): the budget is 150 KB. */
+  /** The page icon (SVG), linked from the page and also served at `/favicon.ico`. */
+  favicon: string;
+  /** Size of `js` gzipped (level 9): the budget is 20 KB. */
   jsGzipBytes: number;
   /** First 16 hex digits of the SHA-256 of `js` / `css`: the cache-busting query and ETag. */
   jsHash: string;
   cssHash: string;
+  faviconHash: string;
 }
 
 const PKG = fileURLToPath(new URL('..', import.meta.url));
@@ -41,7 +44,7 @@ export function buildCheckoutAssets(): Promise<CheckoutAssets> {
 
 async function doBuild(): Promise<CheckoutAssets> {
   const common = { bundle: true, minify: true, write: false, sourcemap: false, logLevel: 'silent', absWorkingDir: PKG } as const;
-  const [jsOut, cssOut, template] = await Promise.all([
+  const [jsOut, cssOut, template, favicon] = await Promise.all([
     build({
       ...common,
       entryPoints: ['src/browser/main.ts'],
@@ -54,11 +57,16 @@ async function doBuild(): Promise<CheckoutAssets> {
     }),
     build({ ...common, entryPoints: ['src/checkout.css'], target: ['chrome90', 'firefox90', 'safari14'], charset: 'utf8' }),
     readFile(new URL('../index.html', import.meta.url), 'utf8'),
+    readFile(new URL('favicon.svg', import.meta.url), 'utf8'),
   ]);
   const js = jsOut.outputFiles[0]!.text;
   const css = cssOut.outputFiles[0]!.text;
   const jsHash = contentHash(js);
   const cssHash = contentHash(css);
-  const html = template.replace('{{JS_URL}}', `assets/app.js?v=${jsHash}`).replace('{{CSS_URL}}', `assets/app.css?v=${cssHash}`);
-  return { html, js, css, jsGzipBytes: gzipSync(js, { level: 9 }).length, jsHash, cssHash };
+  const faviconHash = contentHash(favicon);
+  const html = template
+    .replace('{{JS_URL}}', `assets/app.js?v=${jsHash}`)
+    .replace('{{CSS_URL}}', `assets/app.css?v=${cssHash}`)
+    .replace('{{ICON_URL}}', `assets/favicon.svg?v=${faviconHash}`);
+  return { html, js, css, favicon, jsGzipBytes: gzipSync(js, { level: 9 }).length, jsHash, cssHash, faviconHash };
 }

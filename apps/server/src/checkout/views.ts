@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { ChainConfig } from '../config/schema.ts';
 import type { SessionWithOrder } from './repo.ts';
 import { effectiveStatus } from './states.ts';
 
@@ -18,6 +19,8 @@ export const PaymentOptionSchema = Type.Object({
   token_contract: Type.String(),
   decimals: Type.Integer(),
   amount_wei: Type.String({ description: '`price` in this token’s smallest unit' }),
+  chain_name: Type.Optional(Type.String({ description: 'display name of the network (from configuration)' })),
+  explorer_url: Type.Optional(Type.String({ description: 'block explorer base URL; a transaction is at `<explorer_url>/tx/<hash>`' })),
 });
 
 export const PublicSessionSchema = Type.Object(
@@ -57,8 +60,11 @@ export const PublicSessionSchema = Type.Object(
  * allowlist they were checked against is not shown. `payment_rails` is an array here: the
  * comma-joined string is a rule of the signed request body only.
  */
-export function publicSessionView(v: SessionWithOrder, nowMs: number) {
+export function publicSessionView(v: SessionWithOrder, nowMs: number, chains: readonly ChainConfig[] = []) {
   const s = v.session;
+  // Names and explorers come from the current configuration, not the stored snapshot: they are
+  // display data, and an operator who adds an explorer wants it on sessions already open.
+  const chainOf = (id: number) => chains.find((c) => c.chainId === id);
   const o = v.order;
   return {
     checkout_id: s.id,
@@ -72,7 +78,10 @@ export function publicSessionView(v: SessionWithOrder, nowMs: number) {
     ...(s.fiat_currency !== null ? { fiat_currency: s.fiat_currency } : {}),
     ...(s.fiat_amount !== null ? { fiat_amount: s.fiat_amount } : {}),
     public_metadata: s.public_metadata,
-    payment_options: s.payment_options,
+    payment_options: s.payment_options.map((p) => {
+      const c = chainOf(p.chain_id);
+      return { ...p, ...(c ? { chain_name: c.name } : {}), ...(c?.explorerUrl ? { explorer_url: c.explorerUrl } : {}) };
+    }),
     ...(o
       ? {
           order: {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { parseDecimal } from '@tollgate/protocol';
-import { CHAIN_PRESETS } from './presets.ts';
+import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
 import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env } from './schema.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
@@ -55,6 +55,8 @@ function devSecret(dataDir: string, name: string, make: () => string): string {
 
 function chainFromFile(c: ConfigFile['chains'][number], i: number): ChainConfig {
   const preset = CHAIN_PRESETS[c.chain_id];
+  const known = KNOWN_CHAINS[c.chain_id];
+  const explorerUrl = (c.explorer_url ?? known?.explorer_url)?.replace(/\/+$/, '');
   const confirmations = c.confirmations ?? preset?.confirmations;
   const finality = c.finality_confirmations ?? preset?.finality_confirmations;
   if (confirmations === undefined) throw new ConfigError(`chains.${i}.confirmations`, 'required for a chain without a preset');
@@ -69,7 +71,8 @@ function chainFromFile(c: ConfigFile['chains'][number], i: number): ChainConfig 
   });
   return {
     chainId: c.chain_id,
-    name: c.name ?? preset?.name ?? `Chain ${c.chain_id}`,
+    name: c.name ?? preset?.name ?? known?.name ?? `Chain ${c.chain_id}`,
+    ...(explorerUrl ? { explorerUrl } : {}),
     rpcUrl: c.rpc_url,
     confirmations,
     finalityConfirmations: finality,

@@ -21,6 +21,8 @@ export const ChainFileSchema = Type.Object(
   {
     chain_id: Type.Integer({ minimum: 1 }),
     name: Type.Optional(Type.String({ minLength: 1 })),
+    /** block explorer base URL; the hosted page links `<explorer_url>/tx/<hash>` */
+    explorer_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+$' })),
     rpc_url: Type.String({ pattern: '^(https?|wss?)://' }),
     confirmations: Type.Optional(Type.Integer({ minimum: 0 })),
     finality_confirmations: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -67,6 +69,8 @@ export interface TokenConfig {
 export interface ChainConfig {
   chainId: number;
   name: string;
+  /** block explorer base URL without trailing slash (from the file or a known-chain preset) */
+  explorerUrl?: string;
   rpcUrl: string;
   confirmations: number;
   finalityConfirmations: number;

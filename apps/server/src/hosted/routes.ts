@@ -74,8 +74,9 @@ function sendAsset(req: FastifyRequest, reply: FastifyReply, a: Asset) {
 }
 
 /**
- * Registers `GET /checkout/pay` (the page), `GET /checkout/assets/app.js` and
- * `GET /checkout/assets/app.css`. The bundle is built once per process (~30 ms) at start-up.
+ * Registers `GET /checkout/pay` (the page), `GET /checkout/assets/app.js`,
+ * `GET /checkout/assets/app.css`, `GET /checkout/assets/favicon.svg` and `GET /favicon.ico`. The
+ * bundle is built once per process (~30 ms) at start-up.
  *
  * @example await registerHostedPages(app, deps);
  */
@@ -83,6 +84,7 @@ export async function registerHostedPages(app: FastifyInstance, _deps: AppDeps):
   const built = await buildCheckoutAssets();
   const js = asset(built.js, built.jsHash, 'text/javascript; charset=utf-8');
   const css = asset(built.css, built.cssHash, 'text/css; charset=utf-8');
+  const icon = asset(built.favicon, built.faviconHash, 'image/svg+xml');
   const html = Buffer.from(built.html, 'utf8');
   const hide = { schema: { hide: true } };
 
@@ -98,4 +100,8 @@ export async function registerHostedPages(app: FastifyInstance, _deps: AppDeps):
   });
   app.get('/checkout/assets/app.js', hide, async (req, reply) => sendAsset(req, reply, js));
   app.get('/checkout/assets/app.css', hide, async (req, reply) => sendAsset(req, reply, css));
+  app.get('/checkout/assets/favicon.svg', hide, async (req, reply) => sendAsset(req, reply, icon));
+  // Browsers ask for /favicon.ico on their own (e.g. for the JSON routes opened in a tab): the same
+  // SVG, which every current browser accepts there, instead of a 404 in every log.
+  app.get('/favicon.ico', hide, async (req, reply) => sendAsset(req, reply, icon));
 }

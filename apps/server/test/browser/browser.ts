@@ -58,14 +58,20 @@ export async function axeSerious(page: Page): Promise<AxeViolation[]> {
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, ...(n.failureSummary ? { failureSummary: n.failureSummary } : {}) })) }));
 }
 
-/** Records CSP violations and every request origin of a context. */
+/** Records CSP violations, every request of a context and the 404 answers. */
 export async function watchPage(context: BrowserContext) {
   const requests: string[] = [];
+  /** URLs answered 404 (a missing icon or asset shows up here) */
+  const notFound: string[] = [];
   context.on('request', (r) => requests.push(r.url()));
+  context.on('response', (r) => {
+    if (r.status() === 404) notFound.push(r.url());
+  });
   await context.addInitScript(`window.__csp = [];
     document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`);
   return {
     requests,
+    notFound,
     cspViolations: (page: Page) => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp),
   };
 }

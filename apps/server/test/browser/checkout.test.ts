@@ -9,7 +9,7 @@ import { mine, transferToken } from '@tollgate/devchain';
 import { verifyWebhookSignature } from '@tollgate/protocol';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { axeSerious, browserUnavailable, installWallet, launchBrowser, routeLogo, screenshot, watchPage } from './browser.ts';
-import { startStack, type Stack } from './stack.ts';
+import { CHAIN_NAME, EXPLORER_URL, startStack, type Stack } from './stack.ts';
 
 const skip = browserUnavailable();
 const DESKTOP = { width: 1280, height: 900 };
@@ -31,6 +31,8 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
 
   async function newContext(viewport: { width: number; height: number }, mobile = false) {
     const context = await browser.newContext({ viewport, ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}) });
+    // The copy buttons write to the clipboard; the tests read it back.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(stack.server.url).origin });
     contexts.push(context);
     await routeLogo(context, stack.logoUrl);
     return context;
@@ -80,9 +82,22 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     // Merchant, logo (https, served by the test route), line items with exact totals, countdown.
     assert.equal(await page.locator('h1').textContent(), 'Acme Coffee');
     assert.ok(await page.locator('img.logo').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'logo loaded');
-    const items = await page.locator('.items li').allTextContents();
-    assert.deepEqual(items, ['Flat white 2 × 4.509.00', 'Almond croissant3.50']);
+    // Line items: name, quantity × unit price and line total, in the selected token.
+    const lines = () => page.locator('.items li').evaluateAll((lis) => lis.map((li) => [li.querySelector('.item-name')!.firstChild!.textContent, li.querySelector('.qty')?.textContent, li.querySelector('.item-amount')?.textContent]));
+    assert.deepEqual(await lines(), [
+      ['Flat white', '2 × 4.50 USDC', '9.00 USDC'],
+      ['Almond croissant', '1 × 3.50 USDC', '3.50 USDC'],
+    ]);
     assert.equal(await page.locator('.total').textContent(), 'Total 12.50 USDC');
+    // Amount, token and network in one line, before any input.
+    assert.equal(await page.locator('#choose-h').textContent(), `Pay 12.50 USDC on ${CHAIN_NAME}`);
+    assert.equal(await page.locator('.option-text').first().textContent(), `USDC on ${CHAIN_NAME}`);
+    // The favicon the page links is served (no 404 in the payer's console).
+    const icon = await page.locator('link[rel="icon"]').evaluate((l: HTMLLinkElement) => l.href);
+    assert.equal((await page.request.get(icon)).status(), 200);
+    // The public view carries the configured network name and explorer.
+    const view = await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}`);
+    assert.deepEqual(view.body.payment_options.map((o: { chain_name: string; explorer_url: string }) => [o.chain_name, o.explorer_url]), [[CHAIN_NAME, EXPLORER_URL], [CHAIN_NAME, EXPLORER_URL]]);
     assert.match((await page.locator('[role="timer"]').textContent())!, /^Time left to pay: (59|60):\d\d$/);
     assert.equal(await page.getByRole('link', { name: 'Cancel and return to Acme Coffee' }).getAttribute('href'), `${stack.shop.url}/shop/cart`);
     await screenshot(page, '01-choose-desktop');
@@ -92,6 +107,8 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(await page.locator('button.wallet').count(), 2);
     await page.getByRole('radio', { name: /USDT/ }).check();
     assert.equal(await page.locator('.total').textContent(), 'Total 12.50 USDT');
+    assert.equal(await page.locator('#choose-h').textContent(), `Pay 12.50 USDT on ${CHAIN_NAME}`);
+    assert.deepEqual((await lines()).map((l) => l[2]), ['9.00 USDT', '3.50 USDT']);
     await page.getByRole('radio', { name: /USDC/ }).check();
     // The other wallet declines the connection: the page says so and stays usable.
     await page.getByRole('button', { name: 'Pay with Other Wallet' }).click();
@@ -107,6 +124,12 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(tx.to, stack.usdc.address);
     assert.equal(tx.data, `0xa9059cbb${MERCHANT_WALLET.slice(2).padStart(64, '0')}${(12_500_000).toString(16).padStart(64, '0')}`);
     assert.match((await page.locator('[role="status"]').textContent())!, /Payment sent|Payment seen|Payment received/);
+    // The transaction on the configured block explorer (new tab, no referrer).
+    const explorer = page.locator('#explorer');
+    assert.equal(await explorer.getAttribute('href'), `${EXPLORER_URL}/tx/${tx.hash}`);
+    assert.equal(await explorer.textContent(), 'View the transaction on explorer.tollgate.test');
+    assert.equal(await explorer.getAttribute('rel'), 'noopener noreferrer');
+    assert.equal(await page.getByRole('link', { name: /^Cancel/ }).count(), 0, 'no "cancel" once the transfer is sent');
     await screenshot(page, '02-sent-desktop');
     await assertAxeClean(page, 'pay (sent)');
     // A reload before the transfer is confirmed must not invite a second payment.
@@ -114,9 +137,14 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await page.locator('[data-screen="pay"] h2', { hasText: 'Payment sent' }).waitFor();
     assert.equal(await page.locator('svg.qr').count(), 0);
     assert.equal(await page.getByRole('button', { name: /^Send / }).count(), 0);
+    // Once the watcher has seen the transfer, no countdown and no instruction to send.
+    await page.locator('[role="status"]', { hasText: /Payment seen|Payment received/ }).waitFor();
+    assert.equal(await page.locator('[role="timer"]').isVisible(), false);
+    assert.match((await page.locator('[data-screen="pay"] .note').textContent())!, /^Do not send this payment again\./);
 
     await mineUntilCompleted(page);
     assert.match((await page.locator('[data-screen="completed"]').textContent())!, /This page is not a proof of payment/);
+    assert.equal(await page.locator('#explorer-done').getAttribute('href'), `${EXPLORER_URL}/tx/${tx.hash}`);
     await screenshot(page, '03-completed-desktop');
     await assertAxeClean(page, 'completed');
 
@@ -140,6 +168,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
 
     // No external request, nothing blocked by the CSP (checked before leaving the page above).
     const tollgate = new URL(stack.server.url).origin;
+    assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
     const foreign = watch.requests.filter((u) => ![tollgate, stack.shop.url, new URL(stack.logoUrl).origin].includes(new URL(u).origin));
     assert.deepEqual(foreign, []);
     assert.ok(!watch.requests.some((u) => u.includes(s.checkout_id) && !u.includes('/checkout/v1/sessions/') && !u.startsWith(stack.shop.url)), 'the id reaches only the API paths');
@@ -154,6 +183,9 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await page.locator('[data-screen="choose"]').waitFor();
     await page.getByText('No browser wallet found on this device.').waitFor();
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll at 375 px');
+    // The terms come before any input: amount, token and network, and the item list.
+    assert.equal(await page.locator('#choose-h').textContent(), `Pay 3.25 USDC on ${CHAIN_NAME}`);
+    assert.equal(await page.locator('#payer').inputValue(), '');
     await screenshot(page, '05-choose-mobile');
     await assertAxeClean(page, 'choose (mobile, no wallet)');
 
@@ -185,16 +217,62 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     const link = `ethereum:${stack.usdc.address}@${stack.dev.chainId}/transfer?address=${MERCHANT_WALLET}&uint256=${amountWei}`;
     assert.equal(await page.getByRole('link', { name: 'Open in wallet app' }).getAttribute('href'), link);
     assert.match((await page.locator('.terms').textContent())!, new RegExp(`3\\.25 USDC.*${MERCHANT_WALLET}.*${payer.address.toLowerCase()}`));
+    assert.equal(await page.locator('#pay-h').textContent(), `Pay 3.25 USDC on ${CHAIN_NAME}`);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the QR screen');
     await screenshot(page, '07-qr-mobile');
     await assertAxeClean(page, 'pay (QR, mobile)');
+    // Copy buttons put the exact values on the clipboard (not the formatted text around them).
+    for (const [name, value, said] of [['Copy address', MERCHANT_WALLET, 'Address copied.'], ['Copy amount', '3.25', 'Amount copied.']] as const) {
+      const button = page.getByRole('button', { name });
+      assert.equal(await button.getAttribute('data-copy'), value);
+      await button.click();
+      await page.locator('[role="status"]', { hasText: said }).waitFor();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), value);
+    }
+    await assertAxeClean(page, 'pay (QR, mobile, after copying)');
 
     // The payer pays from their own wallet app: a plain transfer from that address.
-    await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });
+    const hash = await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });
     await mineUntilCompleted(page);
+    // The page learnt the hash from the status projection (the payer's wallet app never told it).
+    assert.equal(await page.locator('#explorer-done').getAttribute('href'), `${EXPLORER_URL}/tx/${hash}`);
     await screenshot(page, '08-completed-mobile');
     await page.waitForURL((u) => u.pathname === '/shop/success' && u.searchParams.get('checkout_id') === s.checkout_id, { timeout: 15_000 });
     assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
+    assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
+  });
+
+  test('QR terms at 1280 px: heading, copy buttons, QR and no horizontal overflow', async () => {
+    const s = await stack.createSession();
+    const context = await newContext(DESKTOP);
+    const page = await context.newPage();
+    await page.goto(s.url);
+    await page.locator('[data-screen="choose"]').waitFor();
+    await page.locator('#payer').fill(stack.dev.payers[2]!.address);
+    await page.getByRole('button', { name: 'Show payment QR code' }).click();
+    await page.locator('svg.qr').waitFor();
+    assert.equal(await page.locator('#pay-h').textContent(), `Pay 12.50 USDC on ${CHAIN_NAME}`);
+    assert.equal(await page.getByRole('button', { name: 'Copy amount' }).getAttribute('data-copy'), '12.50');
+    assert.equal(await page.getByRole('button', { name: 'Copy address' }).getAttribute('data-copy'), MERCHANT_WALLET);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 1280));
+    await screenshot(page, '07b-qr-desktop');
+    await assertAxeClean(page, 'pay (QR, desktop)');
+  });
+
+  test('a merchant without a logo: no image and no empty box in the header', async () => {
+    const s = await stack.createSession();
+    const context = await newContext(DESKTOP);
+    await context.route(/\/checkout\/v1\/sessions\/[^/]+$/, async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      delete body.merchant.logo_url;
+      await route.fulfill({ response: res, json: body });
+    });
+    const page = await context.newPage();
+    await page.goto(s.url);
+    await page.locator('[data-screen="choose"]').waitFor();
+    assert.equal(await page.locator('header img').count(), 0);
+    assert.equal(await page.locator('h1').textContent(), 'Acme Coffee');
   });
 
   test('320 px: still one column without horizontal scroll', async () => {

@@ -62,13 +62,26 @@ describe('hosted checkout routes', () => {
       assert.equal(gunzipSync(gz.body).toString('utf8'), text);
     }
     const js = await rawGet(`${server.url}/checkout/assets/app.js`, { 'accept-encoding': 'gzip' });
-    assert.ok(js.body.length < 150 * 1024, `served JS is ${js.body.length} bytes gzipped`);
+    assert.ok(js.body.length < 20 * 1024, `served JS is ${js.body.length} bytes gzipped (budget 20 KB)`);
+  });
+
+  test('favicon: the page links it, /checkout/assets/favicon.svg and /favicon.ico answer 200 with the SVG', async () => {
+    const a = await buildCheckoutAssets();
+    for (const path of ['/checkout/assets/favicon.svg', `/checkout/assets/favicon.svg?v=${a.faviconHash}`, '/favicon.ico']) {
+      const r = await server.request('GET', path, { headers: { 'accept-encoding': 'identity' } });
+      assert.equal(r.status, 200, path);
+      assert.equal(r.headers.get('content-type'), 'image/svg+xml', path);
+      assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(r.text, a.favicon);
+    }
+    const pinned = await server.request('GET', `/checkout/assets/favicon.svg?v=${a.faviconHash}`);
+    assert.equal(pinned.headers.get('cache-control'), 'public, max-age=31536000, immutable');
   });
 
   test('the hosted routes are not in the OpenAPI document; HEAD works; unknown assets are 404 envelopes', async () => {
     const doc = await server.request('GET', '/openapi.json');
     const paths = Object.keys(doc.body.paths);
-    assert.ok(paths.every((p) => !p.startsWith('/checkout/pay') && !p.startsWith('/checkout/assets')), paths.join(', '));
+    assert.ok(paths.every((p) => !p.startsWith('/checkout/pay') && !p.startsWith('/checkout/assets') && p !== '/favicon.ico'), paths.join(', '));
     const head = await fetch(`${server.url}/checkout/pay`, { method: 'HEAD' });
     assert.equal(head.status, 200);
     const missing = await server.request('GET', '/checkout/assets/other.js');

@@ -89,6 +89,9 @@ export interface Stack {
 }
 
 export const LOGO_URL = 'https://logo.acme-coffee.test/logo.svg';
+/** Never fetched: the tests only read the link's href. */
+export const EXPLORER_URL = 'https://explorer.tollgate.test';
+export const CHAIN_NAME = 'Anvil (local)';
 
 export async function startStack(): Promise<Stack> {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -115,7 +118,8 @@ export async function startStack(): Promise<Stack> {
         port,
         publicBaseUrl: `http://127.0.0.1:${port}`,
         // Fast finality: a payment is confirmed at 1 and invoiced at 2 confirmations.
-        chains: [chainConfigOf(dev, { confirmations: 1, finalityConfirmations: 2 })],
+        // A named chain with an explorer: the page shows the name and links transactions there.
+        chains: [chainConfigOf(dev, { confirmations: 1, finalityConfirmations: 2, name: CHAIN_NAME, explorerUrl: EXPLORER_URL })],
       });
       try {
         const tg = await startTollgate(config, { db: database.db, clock, http: { logger: false } });

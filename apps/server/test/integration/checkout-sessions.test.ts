@@ -45,7 +45,8 @@ for (const backend of backends()) {
       assert.deepEqual([r.body.status, r.body.checkout_type, r.body.price, r.body.payment_rails], ['OPEN', 'DIRECT', '9.99', ['crypto']]);
       assert.deepEqual(r.body.line_items, [{ name: 'Tee', quantity: 3, amount: '3.33' }]);
       assert.deepEqual(r.body.public_metadata, { campaign: 'spring' });
-      assert.deepEqual(r.body.payment_options, fakeChain().tokens.map((t) => ({ chain_id: 31337, token_symbol: t.symbol, token_contract: t.address, decimals: 6, amount_wei: '9990000' })));
+      // chain_name from the configuration; no explorer_url: this chain's configuration names none.
+      assert.deepEqual(r.body.payment_options, fakeChain().tokens.map((t) => ({ chain_id: 31337, token_symbol: t.symbol, token_contract: t.address, decimals: 6, amount_wei: '9990000', chain_name: 'Test' })));
       assert.deepEqual([r.body.success_url, r.body.cancel_url], [`${RETURN_BASE}/ok`, `${RETURN_BASE}/cancel`]);
       for (const secret of ['PRIVATE-SENTINEL', 'internal_customer', 'REF-SENTINEL-7781', 'client_reference_id', 'private', 'return_urls', m.apiKey, m.apiSecret]) {
         assert.equal(r.text.includes(secret), false, `public view contains ${secret}`);

@@ -4,7 +4,7 @@
 // verifies with Tollgate server-side.
 import { ApiError, checkoutApi, checkoutIdFromHash, safeHttpUrl, successRedirect, type CheckoutApi } from '../lib/api.ts';
 import { isAddress } from '../lib/address.ts';
-import { chainName } from '../lib/chains.ts';
+import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
 import { buildEip681Transfer } from '../lib/eip681.ts';
 import { formatUnits } from '../lib/money.ts';
@@ -12,7 +12,7 @@ import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type BindTerms, type PaymentOpt
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
 import { h, replace, setText } from './dom.ts';
 import { optionKey, sentTx, termsFor, type Terms } from '../lib/terms.ts';
-import { chooseScreen, doneScreen, loadErrorScreen, messageScreen, optionAmount, payScreen, shell, walletButtons } from './views.ts';
+import { chooseScreen, doneScreen, lineItems, loadErrorScreen, messageScreen, optionAmount, payLine, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
 const REDIRECT_MS = 2500;
@@ -22,6 +22,8 @@ interface Payment {
   from?: string;
   wallet?: Wallet;
   txHash?: string;
+  /** the status projection reported the transfer (it is in a block) */
+  seen?: boolean;
   showQr: boolean;
 }
 
@@ -79,9 +81,13 @@ const returnAction = () => {
 };
 const merchant = () => session?.merchant.name ?? 'the merchant';
 
-function completed() {
+/** `txHash`: from the status projection when the page learnt it there (paid by QR, or after a reload). */
+function completed(txHash?: string) {
   const to = successRedirect(session.success_url, session.checkout_id);
-  finish(doneScreen(merchant(), to));
+  // The explorer of the order's chain: from the terms being paid, else from the session's order.
+  const o = session.order;
+  const explorerUrl = payment?.terms.explorerUrl ?? (o ? termsOf(o)?.explorerUrl : undefined);
+  finish(doneScreen(merchant(), to, { explorerUrl, hash: payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined) }));
   if (to) setTimeout(() => location.assign(to), REDIRECT_MS);
 }
 const expired = () =>
@@ -106,6 +112,8 @@ const storage = (): Storage | undefined => {
 function setTotal() {
   if (!ui) return;
   const t = payment?.terms;
+  const currency = t?.tokenSymbol ?? selected?.token_symbol ?? session.payment_options[0]?.token_symbol ?? '';
+  if (ui.items.isConnected) replace(ui.items, lineItems(session, currency));
   setText(ui.total, t ? `Total ${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : selected ? `Total ${optionAmount(selected)}` : session.price ? `Total ${session.price}` : '');
 }
 
@@ -142,6 +150,7 @@ function showChoose() {
   const v = chooseScreen(session, selected, {
     onSelect: (o) => {
       selected = o;
+      setText(v.heading, payLine(o));
       setTotal();
     },
     onWallet: payWithWallet,
@@ -162,6 +171,7 @@ function showChoose() {
     },
   });
   walletSlot = v.wallets;
+  if (ui?.cancel) ui.cancel.hidden = false; // back from an attempt that expired: nothing was sent
   setTotal();
   setScreen(v.node);
   renderWallets();
@@ -176,10 +186,15 @@ function showPay() {
   const t = p.terms;
   const amount = formatUnits(t.amountWei, t.decimals);
   setTotal();
+  // "Cancel and return" after the transfer left the wallet would read as a way to undo it.
+  if (ui?.cancel) ui.cancel.hidden = !!p.txHash;
   setScreen(
     payScreen({
       amount,
       chainId: t.chainId,
+      chainName: t.chainName,
+      ...(t.explorerUrl ? { explorerUrl: t.explorerUrl } : {}),
+      notify: say,
       tokenSymbol: t.tokenSymbol,
       tokenContract: t.tokenContract,
       payTo: t.payTo,
@@ -253,7 +268,7 @@ async function payWithWallet(w: Wallet) {
   try {
     say(`Connect ${w.info.name} to continue…`);
     const from = await connect(w.provider);
-    say(`Switch ${w.info.name} to ${chainName(option.chain_id)} if it asks.`);
+    say(`Switch ${w.info.name} to ${networkName(option)} if it asks.`);
     await ensureChain(w.provider, option.chain_id);
     const t = await bind(option, from);
     if (!t) return;
@@ -306,7 +321,7 @@ async function poll() {
 
 function onStatus(st: StatusProjection) {
   if (finished) return;
-  if (st.status === 'COMPLETED') return completed();
+  if (st.status === 'COMPLETED') return completed(st.tx_hash);
   if (st.status === 'EXPIRED') return expired();
   if (st.status === 'CANCELLED') return cancelled();
   if (st.status === 'FAILED') return failed();
@@ -322,6 +337,10 @@ function onStatus(st: StatusProjection) {
     }, () => {});
     return;
   }
+  if (st.tx_hash && payment && !payment.seen) {
+    payment.seen = true;
+    tick(); // hides the countdown now rather than at the next second
+  }
   if (st.tx_hash && payment && !payment.txHash) {
     // The watcher saw the transfer (e.g. after a reload, or paid by QR): no second payment offered.
     payment.txHash = st.tx_hash;
@@ -334,6 +353,13 @@ function onStatus(st: StatusProjection) {
 
 function tick() {
   if (!ui || finished) return;
+  // A transfer on chain is judged by its block time, not by when it confirms: once the watcher has
+  // seen it, a running clock would only worry the payer. (A hash from the wallet alone is not
+  // enough: the transaction may still be mined after the window.)
+  if (payment?.seen) {
+    ui.timer.hidden = true;
+    return;
+  }
   const t = payment?.terms;
   const end = t ? Math.min(t.expiresAt, session.expires_at) : session.expires_at;
   const left = secondsLeft(end, Date.now() + api.clockOffset);

@@ -1,16 +1,19 @@
 // The screens of the page as pure builders: data and callbacks in, DOM out. The controller
 // (main.ts) decides which one shows and owns all state.
 import { logoSrc, safeHttpUrl } from '../lib/api.ts';
-import { chainName } from '../lib/chains.ts';
+import { explorerTxUrl, networkName } from '../lib/chains.ts';
 import { formatUnits, isDecimalString, multiplyDecimal } from '../lib/money.ts';
 import type { ApiError } from '../lib/api.ts';
 import { optionKey } from '../lib/terms.ts';
 import type { PaymentOption, PublicSession } from '../lib/types.ts';
 import type { Wallet } from '../lib/wallet.ts';
+import { copyButton } from './copy.ts';
 import { h } from './dom.ts';
 import { qrSvg } from './qr.ts';
 
 export const optionAmount = (o: PaymentOption) => `${formatUnits(o.amount_wei, o.decimals)} ${o.token_symbol}`;
+/** "Pay 12.50 USDC on Base Sepolia": amount, token and network in one line. */
+export const payLine = (o: PaymentOption) => `Pay ${optionAmount(o)} on ${networkName(o)}`;
 
 /** Merchant header, order summary, timer, the screen slot, the live status line and the footer. */
 export function shell(s: PublicSession | undefined, pageOrigin: string) {
@@ -21,13 +24,18 @@ export function shell(s: PublicSession | undefined, pageOrigin: string) {
   const screen = h('div', { class: 'screen' });
   const live = h('p', { class: 'live', role: 'status', 'aria-live': 'polite', 'aria-atomic': 'true' });
   const total = h('p', { class: 'total' });
+  const items = h('ul', { class: 'items' });
   const cancelUrl = s ? safeHttpUrl(s.cancel_url) : undefined;
   const cancel = cancelUrl ? h('a', { href: cancelUrl.toString(), class: 'cancel', rel: 'noreferrer' }, `Cancel and return to ${s!.merchant.name}`) : undefined;
   const root = h(
     'main',
     { class: 'card', 'aria-labelledby': 'merchant-name' },
     h('header', { class: 'merchant' }, img, h('div', {}, h('p', { class: 'eyebrow' }, 'Checkout'), h('h1', { id: 'merchant-name' }, s ? s.merchant.name : 'Tollgate checkout'))),
-    s && s.line_items.length > 0 ? summary(s, total) : s ? h('section', { class: 'summary', 'aria-label': 'Order summary' }, total) : undefined,
+    s && s.line_items.length > 0
+      ? h('section', { class: 'summary', 'aria-labelledby': 'summary-h' }, h('h2', { id: 'summary-h', class: 'visually-hidden' }, 'Order summary'), items, total)
+      : s
+        ? h('section', { class: 'summary', 'aria-label': 'Order summary' }, total)
+        : undefined,
     timer,
     screen,
     live,
@@ -38,30 +46,24 @@ export function shell(s: PublicSession | undefined, pageOrigin: string) {
       h('p', { class: 'powered' }, 'Payments by Tollgate'),
     ),
   );
-  return { root, screen, live, timer, total, cancel };
+  return { root, screen, live, timer, total, items, cancel };
 }
 
-function summary(s: PublicSession, total: HTMLElement) {
-  return h(
-    'section',
-    { class: 'summary', 'aria-labelledby': 'summary-h' },
-    h('h2', { id: 'summary-h', class: 'visually-hidden' }, 'Order summary'),
-    h(
-      'ul',
-      { class: 'items' },
-      s.line_items.map((i) => {
-        // `amount` is the price of one unit; the line shows quantity × unit and the exact line total.
-        const unit = isDecimalString(i.amount) ? i.amount : undefined;
-        return h(
-          'li',
-          {},
-          h('span', { class: 'item-name' }, i.name, i.quantity !== 1 ? h('span', { class: 'qty' }, ` ${i.quantity} × ${unit ?? ''}`.trimEnd()) : undefined),
-          unit ? h('span', { class: 'item-amount' }, multiplyDecimal(unit, i.quantity)) : undefined,
-        );
-      }),
-    ),
-    total,
-  );
+/**
+ * The line items with quantity, unit price and line total in `currency`: the session has one price
+ * for every token it accepts, so the amounts are the same whichever token is selected.
+ */
+export function lineItems(s: PublicSession, currency: string) {
+  return s.line_items.map((i) => {
+    // `amount` is the price of one unit; the line shows quantity × unit and the exact line total.
+    const unit = isDecimalString(i.amount) ? i.amount : undefined;
+    return h(
+      'li',
+      {},
+      h('span', { class: 'item-name' }, i.name, h('span', { class: 'qty' }, unit ? `${i.quantity} × ${unit} ${currency}` : `Quantity ${i.quantity}`)),
+      unit ? h('span', { class: 'item-amount' }, `${multiplyDecimal(unit, i.quantity)} ${currency}`) : undefined,
+    );
+  });
 }
 
 export interface ChooseHandlers {
@@ -70,7 +72,11 @@ export interface ChooseHandlers {
   onQr(address: string): void;
 }
 
-/** OPEN: token/network choice, wallet buttons (filled in later by `walletButtons`), address form. */
+/**
+ * OPEN: the terms first (heading "Pay 12.50 USDC on Base Sepolia", token/network choice), then the
+ * two ways to pay: a browser wallet, or another wallet by QR code after one step that asks for the
+ * paying address (Tollgate attributes a transfer by its sender; docs/hosted-checkout.md).
+ */
 export function chooseScreen(s: PublicSession, selected: PaymentOption, on: ChooseHandlers) {
   const wallets = h('div', { class: 'wallets' }, h('p', { class: 'muted' }, 'Looking for a browser wallet…'));
   const input = h('input', {
@@ -90,7 +96,7 @@ export function chooseScreen(s: PublicSession, selected: PaymentOption, on: Choo
     { class: 'qr-form', novalidate: true },
     h('label', { for: 'payer' }, 'Your paying address'),
     input,
-    h('p', { id: 'payer-help', class: 'muted small' }, 'The address you will send from. Tollgate recognises your payment by it.'),
+    h('p', { id: 'payer-help', class: 'muted small' }, 'Paste the address of the wallet you will pay from. Tollgate recognises your payment by it; the address to pay and the QR code come next.'),
     err,
     h('button', { type: 'submit', class: 'secondary' }, 'Show payment QR code'),
   );
@@ -98,10 +104,11 @@ export function chooseScreen(s: PublicSession, selected: PaymentOption, on: Choo
     e.preventDefault();
     on.onQr(input.value);
   });
+  const heading = h('h2', { id: 'choose-h', tabindex: -1 }, payLine(selected));
   const node = h(
     'section',
     { 'aria-labelledby': 'choose-h', 'data-screen': 'choose' },
-    h('h2', { id: 'choose-h', tabindex: -1 }, 'Choose how to pay'),
+    heading,
     h(
       'fieldset',
       { class: 'options' },
@@ -118,15 +125,15 @@ export function chooseScreen(s: PublicSession, selected: PaymentOption, on: Choo
             'data-index': i,
             onchange: () => on.onSelect(o),
           }),
-          h('span', { class: 'option-text' }, h('strong', {}, o.token_symbol), ` on ${chainName(o.chain_id)}`),
+          h('span', { class: 'option-text' }, h('strong', {}, o.token_symbol), ` on ${networkName(o)}`),
           h('span', { class: 'option-amount' }, optionAmount(o)),
         ),
       ),
     ),
     h('div', { class: 'method' }, h('h3', {}, 'Pay with a browser wallet'), wallets),
-    h('div', { class: 'method' }, h('h3', {}, 'Pay from another wallet'), form),
+    h('div', { class: 'method' }, h('h3', {}, 'Pay from another wallet (QR code)'), form),
   );
-  return { node, wallets, input, err };
+  return { node, heading, wallets, input, err };
 }
 
 /** The wallet buttons, one per discovered wallet. */
@@ -146,6 +153,8 @@ export function walletButtons(list: Wallet[], busy: boolean, onWallet: (w: Walle
 export interface PayView {
   amount: string;
   chainId: number;
+  chainName: string;
+  explorerUrl?: string;
   tokenSymbol: string;
   tokenContract: string;
   payTo: string;
@@ -154,53 +163,69 @@ export interface PayView {
   txHash?: string;
   showQr: boolean;
   wallet?: { name: string; busy: boolean; onRetry(): void };
+  /** the live region: "Address copied." */
+  notify(text: string): void;
 }
 
-/** BOUND: the order's payment terms, the QR / EIP-681 link, the wallet retry button. */
+/** A link to the transaction on the chain's block explorer, named after the explorer's host. */
+export function explorerLink(explorer: string | undefined, txHash: string | undefined, id: string) {
+  const href = explorerTxUrl(explorer, txHash);
+  return href ? h('a', { id, class: 'explorer', href, target: '_blank', rel: 'noopener noreferrer' }, `View the transaction on ${new URL(href).host}`) : undefined;
+}
+
+/** BOUND: the order's payment terms with copy buttons, the QR / EIP-681 link, the wallet retry button. */
 export function payScreen(v: PayView) {
-  const row = (k: string, val: Node | string) => [h('dt', {}, k), h('dd', {}, val)];
+  const row = (k: string, ...val: (Node | string | undefined)[]) => [h('dt', {}, k), h('dd', {}, ...val)];
+  // The chain id too: it is what a wallet shows when it asks to switch networks.
+  const network = v.chainName === `Chain ${v.chainId}` ? v.chainName : `${v.chainName} · chain ID ${v.chainId}`;
+  const what = `${v.amount} ${v.tokenSymbol}`;
   return h(
     'section',
     { 'aria-labelledby': 'pay-h', 'data-screen': 'pay' },
-    h('h2', { id: 'pay-h', tabindex: -1 }, v.txHash ? 'Payment sent' : 'Complete your payment'),
+    h('h2', { id: 'pay-h', tabindex: -1 }, v.txHash ? 'Payment sent' : `Pay ${what} on ${v.chainName}`),
     h(
       'dl',
       { class: 'terms' },
-      row('Amount', h('strong', { class: 'amount' }, `${v.amount} ${v.tokenSymbol}`)),
-      row('Network', chainName(v.chainId) === `Chain ${v.chainId}` ? chainName(v.chainId) : `${chainName(v.chainId)} (chain ${v.chainId})`),
-      row('Pay to', h('code', { class: 'addr' }, v.payTo)),
+      row('Amount', h('span', { class: 'copyable' }, h('strong', { class: 'amount' }, what), v.txHash ? undefined : copyButton(v.amount, 'amount', v.notify))),
+      row('Network', network),
+      row('Pay to', h('span', { class: 'copyable' }, h('code', { class: 'addr' }, v.payTo), v.txHash ? undefined : copyButton(v.payTo, 'address', v.notify))),
       row('Token contract', h('code', { class: 'addr' }, v.tokenContract)),
       v.from ? row('From', h('code', { class: 'addr' }, v.from)) : [],
-      v.txHash ? row('Transaction', h('code', { class: 'addr' }, v.txHash)) : [],
+      v.txHash ? row('Transaction', h('code', { class: 'addr' }, v.txHash), explorerLink(v.explorerUrl, v.txHash, 'explorer')) : [],
     ),
     v.wallet && !v.txHash
-      ? h('button', { type: 'button', class: 'primary', disabled: v.wallet.busy, onclick: () => v.wallet!.onRetry() }, `Send ${v.amount} ${v.tokenSymbol} with ${v.wallet.name}`)
+      ? h('button', { type: 'button', class: 'primary', disabled: v.wallet.busy, onclick: () => v.wallet!.onRetry() }, `Send ${what} with ${v.wallet.name}`)
       : undefined,
     v.showQr && !v.txHash
       ? h(
           'div',
           { class: 'qr-block' },
-          h('figure', {}, qrSvg(v.link, `QR code: pay ${v.amount} ${v.tokenSymbol} on ${chainName(v.chainId)}`), h('figcaption', {}, 'Scan with your wallet app')),
+          h('figure', {}, qrSvg(v.link, `QR code: pay ${what} on ${v.chainName}`), h('figcaption', {}, 'Scan with your wallet app')),
           h('a', { class: 'button secondary', href: v.link, id: 'eip681' }, 'Open in wallet app'),
         )
       : undefined,
     h(
       'p',
       { class: 'note' },
-      v.from
-        ? `Send exactly ${v.amount} ${v.tokenSymbol} from ${v.from}. A payment from another address or of another amount is not recognised.`
-        : `Send exactly ${v.amount} ${v.tokenSymbol} from the address you entered when you started this payment.`,
+      // Once sent, the instruction to send becomes an instruction not to send twice.
+      v.txHash
+        ? 'Do not send this payment again. Keep this page open while the network confirms it.'
+        : v.from
+          ? `Send exactly ${what} from ${v.from}. A payment from another address or of another amount is not recognised.`
+          : `Send exactly ${what} from the address you entered when you started this payment.`,
     ),
   );
 }
 
 /** COMPLETED. `redirect` is success_url with checkout_id, when the merchant gave one. */
-export function doneScreen(merchant: string, redirect: string | undefined) {
+export function doneScreen(merchant: string, redirect: string | undefined, tx?: { explorerUrl?: string | undefined; hash?: string | undefined }) {
+  const link = explorerLink(tx?.explorerUrl, tx?.hash, 'explorer-done');
   return h(
     'section',
     { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' },
     h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete'),
     h('p', {}, 'Tollgate has confirmed this payment on-chain.'),
+    link ? h('p', {}, link) : undefined,
     redirect ? [h('p', {}, `Taking you back to ${merchant}…`), h('a', { class: 'button primary', href: redirect, rel: 'noreferrer' }, `Return to ${merchant}`)] : undefined,
     h('p', { class: 'note' }, `This page is not a proof of payment. ${merchant} confirms your payment with Tollgate before delivering your order.`),
   );

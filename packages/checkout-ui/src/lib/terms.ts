@@ -1,9 +1,12 @@
+import { networkName } from './chains.ts';
 import type { PaymentOption } from './types.ts';
 
 /** The payment terms of the order being paid, in the page's own camelCase shape. */
 export interface Terms {
   orderId: string;
   chainId: number;
+  chainName: string;
+  explorerUrl?: string;
   tokenSymbol: string;
   tokenContract: string;
   decimals: number;
@@ -29,6 +32,8 @@ export function termsFor(
   return {
     orderId: t.order_id,
     chainId: t.chain_id,
+    chainName: networkName(o),
+    ...(o.explorer_url ? { explorerUrl: o.explorer_url } : {}),
     tokenSymbol: t.token_symbol,
     tokenContract: t.token_contract ?? o.token_contract,
     decimals: o.decimals,

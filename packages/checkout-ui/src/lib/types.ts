@@ -9,6 +9,10 @@ export interface PaymentOption {
   token_contract: string;
   decimals: number;
   amount_wei: string;
+  /** display name of the network, from the server's configuration */
+  chain_name?: string;
+  /** block explorer base URL (`<explorer_url>/tx/<hash>`), when the chain's configuration names one */
+  explorer_url?: string;
 }
 
 export interface SessionOrder {

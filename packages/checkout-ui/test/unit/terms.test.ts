@@ -4,7 +4,7 @@ import { sentTx, termsFor } from '../../src/lib/terms.ts';
 
 const OPTIONS = [
   { chain_id: 137, token_symbol: 'USDC', token_contract: '0x' + 'aa'.repeat(20), decimals: 6, amount_wei: '12500000' },
-  { chain_id: 137, token_symbol: 'USDT', token_contract: '0x' + 'bb'.repeat(20), decimals: 6, amount_wei: '12500000' },
+  { chain_id: 137, token_symbol: 'USDT', token_contract: '0x' + 'bb'.repeat(20), decimals: 6, amount_wei: '12500000', chain_name: 'Polygon PoS', explorer_url: 'https://polygonscan.com' },
 ];
 const ORDER = { order_id: 'ord_1', chain_id: 137, token_symbol: 'USDT', pay_to_address: '0x' + 'cc'.repeat(20), amount_wei: '12500000', expires_at: 1_800_000_000 };
 
@@ -12,6 +12,8 @@ test('termsFor: the public view order gets contract and decimals from its paymen
   assert.deepEqual(termsFor(OPTIONS, ORDER), {
     orderId: 'ord_1',
     chainId: 137,
+    chainName: 'Polygon PoS',
+    explorerUrl: 'https://polygonscan.com',
     tokenSymbol: 'USDT',
     tokenContract: '0x' + 'bb'.repeat(20),
     decimals: 6,
@@ -21,6 +23,10 @@ test('termsFor: the public view order gets contract and decimals from its paymen
   });
   // A bind answer carries its own token_contract: it wins.
   assert.equal(termsFor(OPTIONS, { ...ORDER, token_contract: '0x' + 'dd'.repeat(20) })?.tokenContract, '0x' + 'dd'.repeat(20));
+  // An option without configuration data: "Chain <id>", no explorer.
+  const usdc = termsFor(OPTIONS, { ...ORDER, token_symbol: 'USDC' })!;
+  assert.equal(usdc.chainName, 'Chain 137');
+  assert.equal('explorerUrl' in usdc, false);
   assert.equal(termsFor(OPTIONS, { ...ORDER, chain_id: 1 }), undefined);
   assert.equal(termsFor(OPTIONS, { ...ORDER, token_symbol: 'DAI' }), undefined);
 });

@@ -22,6 +22,6 @@ export const publicGetCheckoutSession = defineRoute({
     if (!v) throw new AppError('session_not_found', 'checkout session not found', 'checkout_id');
     // Terms and status of a capability: no shared cache may keep them.
     reply.header('cache-control', 'no-store');
-    return publicSessionView(v, deps.clock.now());
+    return publicSessionView(v, deps.clock.now(), deps.config.chains);
   },
 });
