@@ -5,4 +5,22 @@
 // Example:
 //   import { TestTokenArtifact } from '@tollgate/contracts';
 //   const hash = await wallet.deployContract({ ...TestTokenArtifact, args: ['USD Coin', 'USDC'] });
-export { TestTokenArtifact } from './artifacts.ts';
+export {
+  ExampleCreditAdapterArtifact,
+  TestCallbackAdapterArtifact,
+  TestTetherTokenArtifact,
+  TestTokenArtifact,
+  TollgateSettlementArtifact,
+} from './artifacts/index.ts';
+export {
+  CALLBACK_ENVELOPE_PARAMETERS,
+  EIP3009_CALLBACK_DATA_TYPES,
+  MAX_CALLBACK_CALLDATA_BYTES,
+  buildCalldataSignRequest,
+  decodeCallbackEnvelope,
+  encodeCallbackEnvelope,
+  orderIdToBytes32,
+  type CallbackEnvelope,
+  type CalldataSignRequest,
+  type CalldataSignRequestInput,
+} from './envelope.ts';
