@@ -142,7 +142,15 @@ contract ExampleCreditAdapter is IPaymentCallbackAdapter {
         if (to == address(0)) revert ZeroAddress();
         accounted[token] -= amount;
         (bool ok, bytes memory ret) = token.call(abi.encodeWithSelector(0xa9059cbb, to, amount));
-        if (!ok || (ret.length != 0 && abi.decode(ret, (uint256)) != 1)) revert TransferFailed(token);
+        if (!ok && ret.length != 0) {
+            assembly ("memory-safe") {
+                revert(add(ret, 0x20), mload(ret)) // the token's own reason
+            }
+        }
+        // USDT-style tokens return nothing; others must return true.
+        if (!ok || (ret.length != 0 && (ret.length < 32 || abi.decode(ret, (uint256)) != 1))) {
+            revert TransferFailed(token);
+        }
         emit Withdrawn(token, to, amount);
     }
 

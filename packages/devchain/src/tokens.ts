@@ -82,7 +82,7 @@ export function localChain(rpcUrl: string, chainId: number): Chain {
   });
 }
 
-function publicClientFor(rpcUrl: string, chainId: number): PublicClient<Transport, Chain> {
+export function publicClientFor(rpcUrl: string, chainId: number): PublicClient<Transport, Chain> {
   return createPublicClient({ chain: localChain(rpcUrl, chainId), transport: http(rpcUrl), pollingInterval: POLLING_INTERVAL_MS });
 }
 
@@ -91,7 +91,7 @@ function publicClientFor(rpcUrl: string, chainId: number): PublicClient<Transpor
  * Pipelining matters under interval mining: waiting for each receipt would cost one block time
  * per transaction, while pipelined they all land in the next block.
  */
-async function sendPipelined(
+export async function sendPipelined(
   client: PublicClient<Transport, Chain>,
   account: PrivateKeyAccount,
   txs: readonly { to?: Address; data: Hex; gas: bigint; label: string }[],

@@ -5,7 +5,8 @@ import {IPaymentCallbackAdapter} from "../interfaces/IPaymentCallbackAdapter.sol
 
 /// @title TestCallbackAdapter
 /// @notice A TEST adapter whose behaviour is switchable by anyone, so tests can make a callback
-///         succeed, return false, revert, return nothing, or re-enter its caller. It can also act
+///         succeed, return false, revert, return nothing, or re-enter its caller (also while posing
+///         as a token, through its fallback). It can also act
 ///         as a contract executor (`execute`), which is how the settlement contract's reentrancy
 ///         guard is exercised: the adapter is the executor and re-enters from inside its callback.
 /// @dev Never deploy it outside tests: it has no access control at all.
@@ -51,20 +52,23 @@ contract TestCallbackAdapter is IPaymentCallbackAdapter {
         }
     }
 
+    /// @notice Lets this contract pose as a token to a contract under test: it claims a large
+    ///         balance, and any other call (e.g. `transfer`) runs the re-entry in Reenter mode.
+    function balanceOf(address) external pure returns (uint256) {
+        return 1e30;
+    }
+
+    fallback() external {
+        if (mode == Mode.Reenter) _reenter();
+    }
+
     function onPaymentCallback(address payer, address token, uint256 amount, bytes calldata calldata_)
         external
         returns (bool)
     {
         Mode m = mode;
         if (m == Mode.Revert) revert Boom(42);
-        if (m == Mode.Reenter) {
-            (bool ok, bytes memory ret) = reenterTarget.call(reenterData);
-            if (!ok) {
-                assembly ("memory-safe") {
-                    revert(add(ret, 0x20), mload(ret))
-                }
-            }
-        }
+        if (m == Mode.Reenter) _reenter();
         calls += 1;
         lastPayer = payer;
         lastToken = token;
@@ -77,6 +81,15 @@ contract TestCallbackAdapter is IPaymentCallbackAdapter {
             }
         }
         return m != Mode.ReturnFalse;
+    }
+
+    function _reenter() private {
+        (bool ok, bytes memory ret) = reenterTarget.call(reenterData);
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(ret, 0x20), mload(ret))
+            }
+        }
     }
 
     function eip712Domain()
