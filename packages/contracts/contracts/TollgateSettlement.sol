@@ -196,9 +196,10 @@ contract TollgateSettlement {
 
     /// @notice Settles an order whose funds already sit in this contract.
     function settle(Order calldata order, CallbackData calldata cb) external guarded {
+        _claimOrder(order);
         uint256 pool = ISettlementToken(order.token).balanceOf(address(this));
         if (pool < order.amount) revert InsufficientPool(order.token, pool, order.amount);
-        _settle(order, cb, Source.Pool);
+        _payOut(order, cb, Source.Pool);
     }
 
     /// @notice Pulls the payer's EIP-3009 authorization and settles, in one transaction.
@@ -208,12 +209,13 @@ contract TollgateSettlement {
         external
         guarded
     {
+        _claimOrder(order);
         uint256 before = _pullBalance(order);
         IReceiveWithAuthorization(order.token).receiveWithAuthorization(
             order.payer, address(this), order.amount, auth.validAfter, auth.validBefore, auth.nonce, auth.v, auth.r, auth.s
         );
         _requireReceived(order, before);
-        _settle(order, cb, Source.Authorization);
+        _payOut(order, cb, Source.Authorization);
     }
 
     /// @notice Applies the payer's EIP-2612 permit, pulls the amount and settles.
@@ -221,15 +223,17 @@ contract TollgateSettlement {
     ///      granted is already in place, so a failing `permit` is ignored and `transferFrom`
     ///      decides (the pattern OpenZeppelin recommends against permit front-running).
     function settleWithPermit(Order calldata order, CallbackData calldata cb, Permit calldata p) external guarded {
+        _claimOrder(order);
         try IPermit(order.token).permit(order.payer, address(this), p.value, p.deadline, p.v, p.r, p.s) {} catch {}
         _pullFrom(order);
-        _settle(order, cb, Source.Permit);
+        _payOut(order, cb, Source.Permit);
     }
 
     /// @notice Pulls the amount against an allowance the payer gave this contract, and settles.
     function settleFromAllowance(Order calldata order, CallbackData calldata cb) external guarded {
+        _claimOrder(order);
         _pullFrom(order);
-        _settle(order, cb, Source.Allowance);
+        _payOut(order, cb, Source.Allowance);
     }
 
     /// @notice Returns a pooled payment to its payer, for an order that was never settled (failed
@@ -275,11 +279,15 @@ contract TollgateSettlement {
 
     // ---------------------------------------------------------------- internals
 
-    function _settle(Order calldata order, CallbackData calldata cb, Source source) private {
+    /// @dev First step of every settlement, before any token moves: validates the order and takes
+    ///      its once-only slot, so a replay fails as such and never pulls anything.
+    function _claimOrder(Order calldata order) private {
         if (order.payer == address(0) || order.token == address(0) || order.payee == address(0)) revert ZeroAddress();
         if (order.amount == 0) revert ZeroAmount();
         _claim(order.orderId, OrderState.Settled);
+    }
 
+    function _payOut(Order calldata order, CallbackData calldata cb, Source source) private {
         bytes memory calldata_;
         if (!order.callback) {
             if (cb.data.length != 0 || cb.signature.length != 0) revert CalldataWithoutCallback();

@@ -17,6 +17,7 @@ import {
   ContractFunctionRevertedError,
   createPublicClient,
   createWalletClient,
+  getAddress,
   http,
   parseSignature,
   toHex,
@@ -88,7 +89,7 @@ export async function startSettlementEnv(): Promise<SettlementEnv> {
     executor: executor.address, adapterTokens: [usdc, usdt] });
   const wallet = createWalletClient({ account: owner, chain: localChain(dev.rpcUrl, dev.chainId), transport: http(dev.rpcUrl) });
   const hash = await wallet.deployContract({ ...TestCallbackAdapterArtifact });
-  const testAdapter = (await client.waitForTransactionReceipt({ hash })).contractAddress!;
+  const testAdapter = getAddress((await client.waitForTransactionReceipt({ hash })).contractAddress!);
   const merchant = privateKeyToAccount(toHex(randomBytes(32))).address;
   return { dev, client, owner, executor, payer, stranger, usdc, usdt, settlement: dep.settlement, adapter: dep.adapter!.address,
     testAdapter, merchant, stop: () => dev.stop() };
