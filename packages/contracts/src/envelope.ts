@@ -125,7 +125,7 @@ function assertCalldataBounds(calldata: Hex): void {
  * const req = buildCalldataSignRequest({ chainId: 31337, callbackContract, eip712Name: 'Tollgate Credit',
  *   eip712Version: '1', token: usdc, spentAddress: settlement, payer, amount: 5_000_000n,
  *   orderId: 'ord_abc', calldataNonce: 1n, deadline: 1_900_000_000n, calldata: '0x…' });
- * const signature = await payerAccount.signTypedData(req); // viem accepts the object as is
+ * const signature = await payerAccount.signTypedData(toSignableTypedData(req));
  */
 export function buildCalldataSignRequest(input: CalldataSignRequestInput): CalldataSignRequest {
   assertCalldataBounds(input.calldata);
@@ -147,6 +147,28 @@ export function buildCalldataSignRequest(input: CalldataSignRequestInput): Calld
       calldataNonce: input.calldataNonce.toString(),
       deadline: input.deadline.toString(),
       calldataHash: keccak256(input.calldata),
+    },
+  };
+}
+
+/**
+ * The same request in the typed form viem's `signTypedData` / `verifyTypedData` want (bigints, no
+ * EIP712Domain entry: viem derives it from the domain). The wire JSON keeps strings because JSON
+ * has no 256-bit integers; wallets given the raw JSON (eth_signTypedData_v4) accept it as is.
+ *
+ * @example
+ * const signature = await account.signTypedData(toSignableTypedData(order.calldataSignRequest));
+ */
+export function toSignableTypedData(req: CalldataSignRequest) {
+  return {
+    domain: req.domain,
+    types: EIP3009_CALLBACK_DATA_TYPES,
+    primaryType: 'Eip3009CallbackData' as const,
+    message: {
+      ...req.message,
+      amount: BigInt(req.message.amount),
+      calldataNonce: BigInt(req.message.calldataNonce),
+      deadline: BigInt(req.message.deadline),
     },
   };
 }

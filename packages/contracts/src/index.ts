@@ -20,6 +20,7 @@ export {
   decodeCallbackEnvelope,
   encodeCallbackEnvelope,
   orderIdToBytes32,
+  toSignableTypedData,
   type CallbackEnvelope,
   type CalldataSignRequest,
   type CalldataSignRequestInput,

@@ -11,6 +11,7 @@ import {
   TollgateSettlementArtifact,
   buildCalldataSignRequest,
   orderIdToBytes32,
+  toSignableTypedData,
 } from '@tollgate/contracts';
 import {
   BaseError,
@@ -185,8 +186,9 @@ export async function signCallback(
     amount: order.amount, orderId: opts.orderIdText ?? 'unused', calldataNonce, deadline, calldata: opts.data,
   });
   // The order id of a test order is already hashed; sign the bytes32 the contract sees.
-  const message = { ...request.message, orderId: opts.orderIdText ? request.message.orderId : order.orderId };
-  const signature = await (opts.signer ?? env.payer).signTypedData({ ...request, message });
+  const typed = toSignableTypedData(request);
+  const message = { ...typed.message, orderId: opts.orderIdText ? typed.message.orderId : order.orderId };
+  const signature = await (opts.signer ?? env.payer).signTypedData({ ...typed, message });
   return { data: opts.data, calldataNonce, deadline, signature };
 }
 
