@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import {
   ExampleCreditAdapterArtifact,
   TestCallbackAdapterArtifact,
+  TestTetherTokenArtifact,
   TestTokenArtifact,
   decodeCallbackEnvelope,
   orderIdToBytes32,
@@ -37,6 +38,16 @@ const GAS_CEILING = 250_000n;
 
 before(async () => {
   env = await startSettlementEnv();
+  // Measured gas should compare paths, not first-time balances: give every recipient (merchant,
+  // adapter) and the pool a non-zero balance of both tokens first (a zero → non-zero balance
+  // write costs ~17k more, once per recipient and token).
+  for (const token of [env.usdc, env.usdt]) {
+    for (const to of [env.merchant, env.adapter, env.settlement]) {
+      const abi = token === env.usdt ? TestTetherTokenArtifact.abi : TestTokenArtifact.abi;
+      const hash = await walletOf(env, env.stranger).writeContract({ address: token, abi, functionName: 'transfer', args: [to, 1n] });
+      await env.client.waitForTransactionReceipt({ hash });
+    }
+  }
 });
 after(async () => {
   if (gas.length > 0) console.log(`gas per settlement path:\n${gas.map(([k, v]) => `  ${k}: ${v}`).join('\n')}`);
