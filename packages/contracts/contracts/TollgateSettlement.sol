@@ -2,36 +2,7 @@
 pragma solidity 0.8.30;
 
 import {IPaymentCallbackAdapter} from "./interfaces/IPaymentCallbackAdapter.sol";
-
-interface ISettlementToken {
-    function balanceOf(address account) external view returns (uint256);
-}
-
-interface IReceiveWithAuthorization {
-    function receiveWithAuthorization(
-        address from,
-        address to,
-        uint256 value,
-        uint256 validAfter,
-        uint256 validBefore,
-        bytes32 nonce,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
-    ) external;
-}
-
-interface IPermit {
-    function permit(address owner, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
-        external;
-}
-
-interface IEip5267 {
-    function eip712Domain()
-        external
-        view
-        returns (bytes1, string memory, string memory, uint256, address, bytes32, uint256[] memory);
-}
+import {IEip5267, IPermit, IReceiveWithAuthorization, ISettlementToken} from "./interfaces/ISettlementTokens.sol";
 
 /// @title TollgateSettlement
 /// @notice Settles DELEGATE orders, one chain, one pooled contract. It is both the `spent_address`
@@ -52,11 +23,8 @@ interface IEip5267 {
 contract TollgateSettlement {
     // ---------------------------------------------------------------- types
 
-    enum OrderState {
-        None,
-        Settled,
-        Refunded
-    }
+    /// @notice An order moves from None exactly once, to Settled or to Refunded.
+    enum OrderState { None, Settled, Refunded }
 
     /// @notice Where the order's funds come from in this call.
     enum Source {
@@ -197,7 +165,7 @@ contract TollgateSettlement {
     /// @notice Settles an order whose funds already sit in this contract.
     function settle(Order calldata order, CallbackData calldata cb) external guarded {
         _claimOrder(order);
-        uint256 pool = ISettlementToken(order.token).balanceOf(address(this));
+        uint256 pool = _poolOf(order.token);
         if (pool < order.amount) revert InsufficientPool(order.token, pool, order.amount);
         _payOut(order, cb, Source.Pool);
     }
@@ -210,7 +178,7 @@ contract TollgateSettlement {
         guarded
     {
         _claimOrder(order);
-        uint256 before = _pullBalance(order);
+        uint256 before = _poolOf(order.token);
         IReceiveWithAuthorization(order.token).receiveWithAuthorization(
             order.payer, address(this), order.amount, auth.validAfter, auth.validBefore, auth.nonce, auth.v, auth.r, auth.s
         );
@@ -242,7 +210,7 @@ contract TollgateSettlement {
         if (payer == address(0) || token == address(0)) revert ZeroAddress();
         if (amount == 0) revert ZeroAmount();
         _claim(orderId, OrderState.Refunded);
-        uint256 pool = ISettlementToken(token).balanceOf(address(this));
+        uint256 pool = _poolOf(token);
         if (pool < amount) revert InsufficientPool(token, pool, amount);
         _safeTransfer(token, payer, amount);
         emit Refunded(orderId, payer, token, amount);
@@ -391,21 +359,21 @@ contract TollgateSettlement {
         if (size < 32 || returned != 1) revert CallbackRejected(adapter);
     }
 
-    function _pullBalance(Order calldata order) private view returns (uint256) {
-        return ISettlementToken(order.token).balanceOf(address(this));
-    }
-
     /// @dev transferFrom payer → this, then checks the exact balance delta, so fee-on-transfer or
     ///      otherwise misbehaving tokens cannot settle an order for less than it is worth.
     function _pullFrom(Order calldata order) private {
-        uint256 before = _pullBalance(order);
+        uint256 before = _poolOf(order.token);
         _callToken(order.token, abi.encodeWithSelector(0x23b872dd, order.payer, address(this), order.amount));
         _requireReceived(order, before);
     }
 
     function _requireReceived(Order calldata order, uint256 before) private view {
-        uint256 received = _pullBalance(order) - before;
+        uint256 received = _poolOf(order.token) - before;
         if (received != order.amount) revert AmountMismatch(order.amount, received);
+    }
+
+    function _poolOf(address token) private view returns (uint256) {
+        return ISettlementToken(token).balanceOf(address(this));
     }
 
     function _safeTransfer(address token, address to, uint256 amount) private {
