@@ -29,4 +29,5 @@ export {
   type FundPayersOptions,
   type TestTokenInfo,
   type TransferTokenOptions,
+  type UsdtFlavour,
 } from './tokens.ts';

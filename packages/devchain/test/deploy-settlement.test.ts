@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ExampleCreditAdapterArtifact, TestTetherTokenArtifact, TollgateSettlementArtifact } from '@tollgate/contracts';
 import { createPublicClient, http } from 'viem';
-import { EXAMPLE_ADAPTER_DOMAIN, deploySettlement, deployTestTether, localChain, startDevChain, type DevChain } from '../src/index.ts';
+import {
+  EXAMPLE_ADAPTER_DOMAIN,
+  deploySettlement,
+  deployTestTether,
+  localChain,
+  startDevChain,
+  transferToken,
+  type DevChain,
+} from '../src/index.ts';
 
 let chain: DevChain;
 let client: ReturnType<typeof createPublicClient>;
@@ -48,5 +56,30 @@ describe('deployTestTether', () => {
     for (const missing of ['permit', 'transferWithAuthorization', 'receiveWithAuthorization']) assert.ok(!names.includes(missing as never));
     // The selector of transferWithAuthorization hits no function: the call reverts on chain.
     await assert.rejects(client.call({ to: usdt, data: '0xe3ee160e' }));
+  });
+});
+
+describe("startDevChain({ usdt: 'tether' })", () => {
+  test('USDT is a TestTetherToken at the usual address, funded and transferable; USDC keeps EIP-3009', async () => {
+    const tether = await startDevChain({ usdt: 'tether' });
+    try {
+      const c = createPublicClient({ chain: localChain(tether.rpcUrl, tether.chainId), transport: http(tether.rpcUrl) });
+      assert.deepEqual(tether.tokens.map((t) => [t.symbol, t.eip3009]), [['USDC', true], ['USDT', false]]);
+      assert.deepEqual(chain.tokens.map((t) => [t.symbol, t.eip3009]), [['USDC', true], ['USDT', true]], 'the default is unchanged');
+      const usdt = tether.tokens[1]!;
+      assert.equal(usdt.address, chain.tokens[1]!.address);
+      // transferWithAuthorization (selector 0xe3ee160e) does not exist on it.
+      await assert.rejects(c.call({ to: usdt.address, data: '0xe3ee160e' }));
+      const payer = tether.payers[0]!;
+      const before = await c.readContract({ address: usdt.address, abi: TestTetherTokenArtifact.abi, functionName: 'balanceOf', args: [payer.address] });
+      assert.equal(before, 1_000_000_000_000n);
+      const hash = await transferToken({ rpcUrl: tether.rpcUrl, chainId: tether.chainId, privateKey: payer.privateKey, token: usdt.address,
+        to: tether.payers[1]!.address, amount: 5n });
+      assert.equal((await c.waitForTransactionReceipt({ hash })).status, 'success');
+      assert.equal(await c.readContract({ address: usdt.address, abi: TestTetherTokenArtifact.abi, functionName: 'balanceOf', args: [payer.address] }),
+        before - 5n);
+    } finally {
+      await tether.stop();
+    }
   });
 });
