@@ -209,6 +209,7 @@ contract TollgateSettlement {
     function refund(bytes32 orderId, address payer, address token, uint256 amount) external guarded {
         if (payer == address(0) || token == address(0)) revert ZeroAddress();
         if (amount == 0) revert ZeroAmount();
+        if (token.code.length == 0) revert TokenCallFailed(token);
         _claim(orderId, OrderState.Refunded);
         uint256 pool = _poolOf(token);
         if (pool < amount) revert InsufficientPool(token, pool, amount);
@@ -252,6 +253,7 @@ contract TollgateSettlement {
     function _claimOrder(Order calldata order) private {
         if (order.payer == address(0) || order.token == address(0) || order.payee == address(0)) revert ZeroAddress();
         if (order.amount == 0) revert ZeroAmount();
+        if (order.token.code.length == 0) revert TokenCallFailed(order.token);
         _claim(order.orderId, OrderState.Settled);
     }
 
@@ -381,12 +383,11 @@ contract TollgateSettlement {
     }
 
     /// @dev Accepts tokens that return nothing (USDT on Ethereum) as well as `true`; reverts on a
-    ///      revert, a `false`, or an address without code.
+    ///      revert or a `false`. (An address without code never gets here: _claimOrder and refund
+    ///      refuse it, since a call to it would "succeed" with no return data.)
     function _callToken(address token, bytes memory data) private {
-        if (token.code.length == 0) revert TokenCallFailed(token);
         (bool ok, bytes memory ret) = token.call(data);
-        // A token's own revert reason (e.g. InsufficientAllowance) is more useful to the executor
-        // than a generic one, so it is passed through unchanged.
+        // A token's own revert reason (e.g. InsufficientAllowance) is passed through unchanged.
         if (!ok && ret.length != 0) {
             assembly ("memory-safe") {
                 revert(add(ret, 0x20), mload(ret))

@@ -132,6 +132,17 @@ describe('signatures, deadlines and amounts', () => {
       [buildOrder(env, { payer: '0x0000000000000000000000000000000000000000', amount: 1n }), NO_CALLBACK], 'ZeroAddress');
   });
 
+  test('a token that does not deliver the full amount → AmountMismatch; an address without code as token → TokenCallFailed', async () => {
+    // The test adapter poses as a token whose transferFrom "succeeds" (returns nothing) but moves nothing.
+    await setMode(MODE.Succeed);
+    const [expected, received] = await expectRevert(env, env.executor, 'settleFromAllowance',
+      [buildOrder(env, { token: env.testAdapter }), NO_CALLBACK], 'AmountMismatch');
+    assert.deepEqual([expected, received], [2_500_000n, 0n]);
+    const [token] = await expectRevert(env, env.executor, 'settle', [buildOrder(env, { token: env.merchant }), NO_CALLBACK], 'TokenCallFailed');
+    assert.equal(token, env.merchant);
+    await expectRevert(env, env.executor, 'refund', [buildOrder(env).orderId, env.payer.address, env.merchant, 1n], 'TokenCallFailed');
+  });
+
   test('an allowance smaller than the amount → InsufficientAllowance, nothing pulled', async () => {
     const order = buildOrder(env, { token: env.usdt });
     await approveSettlement(env, env.usdt, order.amount - 1n);
