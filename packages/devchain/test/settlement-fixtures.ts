@@ -111,10 +111,12 @@ export const orderState = (env: SettlementEnv, orderId: Hex) =>
   env.client.readContract({ address: env.settlement, abi: SETTLEMENT_ABI, functionName: 'orderState', args: [orderId] });
 
 /** The payer sends `amount` of `token` to the settlement contract (a plain transfer into the pool). */
-export async function payIntoPool(env: SettlementEnv, token: Address, amount: bigint, from = env.payer): Promise<void> {
+export async function payIntoPool(env: SettlementEnv, token: Address, amount: bigint, from = env.payer): Promise<TransactionReceipt> {
   const abi = token === env.usdt ? TestTetherTokenArtifact.abi : TestTokenArtifact.abi;
   const hash = await walletOf(env, from).writeContract({ address: token, abi, functionName: 'transfer', args: [env.settlement, amount] });
-  assert.equal((await env.client.waitForTransactionReceipt({ hash })).status, 'success');
+  const receipt = await env.client.waitForTransactionReceipt({ hash });
+  assert.equal(receipt.status, 'success');
+  return receipt;
 }
 
 /** The payer approves the settlement contract for `amount` (USDT-like tokens return nothing). */

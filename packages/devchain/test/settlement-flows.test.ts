@@ -74,7 +74,7 @@ describe('plain settlement to the merchant wallet (no callback)', () => {
     test(`pool (${symbol}): a plain transfer in, settle pays the merchant, once`, async () => {
       const token = symbol === 'USDC' ? env.usdc : env.usdt;
       const order = buildOrder(env, { token, amount: 1_250_000n });
-      await payIntoPool(env, token, order.amount);
+      record(`payer's own transfer into the pool (${symbol}), for comparison`, await payIntoPool(env, token, order.amount));
       const before = await balanceOf(env, token, env.merchant);
       const receipt = await send(env, env.executor, 'settle', [order, NO_CALLBACK]);
       record(`pool → wallet (${symbol})`, receipt);
