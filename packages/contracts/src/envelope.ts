@@ -173,6 +173,29 @@ export function toSignableTypedData(req: CalldataSignRequest) {
   };
 }
 
+/** TollgateSettlement's `cb` argument: the signed calldata and its message fields. */
+export interface SettlementCallbackData {
+  data: Hex;
+  calldataNonce: bigint;
+  deadline: bigint;
+  signature: Hex;
+}
+
+/** `cb` for an order without signed calldata (a plain payout, or a callback with empty `calldata_`). */
+export const NO_CALLBACK_DATA: SettlementCallbackData = { data: '0x', calldataNonce: 0n, deadline: 0n, signature: '0x' };
+
+/**
+ * `cb` for an order whose signing request the payer signed. Refuses calldata that is not the one
+ * the request was issued for (the contract would refuse it too, after the executor paid the gas).
+ *
+ * @example
+ * await settlement.write.settle([order, callbackDataFor(order.calldataSignRequest, order.callbackCalldata, signature)]);
+ */
+export function callbackDataFor(req: CalldataSignRequest, calldata: Hex, signature: Hex): SettlementCallbackData {
+  if (keccak256(calldata) !== req.message.calldataHash) throw new Error('calldata does not match the signing request');
+  return { data: calldata, calldataNonce: BigInt(req.message.calldataNonce), deadline: BigInt(req.message.deadline), signature };
+}
+
 /**
  * Encodes the envelope exactly as TollgateSettlement passes it to an adapter (for adapter tests
  * and off-chain simulation).

@@ -16,7 +16,9 @@ export {
   CALLBACK_ENVELOPE_PARAMETERS,
   EIP3009_CALLBACK_DATA_TYPES,
   MAX_CALLBACK_CALLDATA_BYTES,
+  NO_CALLBACK_DATA,
   buildCalldataSignRequest,
+  callbackDataFor,
   decodeCallbackEnvelope,
   encodeCallbackEnvelope,
   orderIdToBytes32,
@@ -24,4 +26,5 @@ export {
   type CallbackEnvelope,
   type CalldataSignRequest,
   type CalldataSignRequestInput,
+  type SettlementCallbackData,
 } from './envelope.ts';

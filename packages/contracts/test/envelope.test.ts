@@ -7,7 +7,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import {
   EIP3009_CALLBACK_DATA_TYPES,
   TollgateSettlementArtifact,
+  NO_CALLBACK_DATA,
   buildCalldataSignRequest,
+  callbackDataFor,
   decodeCallbackEnvelope,
   encodeCallbackEnvelope,
   orderIdToBytes32,
@@ -78,5 +80,15 @@ describe('callback envelope', () => {
       signature: toHex(new Uint8Array(65).fill(7)) };
     assert.deepEqual(decodeCallbackEnvelope(encodeCallbackEnvelope(env)), env);
     assert.equal(decodeCallbackEnvelope('0x'), null);
+  });
+});
+
+describe('callbackDataFor', () => {
+  test('takes nonce and deadline from the request; refuses other calldata; NO_CALLBACK_DATA is all empty', () => {
+    const req = buildCalldataSignRequest(input);
+    const sig = toHex(new Uint8Array(65).fill(1));
+    assert.deepEqual(callbackDataFor(req, '0xdeadbeef', sig), { data: '0xdeadbeef', calldataNonce: 7n, deadline: 1_900_000_000n, signature: sig });
+    assert.throws(() => callbackDataFor(req, '0xdeadbeee', sig), /does not match/);
+    assert.deepEqual(NO_CALLBACK_DATA, { data: '0x', calldataNonce: 0n, deadline: 0n, signature: '0x' });
   });
 });

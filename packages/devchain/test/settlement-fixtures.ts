@@ -5,13 +5,16 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
   ExampleCreditAdapterArtifact,
+  NO_CALLBACK_DATA,
   TestCallbackAdapterArtifact,
   TestTetherTokenArtifact,
   TestTokenArtifact,
   TollgateSettlementArtifact,
   buildCalldataSignRequest,
+  callbackDataFor,
   orderIdToBytes32,
   toSignableTypedData,
+  type SettlementCallbackData,
 } from '@tollgate/contracts';
 import {
   BaseError,
@@ -48,8 +51,8 @@ export type Order = {
   payee: Address;
   callback: boolean;
 };
-export type CallbackData = { data: Hex; calldataNonce: bigint; deadline: bigint; signature: Hex };
-export const NO_CALLBACK: CallbackData = { data: '0x', calldataNonce: 0n, deadline: 0n, signature: '0x' };
+export type CallbackData = SettlementCallbackData;
+export const NO_CALLBACK = NO_CALLBACK_DATA;
 
 export interface SettlementEnv {
   dev: DevChain;
@@ -191,7 +194,7 @@ export async function signCallback(
   const typed = toSignableTypedData(request);
   const message = { ...typed.message, orderId: opts.orderIdText ? typed.message.orderId : order.orderId };
   const signature = await (opts.signer ?? env.payer).signTypedData({ ...typed, message });
-  return { data: opts.data, calldataNonce, deadline, signature };
+  return callbackDataFor(request, opts.data, signature);
 }
 
 /** EIP-3009 ReceiveWithAuthorization from the payer to the settlement contract, split for the contract call. */
