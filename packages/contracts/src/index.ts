@@ -5,4 +5,26 @@
 // Example:
 //   import { TestTokenArtifact } from '@tollgate/contracts';
 //   const hash = await wallet.deployContract({ ...TestTokenArtifact, args: ['USD Coin', 'USDC'] });
-export { TestTokenArtifact } from './artifacts.ts';
+export {
+  ExampleCreditAdapterArtifact,
+  TestCallbackAdapterArtifact,
+  TestTetherTokenArtifact,
+  TestTokenArtifact,
+  TollgateSettlementArtifact,
+} from './artifacts/index.ts';
+export {
+  CALLBACK_ENVELOPE_PARAMETERS,
+  EIP3009_CALLBACK_DATA_TYPES,
+  MAX_CALLBACK_CALLDATA_BYTES,
+  NO_CALLBACK_DATA,
+  buildCalldataSignRequest,
+  callbackDataFor,
+  decodeCallbackEnvelope,
+  encodeCallbackEnvelope,
+  orderIdToBytes32,
+  toSignableTypedData,
+  type CallbackEnvelope,
+  type CalldataSignRequest,
+  type CalldataSignRequestInput,
+  type SettlementCallbackData,
+} from './envelope.ts';

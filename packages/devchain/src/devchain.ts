@@ -3,7 +3,7 @@
 import { parseUnits } from 'viem';
 import { startAnvil, type AnvilHandle, type DevAccount } from './anvil.ts';
 import { setIntervalMining } from './testing.ts';
-import { deployTestTokens, fundPayers, type TestTokenInfo } from './tokens.ts';
+import { deployTestTokens, fundPayers, type TestTokenInfo, type UsdtFlavour } from './tokens.ts';
 
 export interface StartDevChainOptions {
   /** 0 or absent: a free port chosen by the OS. */
@@ -14,6 +14,8 @@ export interface StartDevChainOptions {
   blockTime?: number;
   /** Base units minted to each payer of each token. Default 1,000,000 tokens (1_000_000_000_000n). */
   fundAmount?: bigint;
+  /** Which contract plays USDT; default 'eip3009' (a TestToken, as before). See UsdtFlavour. */
+  usdt?: UsdtFlavour;
 }
 
 export interface DevChain {
@@ -58,7 +60,7 @@ export async function startDevChain(opts: StartDevChainOptions = {}): Promise<De
     const [deployer, ...payers] = anvil.accounts;
     if (!deployer) throw new Error('anvil returned no accounts');
     const { rpcUrl, chainId } = anvil;
-    const tokens = await deployTestTokens({ rpcUrl, chainId, deployerKey: deployer.privateKey });
+    const tokens = await deployTestTokens({ rpcUrl, chainId, deployerKey: deployer.privateKey, ...(opts.usdt ? { usdt: opts.usdt } : {}) });
     await fundPayers({
       rpcUrl,
       chainId,

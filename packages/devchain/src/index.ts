@@ -10,6 +10,14 @@ export {
 } from './anvil.ts';
 export { DEFAULT_FUND_AMOUNT, startDevChain, type DevChain, type StartDevChainOptions } from './devchain.ts';
 export { rpcRequest, type RpcRequestOptions } from './rpc.ts';
+export {
+  EXAMPLE_ADAPTER_DOMAIN,
+  deploySettlement,
+  deployTestTether,
+  type DeploySettlementOptions,
+  type DeployTestTetherOptions,
+  type SettlementDeployment,
+} from './settlement.ts';
 export { mine, reorg, setAutomine, setIntervalMining, type ReorgReplay } from './testing.ts';
 export {
   TEST_TOKEN_SPECS,
@@ -21,4 +29,5 @@ export {
   type FundPayersOptions,
   type TestTokenInfo,
   type TransferTokenOptions,
+  type UsdtFlavour,
 } from './tokens.ts';

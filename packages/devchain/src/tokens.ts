@@ -1,5 +1,5 @@
 // Deploys and funds the test stablecoins (TestToken artifacts from @tollgate/contracts) with viem.
-import { TestTokenArtifact } from '@tollgate/contracts';
+import { TestTetherTokenArtifact, TestTokenArtifact } from '@tollgate/contracts';
 import {
   createPublicClient,
   createWalletClient,
@@ -24,7 +24,17 @@ export interface TestTokenInfo {
   name: string;
   address: Address;
   decimals: 6;
+  /** True when the token has EIP-3009 (and EIP-2612): always for USDC, for USDT unless `usdt: 'tether'`. */
+  eip3009: boolean;
 }
+
+/**
+ * Which contract plays USDT. `'eip3009'` (the default, and the only behaviour before DELEGATE
+ * mode): a TestToken like USDC. `'tether'`: a TestTetherToken — no permit, no EIP-3009, no return
+ * values — so both DELEGATE flows (ERC20_3009 for USDC, ERC20_APPROVE_XFER for USDT) exist locally.
+ * The address is the same either way (same deployer, same nonce).
+ */
+export type UsdtFlavour = 'eip3009' | 'tether';
 
 /** The tokens every dev chain gets, in deployment order. Names match the real tokens' EIP-712 names. */
 export const TEST_TOKEN_SPECS = [
@@ -36,6 +46,8 @@ export interface DeployTestTokensOptions {
   rpcUrl: string;
   chainId: number;
   deployerKey: Hex;
+  /** Default 'eip3009'. */
+  usdt?: UsdtFlavour;
 }
 
 export interface FundPayersOptions {
@@ -82,7 +94,7 @@ export function localChain(rpcUrl: string, chainId: number): Chain {
   });
 }
 
-function publicClientFor(rpcUrl: string, chainId: number): PublicClient<Transport, Chain> {
+export function publicClientFor(rpcUrl: string, chainId: number): PublicClient<Transport, Chain> {
   return createPublicClient({ chain: localChain(rpcUrl, chainId), transport: http(rpcUrl), pollingInterval: POLLING_INTERVAL_MS });
 }
 
@@ -91,7 +103,7 @@ function publicClientFor(rpcUrl: string, chainId: number): PublicClient<Transpor
  * Pipelining matters under interval mining: waiting for each receipt would cost one block time
  * per transaction, while pipelined they all land in the next block.
  */
-async function sendPipelined(
+export async function sendPipelined(
   client: PublicClient<Transport, Chain>,
   account: PrivateKeyAccount,
   txs: readonly { to?: Address; data: Hex; gas: bigint; label: string }[],
@@ -121,6 +133,8 @@ async function sendPipelined(
   return receipts;
 }
 
+const isTether = (symbol: TestTokenInfo['symbol'], usdt: UsdtFlavour | undefined) => symbol === 'USDT' && usdt === 'tether';
+
 /**
  * Deploys TestUSDC ("USD Coin", USDC) and TestUSDT ("Tether USD", USDT), 6 decimals each, and
  * waits for both receipts.
@@ -134,7 +148,9 @@ export async function deployTestTokens(opts: DeployTestTokensOptions): Promise<T
   const account = privateKeyToAccount(opts.deployerKey);
   const txs = await Promise.all(
     TEST_TOKEN_SPECS.map(async (spec) => {
-      const data = encodeDeployData({ ...TestTokenArtifact, args: [spec.name, spec.symbol] });
+      const data = isTether(spec.symbol, opts.usdt)
+        ? encodeDeployData({ ...TestTetherTokenArtifact, args: [spec.name, spec.symbol] })
+        : encodeDeployData({ ...TestTokenArtifact, args: [spec.name, spec.symbol] });
       // A deployment depends on no earlier transaction, so it can be estimated up front.
       const gas = await client.estimateGas({ account: account.address, data });
       return { data, gas, label: `deploy ${spec.symbol}` };
@@ -144,7 +160,8 @@ export async function deployTestTokens(opts: DeployTestTokensOptions): Promise<T
   return TEST_TOKEN_SPECS.map((spec, i) => {
     const address = receipts[i]!.contractAddress;
     if (!address) throw new Error(`deploy ${spec.symbol}: receipt has no contract address`);
-    return { symbol: spec.symbol, name: spec.name, address: getAddress(address), decimals: 6 as const };
+    return { symbol: spec.symbol, name: spec.name, address: getAddress(address), decimals: 6 as const,
+      eip3009: !isTether(spec.symbol, opts.usdt) };
   });
 }
 
