@@ -2,6 +2,7 @@
 // `tollgate merchant …` command of the table (placeholders filled in) against a real server, and
 // the config JSON (its `0x…` placeholder filled in) through the real config loader.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { spawnTollgate } from '../helpers/process.ts';
 import { fakeChain, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
-import { codeBlocks } from './readme-fixtures.ts';
+import { backends, createScratchDatabase, dropScratchDatabase } from '../helpers/db.ts';
+import { codeBlocks, freePort, startCommand } from './readme-fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -91,6 +93,42 @@ describe('README admin CLI table and config example', () => {
       assert.equal(config.fees.perOrderMicros, 10_000n);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('production setup: `openssl rand -hex 32` and the `npx tollgate serve` line, with the config example, on PostgreSQL', { skip: !backends().includes('postgres') && 'TEST_DATABASE_URL not set' }, async () => {
+    const start = README.indexOf('## Production setup');
+    const section = README.slice(start, README.indexOf('\n## ', start + 1));
+    const keyCmd = /`(openssl rand -hex 32)`/.exec(section)![1]!;
+    const masterKey = spawnSync('sh', ['-c', keyCmd], { encoding: 'utf8' }).stdout.trim();
+    assert.match(masterKey, /^[0-9a-f]{64}$/);
+    const serveLine = /`(DATABASE_URL=postgres:\/\/… MASTER_KEY=… ADMIN_TOKEN=… TOLLGATE_CONFIG=\/etc\/tollgate\.json npx tollgate serve)`/.exec(section)?.[1];
+    assert.ok(serveLine, section);
+
+    const dir = mkdtempSync(join(tmpdir(), 'tg-readme-prod-'));
+    const db = await createScratchDatabase();
+    const port = await freePort();
+    writeFileSync(join(dir, 'tollgate.json'), codeBlocks(README, 'Configuration').find((b) => b.lang === 'json')!.code.replace('0x…', ADDRESS));
+    const line = serveLine
+      .replace('postgres://…', db.url)
+      .replace('MASTER_KEY=…', `MASTER_KEY=${masterKey}`)
+      .replace('ADMIN_TOKEN=…', `ADMIN_TOKEN=${TEST_ADMIN_TOKEN}`)
+      .replace('/etc/tollgate.json', join(dir, 'tollgate.json'));
+    // PORT only to avoid another instance's 8402; everything else is the README's line.
+    const p = startCommand('sh', ['-c', line], ROOT, { PORT: String(port), LOG_LEVEL: 'warn' });
+    try {
+      await p.waitFor(/tollgate listening on http:\/\/127\.0\.0\.1:\d+/, 30_000);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+      const m = await fetch(`http://127.0.0.1:${port}/admin/v1/merchants`, {
+        method: 'POST', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Prod shop' }),
+      });
+      const created = (await m.json()) as { api_key: string };
+      assert.equal(m.status, 201);
+      assert.match(created.api_key, /^tg_live_/, 'a production deployment issues live keys');
+    } finally {
+      await p.stop('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+      await dropScratchDatabase(db.name);
     }
   });
 });

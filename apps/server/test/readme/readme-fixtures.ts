@@ -37,7 +37,12 @@ export interface NpmProcess {
  * gateway it started (a terminal's Ctrl-C does the same).
  */
 export function startNpm(args: string[], cwd: string, env: Record<string, string>): NpmProcess {
-  const child = spawn('npm', args, { cwd, env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  return startCommand('npm', args, cwd, env);
+}
+
+/** A long-running command (its own process group), e.g. `sh -c '<a README line>'`. */
+export function startCommand(cmd: string, args: string[], cwd: string, env: Record<string, string>): NpmProcess {
+  const child = spawn(cmd, args, { cwd, env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   const waiters = new Set<() => void>();
   const onData = (d: Buffer) => {
@@ -66,7 +71,7 @@ export function startNpm(args: string[], cwd: string, env: Record<string, string
         void exited.then((code) => {
           if (out.match(re)) return;
           clearTimeout(timer);
-          reject(new Error(`npm ${args.join(' ')} exited (${code}) before ${re}; output:\n${out}`));
+          reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before ${re}; output:\n${out}`));
         });
         check();
       });
