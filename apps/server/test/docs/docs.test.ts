@@ -10,7 +10,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import { renderErrorsDoc } from '../../../../scripts/docs-errors.ts';
+import { proofHash } from '../../src/orders/proof.ts';
+import { codeBlocks } from '../readme/readme-fixtures.ts';
 import { fakeChain, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -70,6 +73,20 @@ describe('documentation', () => {
     assert.match(problem(readme, '../shared/spec/interface.md') ?? '', /leaves the repository/);
     assert.match(problem(readme, 'docs/nope.md') ?? '', /does not exist/);
     assert.deepEqual(links('see [a](docs/a.md) and ![i](img.png "t") and `[x](no.md)`\n```\n[y](no2.md)\n```\n[r]: ref.md'), ['docs/a.md', 'img.png', 'ref.md']);
+  });
+
+  it('the proof-hash snippet of docs/orders.md recomputes the server\'s `signature` (plain Node)', () => {
+    const payload = {
+      order_id: 'ord_4sEswquwAUkxYBcoQ1uwcH', tx_hash: `0x${'ab'.repeat(32)}`, log_index: 3, from_addr: '0x8ba1f109551bd432803012645ac136ddd64dba72',
+      to_addr: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720', amount_wei: '2500000', from_chain_id: 31337,
+      token_contract: '0x5fbdb2315678afecb367f032d93f642f64180aa3', block_number: 42, status: 'INVOICED',
+    };
+    const proof = { payload, signature: proofHash(payload) };
+    const snippet = codeBlocks(readFileSync(join(ROOT, 'docs/orders.md'), 'utf8'), 'Payment record').find((b) => b.lang === 'js')!.code;
+    const code = `const proof = ${JSON.stringify(proof)};\n${snippet}\nconsole.log(JSON.stringify(expected === proof.signature));\n`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'true');
   });
 
   it('docs/errors.md is current (npm run docs:errors)', () => {
