@@ -1,3 +1,5 @@
+import { logLine } from './log.ts';
+
 export interface WorkerDef {
   name: string;
   intervalMs: number;
@@ -39,5 +41,5 @@ export function startWorkers(defs: WorkerDef[], log: (msg: string, err: unknown)
 }
 
 function defaultLog(msg: string, err: unknown) {
-  console.error(JSON.stringify({ level: 'error', msg, err: String((err as Error)?.message ?? err) }));
+  console.error(logLine('error', msg, { err: String((err as Error)?.message ?? err) }));
 }

@@ -51,7 +51,7 @@ export const PublicSessionSchema = Type.Object(
     success_url: Type.Optional(Type.String({ description: 'where the hosted page sends the payer after completion' })),
     cancel_url: Type.Optional(Type.String({ description: 'where the hosted page sends a payer who gives up' })),
   },
-  { description: 'Public session view (wire.md). Never private metadata, client_reference_id, the return-URL allowlist or credentials.' },
+  { description: 'Public session view. Never private metadata, client_reference_id, the return-URL allowlist or credentials.' },
 );
 
 /**

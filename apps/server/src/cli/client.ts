@@ -28,7 +28,9 @@ export class AdminClient {
     }
     if (!res.ok) {
       const e = json as { error?: string; code?: string; param?: string };
-      throw new CliError(`${res.status} ${e?.code ?? ''}: ${e?.error ?? text}${e?.param ? ` (param: ${e.param})` : ''}`, json);
+      // The usual cause of a 401 here: no token found (no ADMIN_TOKEN, no dev-profile token file).
+      const hint = res.status === 401 && !this.token ? '\nno admin token: set ADMIN_TOKEN, or run from the folder (or a subfolder) where `npm start` keeps .tollgate/' : '';
+      throw new CliError(`${res.status} ${e?.code ?? ''}: ${e?.error ?? text}${e?.param ? ` (param: ${e.param})` : ''}${hint}`, json);
     }
     return json;
   }

@@ -2,7 +2,6 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
-import { serve } from './serve.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
 const USAGE = `usage: tollgate <command> [options]
@@ -14,6 +13,7 @@ const USAGE = `usage: tollgate <command> [options]
   merchant top-up ID --amount 10.00
   merchant create-key ID
   merchant revoke-key ID API_KEY
+  merchant return-urls ID [--add URL …] [--remove URL …]   list (no option) or change the return-URL allowlist
 ${WEBHOOK_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
@@ -35,6 +35,8 @@ async function main(argv: string[]): Promise<void> {
       'receive-type': { type: 'string' },
       'logo-url': { type: 'string' },
       'return-url': { type: 'string', multiple: true },
+      add: { type: 'string', multiple: true },
+      remove: { type: 'string', multiple: true },
       chain: { type: 'string' },
       token: { type: 'string' },
       address: { type: 'string' },
@@ -45,6 +47,8 @@ async function main(argv: string[]): Promise<void> {
   if (o.help || !cmd) return void console.log(USAGE);
   if (cmd === 'serve') {
     if (!['api', 'worker', 'all'].includes(o.role!)) throw new CliError('--role must be api, worker or all');
+    // Loaded only here: the gateway (fastify, viem, PGlite) would add seconds to every admin command.
+    const { serve } = await import('./serve.ts');
     return serve(o.role as 'api' | 'worker' | 'all');
   }
   if (cmd !== 'merchant') throw new CliError(`unknown command ${cmd}\n\n${USAGE}`);
@@ -85,6 +89,9 @@ async function main(argv: string[]): Promise<void> {
     case 'revoke-key':
       out = await api.call('DELETE', `/admin/v1/merchants/${id()}/api-keys/${enc(need(rest[1], 'API key'))}`);
       break;
+    case 'return-urls':
+      out = await returnUrls(api, id(), o.add ?? [], o.remove ?? []);
+      break;
     default:
       throw new CliError(`unknown merchant command ${sub ?? ''}\n\n${USAGE}`);
   }
@@ -92,6 +99,20 @@ async function main(argv: string[]): Promise<void> {
   if (!o.json && (sub === 'create' || sub === 'create-key')) console.log('\nThe API secret is shown only once: store it now.');
 }
 
+/**
+ * `merchant return-urls`: the admin API replaces the whole allowlist (PUT), so --add/--remove read
+ * it first and send the result; without options it only lists. Removing an entry that is not on
+ * the list is refused, so a typo does not look like success.
+ */
+async function returnUrls(api: AdminClient, merchantId: string, add: string[], remove: string[]): Promise<unknown> {
+  const current = ((await api.call('GET', `/admin/v1/merchants/${merchantId}`)) as { return_urls: string[] }).return_urls;
+  if (add.length === 0 && remove.length === 0) return { merchant_id: decodeURIComponent(merchantId), return_urls: current };
+  const missing = remove.filter((u) => !current.includes(u));
+  if (missing.length > 0) throw new CliError(`not on the return-URL list: ${missing.join(', ')}`);
+  const next = current.filter((u) => !remove.includes(u));
+  for (const u of add) if (!next.includes(u)) next.push(u);
+  return api.call('PUT', `/admin/v1/merchants/${merchantId}/return-urls`, { return_urls: next });
+}
 
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof CliError) {

@@ -9,6 +9,22 @@ import { FEE_DECIMALS } from '../config/load.ts';
 export const DEMO_MERCHANT_ID = 'demo';
 
 /**
+ * The demo merchant's return-URL allowlist. Ports are part of an origin, so bare
+ * `http://localhost` would refuse the shop a developer runs on :3000 or :5173; the reserved
+ * `shop.example` domain is the one the README and SDK examples use, so they run as written.
+ * Set only when the merchant is created: later changes (`tollgate merchant return-urls`) are kept.
+ */
+export const DEMO_RETURN_URLS = [
+  'http://localhost',
+  'http://127.0.0.1',
+  'http://localhost:3000',
+  'http://127.0.0.1:3000',
+  'http://localhost:5173',
+  'http://localhost:8080',
+  'https://shop.example',
+] as const;
+
+/**
  * Dev profile, step 1: a local anvil chain with TestUSDC/TestUSDT, written into the config as the
  * only chain. Anvil listens on 127.0.0.1:8545 (what wallets expect) when that port is free, else on
  * any free port; it mines a block every second so confirmations progress without traffic.
@@ -49,7 +65,7 @@ export interface DemoMerchant {
  */
 export async function ensureDemoMerchant(db: Database, merchants: MerchantService, config: Config, chain: DevChain): Promise<DemoMerchant> {
   const wallet = chain.payers[chain.payers.length - 1]!.address.toLowerCase();
-  await merchants.createMerchant({ name: 'Demo Merchant', merchantId: DEMO_MERCHANT_ID, returnUrls: ['http://localhost', 'http://127.0.0.1'] });
+  await merchants.createMerchant({ name: 'Demo Merchant', merchantId: DEMO_MERCHANT_ID, returnUrls: [...DEMO_RETURN_URLS] });
   for (const t of chain.tokens) await merchants.addWallet(DEMO_MERCHANT_ID, { chainId: chain.chainId, tokenSymbol: t.symbol, address: wallet });
   const balance = await merchants.getFeeBalance(DEMO_MERCHANT_ID);
   const floor = 100n * 10n ** BigInt(FEE_DECIMALS);

@@ -102,7 +102,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
       },
       components: {
         securitySchemes: {
-          merchantHmac: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-Timestamp, X-Nonce and X-Sign (HMAC-SHA256, see interface.md §Authentication)' },
+          merchantHmac: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-Timestamp, X-Nonce and X-Sign (HMAC-SHA256 of the canonical request string, see docs/authentication.md)' },
           adminBearer: { type: 'http', scheme: 'bearer' },
         },
       },

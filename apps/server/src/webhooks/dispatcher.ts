@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { WebhookEventName } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
 import { decryptSecret } from '../merchants/secrets.ts';
+import { logLine } from '../log.ts';
 import type { Worker } from '../workers.ts';
 import { claimDue, recordResults, type AttemptResult, type ClaimedDelivery } from './deliveries-repo.ts';
 import { classifyStatus, retryDelayMs } from './schedule.ts';
@@ -257,5 +258,5 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
 }
 
 function defaultLog(msg: string, err: unknown) {
-  console.error(JSON.stringify({ level: 'error', msg, err: String((err as Error)?.message ?? err) }));
+  console.error(logLine('error', msg, { err: String((err as Error)?.message ?? err) }));
 }

@@ -1,6 +1,7 @@
 import type { ChainConfig } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
+import { LOG_LEVELS, levelThreshold, logLine, type LogLevelName } from '../../log.ts';
 import type { ChainRpc } from './rpc.ts';
 
 /** What every step of one chain's watcher works with. */
@@ -26,23 +27,19 @@ export interface ChainLogger {
   error(msg: string, fields?: LogFields): void;
 }
 
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-
 /**
  * A JSON-lines logger at `level` (pino's level names; 'silent' logs nothing), one line per call on
- * stderr by default.
+ * stderr by default, in pino's line format (see log.ts).
  *
  * @example
  * const log = createChainLogger('info', { chain_id: 31337 });
- * log.warn('reorg detected', { at_block: 120n }); // {"level":"warn","msg":"reorg detected","chain_id":31337,"at_block":"120",...}
+ * log.warn('reorg detected', { at_block: 120n }); // {"level":40,"time":…,"msg":"reorg detected","chain_id":31337,"at_block":"120"}
  */
 export function createChainLogger(level: string, base: LogFields = {}, write: (line: string) => void = (l) => process.stderr.write(l + '\n')): ChainLogger {
-  const min = level === 'silent' ? Infinity : Math.max(0, LEVELS.indexOf(level as (typeof LEVELS)[number]));
-  const emit = (lvl: (typeof LEVELS)[number], msg: string, fields?: LogFields) => {
-    if (LEVELS.indexOf(lvl) < min) return;
-    const out: Record<string, unknown> = { level: lvl, time: new Date().toISOString(), msg };
-    for (const [k, v] of Object.entries({ ...base, ...fields })) out[k] = typeof v === 'bigint' ? v.toString() : v;
-    write(JSON.stringify(out));
+  const min = levelThreshold(level);
+  const emit = (lvl: LogLevelName, msg: string, fields?: LogFields) => {
+    if (LOG_LEVELS[lvl] < min) return;
+    write(logLine(lvl, msg, { ...base, ...fields }));
   };
   return {
     debug: (m, f) => emit('debug', m, f),

@@ -156,13 +156,21 @@ export async function rewindAfterReorg(ctx: WatchContext, args: RewindArgs): Pro
     }
     await moveCursor(tx, chain.chainId, targetBlock);
     if (args.reset) await tx.query('UPDATE chain_cursors SET genesis_hash = $2 WHERE chain_id = $1', [chain.chainId, args.reset.genesisHash]);
-    if (invoicedLeft.length > 0) {
-      // INVOICED never regresses (fulfilment may have happened); an operator must look at these.
-      log.error('reorg orphaned the payments of invoiced orders; they stay INVOICED', { count: invoicedLeft.length, first_order_id: invoicedLeft[0] });
+    if (args.reset) {
+      // A new genesis is not a reorg: the node now serves another chain under the same id (every
+      // restart of the dev profile's anvil does this). Nothing was lost by a fork, so this is a
+      // warning that says what happens to the old orders, not an error an operator must act on.
+      log.warn(`new chain under chain id ${chain.chainId} (new genesis block, e.g. a restarted dev chain): scanning it from block 0; ` +
+        'orders invoiced on the previous chain stay INVOICED, payments not yet invoiced are forgotten, open orders can be paid until they expire', {
+        from_block: args.cursor.blockNumber, orphaned, unseen: unseen.length, invoiced_kept: invoicedLeft.length,
+      });
+    } else {
+      if (invoicedLeft.length > 0) {
+        // INVOICED never regresses (fulfilment may have happened); an operator must look at these.
+        log.error('reorg orphaned the payments of invoiced orders; they stay INVOICED', { count: invoicedLeft.length, first_order_id: invoicedLeft[0] });
+      }
+      log.warn('reorg: cursor rewound', { mismatch_at: mismatchAt, from_block: args.cursor.blockNumber, to_block: target, orphaned, unseen: unseen.length });
     }
-    log.warn(args.reset ? 'chain reset (new genesis): cursor rewound to block 0' : 'reorg: cursor rewound', {
-      mismatch_at: mismatchAt, from_block: args.cursor.blockNumber, to_block: target, orphaned, unseen: unseen.length,
-    });
     return { kind: 'rewound', cursor: { blockNumber: targetBlock.number, blockHash: targetBlock.hash as Hex }, orphaned, unseen };
   });
 }

@@ -24,7 +24,7 @@ export const createOrder = defineRoute({
   summary: 'Create a payment order; success is HTTP 402 with the payment terms (also in the PAYMENT-REQUIRED header)',
   tags: ['orders'],
   body: Body,
-  response: { 402: Type.Object({}, { additionalProperties: true, description: 'x402 v2 payment-required body (wire.md)' }) },
+  response: { 402: Type.Object({}, { additionalProperties: true, description: 'x402 v2 payment-required body, also base64 in the PAYMENT-REQUIRED header (docs/orders.md)' }) },
   errors: [403, 409],
   // The nonce is consumed by the statement that creates the order: one commit per request.
   nonceInHandler: true,

@@ -8,7 +8,7 @@ export const getOrderProof = defineRoute({
   method: 'GET',
   url: '/api/v1/orders/:order_id/proof',
   auth: 'merchant',
-  summary: 'Payment record of a confirmed payment; `signature` is the unsigned keccak256 hash of wire.md',
+  summary: 'Payment record of a confirmed payment; `signature` is an unsigned keccak256 hash of the record (docs/orders.md)',
   tags: ['orders'],
   params: OrderIdParams,
   response: {

@@ -1,0 +1,134 @@
+// The README's admin CLI table and its configuration-file example, run as written: every
+// `tollgate merchant …` command of the table (placeholders filled in) against a real server, and
+// the config JSON (its `0x…` placeholder filled in) through the real config loader.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/load.ts';
+import { spawnTollgate } from '../helpers/process.ts';
+import { fakeChain, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
+import { backends, createScratchDatabase, dropScratchDatabase } from '../helpers/db.ts';
+import { codeBlocks, freePort, startCommand } from './readme-fixtures.ts';
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const ADDRESS = '0x8ba1f109551bd432803012645ac136ddd64dba72';
+
+/** The CLI column of the README's "Admin API and CLI" table, one command per row. */
+function tableCommands(): string[] {
+  const start = README.indexOf('## Admin API and CLI');
+  const section = README.slice(start, README.indexOf('\n## ', start + 1));
+  return [...section.matchAll(/^\|.*\| `(tollgate [^`]+)`[^|]*\|$/gm)].map((m) => m[1]!);
+}
+
+describe('README admin CLI table and config example', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ backend: 'pglite', chains: [fakeChain()] });
+  });
+  after(() => server.close());
+
+  async function run(line: string): Promise<string> {
+    const args = line.split(/\s+/).slice(1);
+    const p = spawnTollgate(args, { TOLLGATE_URL: server.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+    const code = await new Promise<number | null>((resolve) => p.child.once('exit', resolve));
+    assert.equal(code, 0, `${line}\n${p.output()}`);
+    return p.output();
+  }
+
+  it('every merchant command of the table works with its placeholders filled in', async () => {
+    const cmds = tableCommands();
+    assert.deepEqual(cmds.map((c) => c.split(' ').slice(0, 3).join(' ')), [
+      'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
+      'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
+    ]);
+    const fill = (c: string, key = '') =>
+      c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
+
+    assert.match(await run(fill(cmds[0]!)), /merchant_id: cli_shop/);
+    await run(fill(cmds[2]!));
+    await run(fill(cmds[3]!));
+    const created = await run(fill(cmds[4]!));
+    const key = /api_key: (\S+)/.exec(created)?.[1];
+    assert.ok(key, created);
+    await run(fill(cmds[5]!, key));
+    // return-urls: the list form, then --add and --remove as the table names them.
+    assert.equal(fill(cmds[6]!), 'tollgate merchant return-urls cli_shop [--add URL …] [--remove URL …]');
+    const bare = 'tollgate merchant return-urls cli_shop';
+    assert.match(await run(`${bare} --add https://shop.example/thanks --add https://shop.example/cart`), /shop\.example\/cart/);
+    const removed = await run(`${bare} --remove https://shop.example/cart`);
+    assert.doesNotMatch(removed, /shop\.example\/cart/);
+    const shown = await run(fill(cmds[1]!));
+    assert.match(shown, /name: Shop/);
+    assert.match(shown, new RegExp(ADDRESS));
+    assert.match(shown, /available: 10\.00/);
+    assert.match(shown, /https:\/\/shop\.example\/thanks/);
+    assert.match(await run(`${bare}`), /https:\/\/shop\.example\/thanks/);
+
+    // What the commands did, read back through the admin API.
+    const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+    const body = (await m.json()) as { return_urls: string[]; api_keys: { api_key: string; revoked_at?: string }[]; wallets: unknown[] };
+    assert.deepEqual(body.return_urls, ['https://shop.example/thanks']);
+    assert.equal(body.wallets.length, 1);
+    assert.ok(!body.api_keys.some((k) => k.api_key === key && !k.revoked_at), JSON.stringify(body.api_keys));
+
+    // Removing what is not on the list is refused and changes nothing.
+    const p = spawnTollgate([...bare.split(' ').slice(1), '--remove', 'https://nope.example'], { TOLLGATE_URL: server.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+    assert.equal(await new Promise((resolve) => p.child.once('exit', resolve)), 1);
+    assert.match(p.output(), /not on the return-URL list: https:\/\/nope\.example/);
+  });
+
+  it('the configuration-file example loads (placeholder address filled in)', () => {
+    const block = codeBlocks(README, 'Configuration').find((b) => b.lang === 'json')!.code;
+    const dir = mkdtempSync(join(tmpdir(), 'tg-readme-config-'));
+    try {
+      writeFileSync(join(dir, 'tollgate.json'), block.replace('0x…', ADDRESS));
+      const config = loadConfig({ TOLLGATE_CONFIG: join(dir, 'tollgate.json'), MASTER_KEY: 'ab'.repeat(32) }, dir);
+      assert.equal(config.environment, 'production');
+      assert.equal(config.chains[0]!.chainId, 137);
+      assert.equal(config.fees.perOrderMicros, 10_000n);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('production setup: `openssl rand -hex 32` and the `npx tollgate serve` line, with the config example, on PostgreSQL', { skip: !backends().includes('postgres') && 'TEST_DATABASE_URL not set' }, async () => {
+    const start = README.indexOf('## Production setup');
+    const section = README.slice(start, README.indexOf('\n## ', start + 1));
+    const keyCmd = /`(openssl rand -hex 32)`/.exec(section)![1]!;
+    const masterKey = spawnSync('sh', ['-c', keyCmd], { encoding: 'utf8' }).stdout.trim();
+    assert.match(masterKey, /^[0-9a-f]{64}$/);
+    const serveLine = /`(DATABASE_URL=postgres:\/\/… MASTER_KEY=… ADMIN_TOKEN=… TOLLGATE_CONFIG=\/etc\/tollgate\.json npx tollgate serve)`/.exec(section)?.[1];
+    assert.ok(serveLine, section);
+
+    const dir = mkdtempSync(join(tmpdir(), 'tg-readme-prod-'));
+    const db = await createScratchDatabase();
+    const port = await freePort();
+    writeFileSync(join(dir, 'tollgate.json'), codeBlocks(README, 'Configuration').find((b) => b.lang === 'json')!.code.replace('0x…', ADDRESS));
+    const line = serveLine
+      .replace('postgres://…', db.url)
+      .replace('MASTER_KEY=…', `MASTER_KEY=${masterKey}`)
+      .replace('ADMIN_TOKEN=…', `ADMIN_TOKEN=${TEST_ADMIN_TOKEN}`)
+      .replace('/etc/tollgate.json', join(dir, 'tollgate.json'));
+    // PORT only to avoid another instance's 8402; everything else is the README's line.
+    const p = startCommand('sh', ['-c', line], ROOT, { PORT: String(port), LOG_LEVEL: 'warn' });
+    try {
+      await p.waitFor(/tollgate listening on http:\/\/127\.0\.0\.1:\d+/, 30_000);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+      const m = await fetch(`http://127.0.0.1:${port}/admin/v1/merchants`, {
+        method: 'POST', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Prod shop' }),
+      });
+      const created = (await m.json()) as { api_key: string };
+      assert.equal(m.status, 201);
+      assert.match(created.api_key, /^tg_live_/, 'a production deployment issues live keys');
+    } finally {
+      await p.stop('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+      await dropScratchDatabase(db.name);
+    }
+  });
+});
