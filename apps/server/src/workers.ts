@@ -1,3 +1,5 @@
+import { logSafeError } from './db/log-safe.ts';
+
 export interface WorkerDef {
   name: string;
   intervalMs: number;
@@ -39,5 +41,6 @@ export function startWorkers(defs: WorkerDef[], log: (msg: string, err: unknown)
 }
 
 function defaultLog(msg: string, err: unknown) {
-  console.error(JSON.stringify({ level: 'error', msg, err: String((err as Error)?.message ?? err) }));
+  // Structure only: a database error's message and detail can carry the row's values.
+  console.error(JSON.stringify({ level: 'error', msg, err: logSafeError(err) }));
 }
