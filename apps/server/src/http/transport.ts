@@ -51,14 +51,15 @@ export function onClientError(this: FastifyInstance, err: NodeJS.ErrnoException 
  * is left to fastify's parser untouched.
  */
 export function installBodyStallGuard(app: FastifyInstance, stallMs = BODY_STALL_MS): void {
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     const raw = req.raw;
     if (raw.complete || (raw.headers['content-length'] === undefined && raw.headers['transfer-encoding'] === undefined)) return done();
     const socket = raw.socket;
     let last = socket.bytesRead;
     let quietSince = Date.now();
     const check = () => {
-      if (raw.complete || socket.destroyed) return;
+      // Once an answer has started (a 415 or 404 sent without reading the body), it is the answer.
+      if (raw.complete || socket.destroyed || reply.raw.headersSent) return;
       if (socket.bytesRead !== last) {
         last = socket.bytesRead;
         quietSince = Date.now();
