@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ERROR_CATALOG, isErrorEnvelope, signedHeaders } from '@tollgate/protocol';
+import { BODY_STALL_MS } from '../../src/http/transport.ts';
 import { ROUTES } from '../../src/routes.ts';
 import { backends } from '../helpers/db.ts';
 import { setupMerchant } from '../helpers/orders.ts';
@@ -141,6 +142,25 @@ for (const backend of backends()) {
         'CL longer than the body': `${head}Content-Length: ${Buffer.byteLength(body) + 100}\r\n\r\n${body}`,
         'chunked body never terminated': `${head}Transfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n`,
       });
+    });
+
+    it('a request answered before its body arrived (415) gets that one answer, never a second one from the stall guard', async () => {
+      const bytes = `POST /admin/v1/merchants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nContent-Type: text/plain\r\nContent-Length: 500\r\n\r\nname=short`;
+      const u = new URL(s.url);
+      const text = await new Promise<string>((resolve) => {
+        let out = '';
+        const sock = connect(Number(u.port), u.hostname, () => sock.write(bytes));
+        sock.on('data', (c: Buffer) => (out += c.toString('latin1')));
+        sock.on('error', () => {});
+        // Longer than the stall bound: a second answer, if any, would be here by then.
+        setTimeout(() => {
+          sock.destroy();
+          resolve(out);
+        }, BODY_STALL_MS + 1_500);
+      });
+      assert.equal(text.match(/HTTP\/1\.1 \d{3}/g)?.length, 1, text);
+      assert.match(text, /^HTTP\/1\.1 415/);
+      assert.match(text, /"code":"unsupported_media_type"/);
     });
   });
 }
