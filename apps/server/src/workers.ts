@@ -1,3 +1,4 @@
+import { logSafeError } from './db/log-safe.ts';
 import { logLine } from './log.ts';
 
 export interface WorkerDef {
@@ -41,5 +42,6 @@ export function startWorkers(defs: WorkerDef[], log: (msg: string, err: unknown)
 }
 
 function defaultLog(msg: string, err: unknown) {
-  console.error(logLine('error', msg, { err: String((err as Error)?.message ?? err) }));
+  // Structure only: a database error's message and detail can carry the row's values.
+  console.error(logLine('error', msg, { err: logSafeError(err) }));
 }

@@ -105,6 +105,10 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, description: 'An unexpected server error; report the `request_id`.' },
   config_invalid: { status: 500, description: 'The server configuration is invalid; an operator must fix it.' },
   service_unavailable: { status: 503, description: 'The service is temporarily unavailable; retry later.' },
+
+  // Transport (issue 12 input hardening): answers given before any route runs
+  request_timeout: { status: 408, description: 'The request (its headers or body) did not arrive in time; the connection is closed.' },
+  headers_too_large: { status: 431, description: 'The request headers exceed the size limit; the connection is closed.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

@@ -54,7 +54,8 @@ const HEX_SIGN = /^[0-9a-f]{64}$/;
  * - An object with `toJSON` (a Date) is signed as the value it serializes to, for the same reason.
  * - A nested object/array is forbidden by the wire contract (it belongs in a `*_json` string field)
  *   and servers reject it at validation; the signature is still defined, as its JSON.stringify, so
- *   that the rejection happens after authentication with a precise validation error.
+ *   that the rejection happens after authentication with a precise validation error. Nesting deeper
+ *   than {@link MAX_SIGN_DEPTH} throws (JSON.stringify would overflow the stack on a hostile depth).
  */
 function toSignValue(name: string, value: unknown): string | undefined {
   switch (typeof value) {
@@ -73,11 +74,37 @@ function toSignValue(name: string, value: unknown): string | undefined {
       if (value === null) return undefined;
       const toJSON = (value as { toJSON?: unknown }).toJSON;
       if (typeof toJSON === 'function') return toSignValue(name, toJSON.call(value));
+      // JSON.stringify recurses: a body nested 10,000 deep would overflow the stack (a RangeError
+      // before authentication). Measure the depth without recursion first.
+      if (jsonDepthExceeds(value, MAX_SIGN_DEPTH)) throw new TypeError(`sign: body field "${name}" nests deeper than ${MAX_SIGN_DEPTH} levels`);
       return JSON.stringify(value);
     }
     default:
       throw new TypeError(`sign: body field "${name}" is a ${typeof value}, which JSON cannot carry`);
   }
+}
+
+/**
+ * Deepest nesting of objects/arrays the signature accepts inside one body field. The wire contract
+ * allows none (nested data travels in `*_json` strings); the bound only keeps signing total.
+ */
+export const MAX_SIGN_DEPTH = 64;
+
+/**
+ * Whether `value` nests objects/arrays more than `max` levels deep (a scalar is depth 0, `{}` is 1).
+ * Iterative, so it is safe on any input JSON.parse can produce; stops as soon as the bound is passed.
+ *
+ * @example jsonDepthExceeds({ a: [1] }, 1) // => true
+ */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d + 1 > max) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (typeof x === 'object' && x !== null) stack.push([x, d + 1]);
+  }
+  return false;
 }
 
 function isPlainRecord(v: unknown): v is Record<string, unknown> {

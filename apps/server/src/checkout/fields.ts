@@ -60,6 +60,29 @@ export function parseFiatCurrency(raw: string): { code: string; minorUnits: numb
   return { code, minorUnits };
 }
 
+/**
+ * U+0000 (PostgreSQL text and jsonb cannot hold it) or an unpaired UTF-16 surrogate (jsonb refuses
+ * its `\ud800` escape, text would silently turn it into U+FFFD). The raw `*_json` string can look
+ * clean (`gift\\u0000wrap` is six harmless characters) while its decoded JSON holds one: the
+ * decoded strings and keys are what get stored, so they are what is checked.
+ */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export function hasUnstorableText(s: string): boolean {
+  return UNSTORABLE.test(s);
+}
+
+/** The refusal of a decoded `*_json` value holding text the database cannot store, if any. */
+function refuseUnstorable(param: string, v: unknown): Refusal | undefined {
+  // The parsers below only accept flat objects or arrays of flat objects: two levels suffice, and
+  // deeper values are refused by them anyway.
+  const visit = (x: unknown, depth: number): boolean => {
+    if (typeof x === 'string') return hasUnstorableText(x);
+    if (typeof x !== 'object' || x === null || depth > 2) return false;
+    return Object.entries(x).some(([k, y]) => hasUnstorableText(k) || visit(y, depth + 1));
+  };
+  return visit(v, 0) ? refuse(param, `${param} must not contain U+0000 or unpaired surrogates (\\u0000, \\ud800) in its decoded text`) : undefined;
+}
+
 export const MAX_LINE_ITEMS = 100;
 export const MAX_LINE_ITEM_NAME = 200;
 /** Large enough for any cart, small enough that amount × quantity stays a cheap bigint product. */
@@ -93,6 +116,8 @@ export function parseLineItems(raw: string, total: { value: string; param: strin
   } catch {
     return refuse(param, 'line_items_json must be a JSON array serialized into a string');
   }
+  const bad = refuseUnstorable(param, v);
+  if (bad) return bad;
   if (!Array.isArray(v)) return refuse(param, 'line_items_json must encode a JSON array of items');
   if (v.length > MAX_LINE_ITEMS) return refuse(param, `line_items_json has more than ${MAX_LINE_ITEMS} items`);
   const items: LineItem[] = [];
@@ -151,6 +176,8 @@ export function parseMetadata(raw: string, param: string): Record<string, Metada
   } catch {
     return refuse(param, `${param} must be a JSON object serialized into a string`);
   }
+  const bad = refuseUnstorable(param, v);
+  if (bad) return bad;
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return refuse(param, `${param} must encode a JSON object`);
   const entries = Object.entries(v as Record<string, unknown>);
   if (entries.length > MAX_METADATA_KEYS) return refuse(param, `${param} has more than ${MAX_METADATA_KEYS} keys`);

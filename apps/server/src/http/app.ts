@@ -1,17 +1,44 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import { ERROR_CATALOG, newId } from '@tollgate/protocol';
+import { ERROR_CATALOG, jsonDepthExceeds, newId } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
 import { AppError, installErrorHandling, onFrameworkError, patternToRegex } from './errors.ts';
 import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClass, type RouteDef } from './route.ts';
 import { installObservability } from './observability.ts';
+import { installBodyStallGuard, onClientError } from './transport.ts';
 import { registerHostedPages } from '../hosted/routes.ts';
 
-/** Checkout ids are bearer capabilities (interface.md Endpoints rule 5): never in a log line. */
+/**
+ * The URL as logged. Checkout ids are bearer capabilities (never in a log line), and a query string
+ * may carry anything a client put there by mistake (`?token=<admin token>`, an email): only the
+ * parameter names are kept, every value becomes `[redacted]`.
+ *
+ * @example redactPath('/checkout/v1/sessions/cs_9x?token=abc&b') // => '/checkout/v1/sessions/cs_[redacted]?token=[redacted]&b'
+ */
 export function redactPath(url: string): string {
-  return url.replace(/cs_[A-Za-z0-9_-]+/g, 'cs_[redacted]');
+  const q = url.indexOf('?');
+  const path = (q < 0 ? url : url.slice(0, q)).replace(/cs_[A-Za-z0-9_-]+/g, 'cs_[redacted]');
+  if (q < 0) return path;
+  const names = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      // A name can be a secret too (`?<token>`): names longer than 40 characters are redacted whole.
+      const name = (eq < 0 ? pair : pair.slice(0, eq)).replace(/cs_[A-Za-z0-9_-]+/g, 'cs_[redacted]');
+      const shown = name.length > 40 ? '[redacted]' : name;
+      return eq < 0 ? shown : `${shown}=[redacted]`;
+    });
+  return `${path}?${names.join('&')}`;
 }
+
+/**
+ * Deepest object/array nesting a request body may have. No route takes nested data (structured
+ * fields travel as `*_json` strings); the bound is checked right after parsing, before
+ * authentication, so no later step (HMAC canonicalization, validation) walks a hostile depth.
+ */
+export const MAX_BODY_DEPTH = 32;
 
 export interface HttpOptions {
   /** pino options; tests pass `false` for silence. */
@@ -62,6 +89,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
     requestTimeout: 30_000,
     return503OnClosing: true,
     frameworkErrors: onFrameworkError,
+    clientErrorHandler: onClientError,
     ...(opts.trustProxy !== undefined ? { trustProxy: opts.trustProxy } : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
@@ -73,7 +101,11 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || body === undefined) return done(null, undefined);
-    jsonParser(req, body as string, done);
+    jsonParser(req, body as string, (err, value) => {
+      if (err) return done(err, undefined);
+      if (jsonDepthExceeds(value, MAX_BODY_DEPTH)) return done(new AppError('invalid_request', `request body nests deeper than ${MAX_BODY_DEPTH} levels`), undefined);
+      done(null, value);
+    });
   });
 
   // Callback style, not async: this runs on every response, and an async hook costs a promise each.
@@ -87,6 +119,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
     for (const m of [r.method].flat()) if (m !== 'HEAD') patterns.push({ method: m, regex: patternToRegex(r.url) });
   });
   installErrorHandling(app, () => patterns);
+  installBodyStallGuard(app);
 
   await app.register(swagger, {
     openapi: {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorStatus, type ErrorCode, type ErrorEnvelope } from '@tollgate/protocol';
+import { logSafeError } from '../db/log-safe.ts';
 
 /**
  * An expected, client-facing failure: a code from the closed catalog of `@tollgate/protocol`
@@ -94,11 +95,12 @@ export function installErrorHandling(app: FastifyInstance, routePatterns: () => 
     const known = classify(err);
     if (known) return send(reply, known.status, known.code, known.message, known.param);
     if (isOutage(err)) {
-      req.log.warn({ err: { message: err.message, code: err.code } }, 'dependency unavailable');
+      req.log.warn({ error: logSafeError(err) }, 'dependency unavailable');
       reply.header('retry-after', '5');
       return send(reply, 503, 'service_unavailable', 'service temporarily unavailable, retry later');
     }
-    req.log.error({ err }, 'unhandled error');
+    // Not under `err`: pino's error serializer would rebuild it (type, stack) from any object with a message.
+    req.log.error({ error: logSafeError(err) }, 'unhandled error');
     return send(reply, 500, 'internal_error', 'internal error');
   });
 

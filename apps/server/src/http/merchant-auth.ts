@@ -71,8 +71,9 @@ export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps, c
     ok = verifyRequestSignature(key.secret, { query, body, apiKey, timestamp, nonce: nonceRaw }, sign);
   } catch (err) {
     // An unsignable body: JSON.parse turns a number literal beyond double range (`1e99999`) into
-    // Infinity, which has no signed form. A client error, not a 500 (found by the route fuzzer).
-    if (err instanceof TypeError) throw new AppError('invalid_request', 'request body has a value that cannot be signed (a number out of range?)');
+    // Infinity, which has no signed form; a field nested beyond MAX_SIGN_DEPTH has none either. A
+    // client error, not a 500 (found by the route fuzzer).
+    if (err instanceof TypeError) throw new AppError('invalid_request', 'request body has a value that cannot be signed (a number out of range, or nesting too deep)');
     throw err;
   }
   if (!ok) throw new AppError('invalid_signature', 'signature does not match the request');

@@ -10,6 +10,7 @@ import { claimDue, recordResults, type AttemptResult, type ClaimedDelivery } fro
 import { classifyStatus, retryDelayMs } from './schedule.ts';
 import { DeliveryAgents, postDelivery } from './send.ts';
 import { deliveryHeaders, envelopeBody } from './signing.ts';
+import { logSafeError } from '../db/log-safe.ts';
 
 /** What the dispatcher needs from the composition root. */
 export type DispatchDeps = Pick<AppDeps, 'db' | 'clock' | 'config'>;
@@ -258,5 +259,6 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
 }
 
 function defaultLog(msg: string, err: unknown) {
-  console.error(logLine('error', msg, { err: String((err as Error)?.message ?? err) }));
+  // Structure only: a database error's message and detail can carry the row's values.
+  console.error(logLine('error', msg, { err: logSafeError(err) }));
 }

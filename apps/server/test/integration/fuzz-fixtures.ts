@@ -95,10 +95,41 @@ export const weirdStrings = fc.constantFrom(
   '9'.repeat(77), '9'.repeat(78), '1'.repeat(79), '1' + '0'.repeat(100), '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
   '{"a":1}', '[]', "' OR 1=1 --", "'; DROP TABLE orders; --", '$1', '%s%n', '<script>alert(1)</script>', '../../etc/passwd', '\\', '"', '😀'.repeat(50),
   'Ω≈ç√∫', 'ß'.toUpperCase(), 'İ', 'a\u0301', '0x' + 'f'.repeat(40), '0x' + '0'.repeat(40), '0X70997970C51812DC3A010C7D01B50E0D17DC79C8', PAYER.toUpperCase(),
-  'USDC', 'usdc', 'USDC ', 'DIRECT', 'DELEGATE', 'https://', 'http://127.0.0.1/', 'javascript:alert(1)', 'https://example.com/?q=1#f', '2026-11-21T00:00:00Z',
+  'USDC', 'usdc', 'USDC ', 'DIRECT', 'DELEGATE', 'https://', 'http://127.0.0.1/', 'javascript:alert(1)', 'https://example.com/?q=1#f', '2026-11-21T00:00:00Z', '0000-01-01T00:00:00Z', '+275760-09-13T00:00:00Z',
 );
 
+/** Characters PostgreSQL text/jsonb refuse or that are easy to mishandle: NUL, C0/C1 controls, lone surrogates, line separators. */
+const controlChar = fc.constantFrom('\u0000', '\u0001', '\u0008', '\u001b', '\u001f', '\u007f', '\u0085', '\ud800', '\udbff', '\udc00', '\u2028', '\ufffe', 'a', ' ');
+const controlString = fc.string({ unit: controlChar, minLength: 1, maxLength: 6 });
+
+/**
+ * The text of a `*_json` field whose DECODED strings or keys hold control characters: the raw field
+ * is plain escapes (`\\u0000`), so only a server that validates the decoded JSON refuses it before
+ * the database does (issue 12: an escaped NUL in private_metadata_json was a 500).
+ */
+export const jsonFieldWithControls: fc.Arbitrary<string> = fc.oneof(
+  fc.dictionary(fc.oneof(controlString, fc.constantFrom('note', 'email')), fc.oneof(controlString, fc.integer()), { minKeys: 1, maxKeys: 3 }).map((o) => JSON.stringify(o)),
+  fc.array(fc.record({ name: controlString, quantity: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 3 }).map((a) => JSON.stringify(a)),
+  fc.constantFrom('{"note":"gift\\u0000wrap"}', '{"\\u0000":"x"}', '[{"name":"\\ud800","quantity":1}]', '{"a":"\\udc00"}', '{"a":"\\u001f\\u007f"}', '[{"name":"Tea\\u0000","quantity":1,"amount":"9.99"}]'),
+);
+
+/** RFC 3339-looking times at and beyond the edges of what JavaScript and the databases can hold. */
+export const extremeDates: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '1970-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '9999-12-31T23:59:59-23:59',
+    '-000001-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '+275760-09-13T00:00:00.001Z', '2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:00Z',
+    '2026-01-01T00:00:60Z', '2026-01-01T00:00:00+99:99', '2026-01-01T00:00:00.1234567890123Z', '4714-11-24T00:00:00Z BC',
+  ),
+  fc.integer({ min: 0, max: 9999 }).map((y) => `${String(y).padStart(4, '0')}-01-01T00:00:00Z`),
+  fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true }).map((d) => d.toISOString()),
+);
+
+/** A JSON body nested `depth` levels, as text (JSON.stringify itself overflows around 10,000). */
+export const deepBodyText = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+
 export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  { arbitrary: jsonFieldWithControls, weight: 3 },
+  { arbitrary: extremeDates, weight: 2 },
   { arbitrary: weirdStrings, weight: 6 },
   { arbitrary: fc.string({ maxLength: 40 }), weight: 3 },
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }), weight: 2 },
@@ -128,7 +159,11 @@ export function validBody(route: RouteDef<any, any, any>, chainId: number): Reco
     case 'POST /api/v1/orders/:order_id/cancel':
       return {};
     case 'POST /api/v1/checkout/sessions':
-      return { checkout_type: 'DIRECT', price: '9.99', client_reference_id: `c-${Math.random()}` };
+      // With the *_json fields, so the fuzzer mutates them too (their decoded JSON is stored).
+      return {
+        checkout_type: 'DIRECT', price: '9.99', client_reference_id: `c-${Math.random()}`,
+        line_items_json: '[{"name":"Tea","quantity":1,"amount":"9.99"}]', public_metadata_json: '{"note":"n"}', private_metadata_json: '{"email":"e"}',
+      };
     case 'POST /checkout/v1/sessions/:checkout_id/bind':
       return { chain_id: chainId, token_symbol: 'USDC', from_address: PAYER };
     case 'POST /admin/v1/merchants':
@@ -189,6 +224,8 @@ export function bodyArb(valid: Record<string, unknown> | undefined): fc.Arbitrar
       }),
       weight: 3,
     },
+    // nesting far beyond the 32-level bound, up to 20,000 (a stack overflow once: issue 12)
+    { arbitrary: asJson(fc.integer({ min: 30, max: 20_000 }).map(deepBodyText)), weight: 1 },
     { arbitrary: fc.constant<BodyCase>({ text: undefined, contentType: undefined }), weight: 1 },
   );
 }

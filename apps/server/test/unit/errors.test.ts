@@ -61,15 +61,17 @@ describe('redactPath', () => {
 
   it('redacts ids in the query string and every occurrence', () => {
     const out = redactPath('/pay/cs_first?checkout_id=cs_second&x=1');
-    assert.equal(out, '/pay/cs_[redacted]?checkout_id=cs_[redacted]&x=1');
+    // Query values are redacted whatever they are (issue 12); names are kept.
+    assert.equal(out, '/pay/cs_[redacted]?checkout_id=[redacted]&x=[redacted]');
     assert.equal(out.includes('first'), false);
     assert.equal(out.includes('second'), false);
   });
 
   it('leaves paths without a session id unchanged', () => {
-    for (const p of ['/', '/api/v1/orders/ord_123', '/merchants/demo', '/admin/v1/merchants/m1/api-keys/tg_test_abc?x=1']) {
+    for (const p of ['/', '/api/v1/orders/ord_123', '/merchants/demo', '/admin/v1/merchants/m1/api-keys/tg_test_abc']) {
       assert.equal(redactPath(p), p);
     }
+    assert.equal(redactPath('/admin/v1/merchants/m1/api-keys/tg_test_abc?x=1'), '/admin/v1/merchants/m1/api-keys/tg_test_abc?x=[redacted]');
   });
 
   it('removes all base64url characters of the id', () => {

@@ -70,6 +70,9 @@ const ADDED: Record<string, number> = {
   merchant_already_exists: 409,
   api_key_not_found: 404,
   api_key_limit: 400,
+  // issue 12 input hardening (transport-level answers)
+  request_timeout: 408,
+  headers_too_large: 431,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {

@@ -3,6 +3,7 @@ import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
 import { MAX_BULK_REDELIVERIES, webhookService } from '../service.ts';
 import { MerchantIdParams } from './views.ts';
+import { parseRfc3339 } from '../../http/time.ts';
 
 export const adminRedeliverSince = defineRoute({
   method: 'POST',
@@ -26,10 +27,8 @@ export const adminRedeliverSince = defineRoute({
     }),
   },
   async handler(req, _reply, deps) {
-    const since = new Date(req.body.since);
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(req.body.since) || Number.isNaN(since.getTime())) {
-      throw new AppError('invalid_request', 'since must be an RFC 3339 time, e.g. 2025-01-31T12:00:00Z', 'since');
-    }
+    const since = parseRfc3339(req.body.since);
+    if (!since) throw new AppError('invalid_request', 'since must be an RFC 3339 time from 1970 to 9999, e.g. 2025-01-31T12:00:00Z', 'since');
     const out = await webhookService(deps).redeliverSince(req.params.merchant_id, since, req.body.status);
     if (!out) throw new AppError('merchant_not_found', `merchant ${req.params.merchant_id} not found`, 'merchant_id');
     return out;
