@@ -75,6 +75,15 @@ describe('describeError / redactUrls', () => {
     assert.ok(!d.includes('infura') && !d.includes('0123456789abcdef'), d);
     assert.equal(redactUrls('see wss://node.example/key?x=1 now'), 'see <rpc-url> now');
   });
+
+  it('describes a database error by its structure, never its values', () => {
+    const e = Object.assign(new Error('duplicate key value violates unique constraint "payments_tx_key"'), {
+      code: '23505', table: 'payments', constraint: 'payments_tx_key', detail: 'Key (tx_hash)=(0xdeadbeef) already exists.',
+    });
+    const d = describeError(e);
+    assert.equal(d, 'database error sqlstate=23505 table=payments constraint=payments_tx_key');
+    assert.ok(!d.includes('0xdeadbeef'), d);
+  });
 });
 
 describe('transfer logs', () => {

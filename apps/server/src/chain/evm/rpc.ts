@@ -1,5 +1,6 @@
 import { createPublicClient, http, numberToHex, ResponseBodyTooLargeError, type Hex, type PublicClient } from 'viem';
 import type { ChainConfig } from '../../config/schema.ts';
+import { logSafeError } from '../../db/log-safe.ts';
 
 /**
  * The watcher's view of one EVM chain: three JSON-RPC reads, each bounded by a timeout and retried
@@ -132,6 +133,13 @@ const RANGE_ERROR_RE =
  * describeError(err); // "HTTP request failed. (fetch failed)": viem's message would add "URL: https://…/v3/<key>"
  */
 export function describeError(err: unknown): string {
+  // A database error (SQLSTATE code) is described by its structure only: its message and detail
+  // quote the row's values (see db/log-safe.ts).
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    const { type: _type, ...fields } = logSafeError(err);
+    return `database error ${Object.entries(fields).map(([k, v]) => `${k}=${v}`).join(' ')}`.slice(0, 500);
+  }
   const e = err as { shortMessage?: unknown; details?: unknown; message?: unknown } | null;
   const short = typeof e?.shortMessage === 'string' && e.shortMessage ? e.shortMessage : undefined;
   const details = typeof e?.details === 'string' && e.details ? e.details : undefined;
