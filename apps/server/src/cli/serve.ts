@@ -21,13 +21,26 @@ export async function serve(role: Role): Promise<void> {
   }
   // The embedded database's first open (PGlite initdb, ~4 s here) and the dev chain start
   // (~0.3 s) are independent: run them side by side so `npm start` answers sooner.
-  const [chainOutcome, dbOutcome] = await Promise.allSettled([
+  const startup = Promise.allSettled([
     config.profile === 'dev' ? startDevProfileChain(config) : Promise.resolve(undefined),
     openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
   ]);
+  let tg: Awaited<ReturnType<typeof startTollgate>> | undefined;
+  // Handlers go in before anything has started: a SIGTERM during the start (a supervisor giving up
+  // on a slow start) must still stop the anvil child, or it outlives us and keeps its port.
+  const stop = async (signal: string) => {
+    console.error(`\ntollgate: ${signal} received, stopping…`);
+    const [c, d] = await startup;
+    await tg?.close().catch(() => {});
+    if (d.status === 'fulfilled') await d.value.close().catch(() => {});
+    if (c.status === 'fulfilled') await c.value?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  const [chainOutcome, dbOutcome] = await startup;
   const chain: DevChain | undefined = chainOutcome.status === 'fulfilled' ? chainOutcome.value : undefined;
   const db = dbOutcome.status === 'fulfilled' ? dbOutcome.value : undefined;
-  let tg;
   try {
     if (chainOutcome.status === 'rejected') throw chainOutcome.reason;
     if (dbOutcome.status === 'rejected') throw dbOutcome.reason;
@@ -38,15 +51,6 @@ export async function serve(role: Role): Promise<void> {
     console.error(`tollgate: ${(err as Error).message}`);
     process.exit(1);
   }
-  const stop = async (signal: string) => {
-    console.error(`\ntollgate: ${signal} received, stopping…`);
-    await tg.close();
-    await db!.close();
-    await chain?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
 
   if (chain) {
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,56 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Pids of the direct children of `ppid` whose command line names anvil (Linux /proc). */
+function anvilChildren(ppid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === ppid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('anvil')) found.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
+  it('a SIGTERM while still starting (anvil up, database opening) stops the anvil child too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-dev-term-'));
+    const p = spawnTollgate(['serve'], { DATA_DIR: dir, PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+    try {
+      let anvil: number[] = [];
+      const deadline = Date.now() + 30_000;
+      while (anvil.length === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 25));
+        anvil = anvilChildren(p.child.pid!);
+      }
+      assert.equal(anvil.length, 1, `anvil child not seen; output:\n${p.output()}`);
+      const code = await p.stop('SIGTERM');
+      assert.equal(code, 0, p.output());
+      const gone = Date.now() + 5_000;
+      while (alive(anvil[0]!) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(alive(anvil[0]!), false, 'anvil outlived the gateway');
+    } finally {
+      await p.stop('SIGKILL');
+      for (const pid of anvilChildren(1)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+
   it('starts anvil + tokens + demo merchant, answers /healthz within 15 s, prints working credentials, stops on SIGINT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tg-dev-'));
     const port = await freePort();
