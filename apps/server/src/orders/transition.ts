@@ -13,7 +13,9 @@ const observers = new Set<(t: AppliedTransition) => void>();
 /**
  * Subscribes to every move this process applies (the composition root feeds the metrics with it);
  * returns the unsubscribe function. Observers run inside the caller's transaction once the move's
- * statements succeeded, so a transaction that fails to commit afterwards was still counted.
+ * statements succeeded, so a transaction that fails to commit afterwards was still counted. The set
+ * is process-wide (transitionOrder gets no dependencies): two gateways in one process, as in some
+ * tests, each see both one's moves.
  */
 export function observeTransitions(fn: (t: AppliedTransition) => void): () => void {
   observers.add(fn);
