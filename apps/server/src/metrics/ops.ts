@@ -90,7 +90,14 @@ export class OpsMetrics {
       labelNames: ['chain_id'],
       registers,
     });
-    this.scrapeErrors = new Counter({ name: 'tollgate_scrape_db_errors_total', help: 'Scrapes whose database reads failed (the database-derived gauges are then absent)', registers });
+    const load = () => this.load();
+    this.scrapeErrors = new Counter({
+      name: 'tollgate_scrape_db_errors_total',
+      help: 'Scrapes whose database reads failed (the database gauges are then absent, or NaN when they have no labels)',
+      registers,
+      // Waits for this scrape's reads, so a failure is reported by the scrape it happened in.
+      collect: async () => void (await load()),
+    });
     this.installDatabaseGauges();
   }
 
@@ -142,6 +149,7 @@ export class OpsMetrics {
 
   private installDatabaseGauges(): void {
     const registers = [this.registry];
+    const load = () => this.load();
     const gauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (g: Gauge<L>, s: Snapshot) => void) =>
       new Gauge<L>({
         name,
@@ -152,9 +160,10 @@ export class OpsMetrics {
           const s = await load();
           this.reset();
           if (s) fill(this, s);
+          // Unknown, not 0: prom-client always prints a gauge without labels, so say NaN.
+          else if (labelNames.length === 0) (this as Gauge<string>).set(NaN);
         },
       });
-    const load = () => this.load();
     gauge('tollgate_orders', 'Orders by status and flow (database-wide; terminal statuses refreshed once a minute)', ['status', 'flow'], (g, s) => {
       for (const flow of new Set(s.orders.map((r) => r.flow))) for (const status of ORDER_STATUSES) g.set({ status, flow }, 0);
       for (const r of s.orders) g.set({ status: r.status, flow: r.flow }, r.n);

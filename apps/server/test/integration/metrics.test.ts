@@ -234,3 +234,27 @@ for (const backend of backends()) {
     });
   });
 }
+
+for (const backend of backends()) {
+  describe(`operator metrics: a scrape while the database is gone (${backend})`, () => {
+    it('still answers 200, counts the failure, and reports the database gauges as unknown, never stale or zero', async () => {
+      const s = await startApiOnly(backend);
+      try {
+        const before = await scrape(s);
+        assert.equal(sample(before, 'tollgate_webhook_backlog_due'), 0);
+        assert.equal(sample(before, 'tollgate_scrape_db_errors_total'), 0);
+        await s.db.close();
+        const t = await scrape(s);
+        assert.equal(sample(t, 'tollgate_scrape_db_errors_total'), 1);
+        assert.equal(sample(t, 'tollgate_webhook_backlog', { status: 'pending' }), undefined, 'labelled gauges are absent');
+        for (const name of ['tollgate_webhook_backlog_due', 'tollgate_webhook_oldest_pending_age_seconds', 'tollgate_webhook_oldest_due_age_seconds']) {
+          assert.ok(Number.isNaN(sample(t, name)), `${name} is NaN (unknown), not 0`);
+        }
+        assert.match(t, /tollgate_http_request_duration_seconds_count/, 'the process metrics are still served');
+      } finally {
+        await s.tg.close();
+        await s.database.drop().catch(() => {});
+      }
+    });
+  });
+}
