@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../deps.ts';
+import { isOrderStatus, isTerminal, ORDER_STATUSES } from '../orders/states.ts';
 import { chainCursors, countLiveOrders, countOrders, webhookBacklog, type CursorRow, type OrderCountRow, type WebhookBacklog } from './repo.ts';
 
 /**
@@ -9,7 +10,8 @@ import { chainCursors, countLiveOrders, countOrders, webhookBacklog, type Cursor
  *    root (main.ts) hands to the services: counters, per process, summed across instances;
  *  - database state read at scrape time (orders by status, webhook backlog, chain cursors):
  *    gauges of the whole deployment, the same on every instance (aggregate them with `max`).
- * Services never import this module; it imports nothing of theirs but data shapes.
+ * Services never import this module; it imports nothing of theirs but data shapes and the pure
+ * order states.
  */
 
 /** The order service's and transition function's view of the metrics. */
@@ -33,9 +35,6 @@ export interface RecordedAttempt {
   refused: boolean;
 }
 
-/** Order statuses, so every flow seen has a series for each (an absent series alerts on nothing). */
-const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'];
-const LIVE_STATUSES = new Set(ORDER_STATUSES.slice(0, 2));
 
 /**
  * How old the counts of terminal orders may be. Live statuses are counted at every scrape (an index
@@ -135,7 +134,7 @@ export class OpsMetrics {
         const [live, backlog, cursors] = await Promise.all([countLiveOrders(db), webhookBacklog(db, new Date(now)), chainCursors(db)]);
         if (!this.terminal || now - this.terminal.at >= Math.max(TERMINAL_COUNT_MAX_AGE_MS, TERMINAL_COUNT_DUTY * this.terminal.tookMs)) {
           const started = performance.now();
-          const rows = (await countOrders(db)).filter((r) => !LIVE_STATUSES.has(r.status));
+          const rows = (await countOrders(db)).filter((r) => isOrderStatus(r.status) && isTerminal(r.status));
           this.terminal = { at: now, rows, tookMs: performance.now() - started };
         }
         return { orders: [...live, ...this.terminal.rows], backlog, cursors };
@@ -165,6 +164,7 @@ export class OpsMetrics {
         },
       });
     gauge('tollgate_orders', 'Orders by status and flow (database-wide; terminal statuses refreshed once a minute)', ['status', 'flow'], (g, s) => {
+      // Every status of every flow seen: an absent series alerts on nothing.
       for (const flow of new Set(s.orders.map((r) => r.flow))) for (const status of ORDER_STATUSES) g.set({ status, flow }, 0);
       for (const r of s.orders) g.set({ status: r.status, flow: r.flow }, r.n);
     });
