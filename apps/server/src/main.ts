@@ -13,6 +13,9 @@ import { startWorkers, type Worker } from './workers.ts';
 import { startChainWatchers } from './chain/evm/watcher.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
+import { Registry } from 'prom-client';
+import { OpsMetrics } from './metrics/ops.ts';
+import { observeTransitions } from './orders/transition.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -48,14 +51,17 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const clock = opts.clock ?? systemClock;
   const merchants = new MerchantService(db, config);
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock) };
+  // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
+  const metrics = new OpsMetrics(new Registry(), { db, clock });
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders) };
+  const unobserve = observeTransitions(metrics.orders.transitioned);
 
   let app: FastifyInstance | undefined;
   let url: string | undefined;
   const workers: Worker[] = [];
   try {
     if (role !== 'worker') {
-      app = await buildHttpApp(deps, ROUTES, opts.http);
+      app = await buildHttpApp(deps, ROUTES, { ...opts.http, metricsRegistry: metrics.registry });
       if (opts.listen !== false) {
         await app.listen({ port: config.port, host: config.host });
         const addr = app.server.address();
@@ -70,11 +76,12 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
       ]));
-      workers.push(...startChainWatchers(deps));
-      workers.push(startWebhookDispatcher(deps));
+      workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
+      workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
     }
   } catch (err) {
+    unobserve();
     await app?.close().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
     throw err;
@@ -88,6 +95,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
     close: () =>
       (closing ??= (async () => {
         await Promise.all(workers.map((w) => w.stop()));
+        unobserve();
         await app?.close();
         if (ownsDb) await db.close();
       })()),

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
+import type { Registry } from 'prom-client';
 import { ERROR_CATALOG, jsonDepthExceeds, newId } from '@tollgate/protocol';
 import type { AppDeps } from '../deps.ts';
 import { AppError, installErrorHandling, onFrameworkError, patternToRegex } from './errors.ts';
@@ -55,6 +56,8 @@ export interface HttpOptions {
    * shares the proxy's address and one rate-limit budget.
    */
   trustProxy?: boolean | string;
+  /** The Prometheus registry /metrics serves (the composition root's, with the operator metrics). */
+  metricsRegistry?: Registry;
 }
 
 /**
@@ -151,7 +154,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
       errorResponseBuilder: (_req, ctx) => new AppError('rate_limited', `too many requests; retry in ${ctx.after}`),
     });
   }
-  installObservability(app, deps);
+  installObservability(app, deps, opts.metricsRegistry);
   await registerHostedPages(app, deps);
   registerRoutes(app, routes, deps, limits);
   return app;

@@ -4,9 +4,9 @@ import type { BatchStats } from '../db/batcher.ts';
 import type { AppDeps } from '../deps.ts';
 
 /** `/healthz` (process up), `/readyz` (database reachable), `/metrics` (Prometheus), `/openapi.json`. */
-export function installObservability(app: FastifyInstance, deps: AppDeps): Registry {
-  // One registry per app instance: tests build many apps in one process.
-  const registry = new Registry();
+export function installObservability(app: FastifyInstance, deps: AppDeps, registry: Registry = new Registry()): Registry {
+  // One registry per app instance (tests build many apps in one process); the composition root
+  // passes the one its operator metrics (metrics/ops.ts) already registered in.
   collectDefaultMetrics({ register: registry });
   const duration = new Histogram({
     name: 'tollgate_http_request_duration_seconds',

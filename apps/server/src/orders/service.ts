@@ -6,7 +6,7 @@ import type { Clock } from '../clock.ts';
 import type { NonceClaim } from '../merchants/credentials.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import * as repo from './repo.ts';
-import { transitionOrder } from './transition.ts';
+import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator } from './create-batch.ts';
 import type { BatchStats } from '../db/batcher.ts';
 
@@ -55,6 +55,12 @@ export type CancelOutcome =
   | { kind: 'card_order' }
   | { kind: 'not_cancellable'; status: string; reason: string };
 
+/** What the order service reports (metrics); the composition root wires it. */
+export interface OrderServiceEvents {
+  createRefused(code: CreateOrderRefusal['code']): void;
+  transitioned(t: AppliedTransition): void;
+}
+
 const refuse = (code: CreateOrderRefusal['code'], message: string, param?: string): CreateOrderRefusal => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
 
 /**
@@ -70,6 +76,7 @@ export class OrderService {
     private readonly config: Config,
     private readonly merchants: MerchantService,
     private readonly clock: Clock,
+    private readonly events?: OrderServiceEvents,
   ) {
     this.creator = new OrderCreator(db);
   }
@@ -80,6 +87,13 @@ export class OrderService {
   }
 
   async createOrder(input: CreateOrderInput): Promise<CreateOrderOutcome> {
+    const out = await this.decideCreate(input);
+    if (out.kind === 'refused') this.events?.createRefused(out.code);
+    else this.events?.transitioned({ from: null, to: 'CHECKOUT_VERIFIED', trigger: 'create' });
+    return out;
+  }
+
+  private async decideCreate(input: CreateOrderInput): Promise<CreateOrderOutcome> {
     if (input.bodyMerchantId !== undefined && input.bodyMerchantId !== input.merchantId) {
       return refuse('merchant_mismatch', 'merchant_id does not match the API key', 'merchant_id');
     }

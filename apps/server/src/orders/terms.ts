@@ -53,7 +53,9 @@ export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; no
         amount: order.amount_wei,
         asset: order.token_contract,
         payTo: order.pay_to_address,
-        maxTimeoutSeconds: Math.max(0, expiresAt - Math.floor(opts.nowMs / 1000)),
+        // At least 1: x402 requires a positive number, and an order created in its last second is
+        // still live for that second (the expiry worker, not these terms, ends it).
+        maxTimeoutSeconds: Math.max(1, expiresAt - Math.floor(opts.nowMs / 1000)),
         extra: { flow: order.flow, tokenSymbol: order.token_symbol, decimals: order.decimals },
       },
     ],

@@ -6,6 +6,22 @@ import { orderStatusRecord } from './views.ts';
 import { emitEvent, orderEventFor } from '../webhooks/outbox.ts';
 import { syncSessionWithOrder } from '../checkout/sync.ts';
 
+/** A move as applied (metrics): creation reports itself the same way, with `from` null. */
+export type AppliedTransition = { from: OrderStatus | null; to: OrderStatus; trigger: OrderTrigger | 'create' };
+const observers = new Set<(t: AppliedTransition) => void>();
+
+/**
+ * Subscribes to every move this process applies (the composition root feeds the metrics with it);
+ * returns the unsubscribe function. Observers run inside the caller's transaction once the move's
+ * statements succeeded, so a transaction that fails to commit afterwards was still counted. The set
+ * is process-wide (transitionOrder gets no dependencies): two gateways in one process, as in some
+ * tests, each see both one's moves.
+ */
+export function observeTransitions(fn: (t: AppliedTransition) => void): () => void {
+  observers.add(fn);
+  return () => void observers.delete(fn);
+}
+
 export class IllegalTransitionError extends Error {
   constructor(from: OrderStatus, trigger: OrderTrigger) {
     super(`illegal order transition: ${trigger} from ${from}`);
@@ -37,6 +53,7 @@ export async function transitionOrder(
   const event = orderEventFor(to);
   if (event) await emitEvent(tx, { merchantId: row.merchant_id, event, payload: orderStatusRecord(row), orderId: row.id, clockNow: args.now ?? new Date() });
   await syncSessionWithOrder(tx, row, to, args.now);
+  for (const observe of observers) observe({ from: args.from, to, trigger: args.trigger });
   return row;
 }
 

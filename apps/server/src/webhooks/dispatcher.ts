@@ -30,6 +30,8 @@ export interface DispatcherOptions {
   pollIntervalMs?: number;
   /** Jitter source (tests pass a constant). */
   random?: () => number;
+  /** Called with the attempts just recorded (metrics: delivery outcomes). */
+  onRecorded?: (results: readonly AttemptResult[]) => void;
 }
 
 // pollIntervalMs: an idle poll is one empty index probe (~0.1 ms of database time); 25 ms keeps
@@ -136,6 +138,7 @@ export async function dispatchOnce(deps: DispatchDeps, opts: DispatcherOptions =
     const claimed = await claimDue(deps.db, { workerId: o.workerId, now: new Date(now), leaseUntil: new Date(now + o.leaseMs), limit: o.batchSize });
     const results = await Promise.all(claimed.map((c) => sender.deliver(c)));
     await recordResults(deps.db, o.workerId, results);
+    opts.onRecorded?.(results);
     return summarize(claimed.length, results);
   } finally {
     agents.destroy();
@@ -181,7 +184,7 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
     buffer = [];
     writing = batch.length;
     recording = recordResults(deps.db, o.workerId, batch).then(
-      () => undefined,
+      () => opts.onRecorded?.(batch),
       (err) => {
         // Keep them for the next try; their leases cover the wait.
         if (buffer.length === 0) bufferSince = Date.now();

@@ -9,7 +9,7 @@ import { createChainLogger, yieldToEventLoop, type ChainLogger, type WatchContex
 import { runDepthPass } from './depth.ts';
 import { acquireLease, releaseLease } from './lease.ts';
 import { checkCursor, rewindAfterReorg, verifyGenesis, type CursorCheck } from './reorg.ts';
-import { createChainRpc, describeError, isRangeError, type ChainRpc, type ChainRpcOptions } from './rpc.ts';
+import { createChainRpc, describeError, isRangeError, type BlockRef, type ChainRpc, type ChainRpcOptions } from './rpc.ts';
 import { ensureCursor, listWatchedAddresses, nextRange, scanRange, type Cursor } from './scan.ts';
 
 /**
@@ -43,6 +43,8 @@ export interface ChainWatcherOptions {
   /** First block to scan when the chain has no cursor yet (default: `head - finality_confirmations`). */
   startBlock?: bigint;
   log?: ChainLogger;
+  /** Called by the loop after every tick with the head this tick read (metrics: head lag). */
+  onTick?: (chainId: number, r: TickResult, head: BlockRef | undefined) => void;
 }
 
 export type TickResult =
@@ -80,6 +82,9 @@ export function createChainWatcher(opts: ChainWatcherOptions): ChainWatcher {
 export class ChainWatcher {
   readonly holderId: string;
   readonly chain: ChainConfig;
+  readonly onTick: ChainWatcherOptions['onTick'];
+  /** The head read by the latest tick that got one. */
+  lastHead: BlockRef | undefined;
   private readonly ctx: WatchContext;
   private readonly maxRangeSize: number;
   private readonly maxRangesPerTick: number;
@@ -102,6 +107,7 @@ export class ChainWatcher {
     this.maxRangesPerTick = Math.max(1, opts.maxRangesPerTick ?? 50);
     this.leaseMs = opts.leaseMs ?? Math.max(5_000, 3 * opts.chain.pollIntervalMs);
     this.startBlock = opts.startBlock;
+    this.onTick = opts.onTick;
   }
 
   /** The eth_getLogs range currently in use (shrinks on range errors, grows back after successes). */
@@ -134,6 +140,7 @@ export class ChainWatcher {
     try {
       if (!(await acquireLease(ctx.db, this.chain.chainId, this.holderId, this.leaseMs))) return { kind: 'follower' };
       const head = await ctx.rpc.getHead();
+      this.lastHead = head;
       const addresses = await listWatchedAddresses(ctx.db, this.chain.chainId);
       let cursor: Cursor = await ensureCursor(ctx, head, this.startBlock);
       const r = { kind: 'leader' as const, head: head.number, cursor: cursor.blockNumber, caughtUp: false, continueNow: false, transfers: 0, matched: 0, confirmed: 0, invoiced: 0, orphaned: 0, reorgs: 0 };
@@ -274,6 +281,7 @@ export function runChainWatcher(watcher: ChainWatcher): Worker {
     let failures = 0;
     while (!stopped) {
       const r = await watcher.tick();
+      watcher.onTick?.(watcher.chain.chainId, r, watcher.lastHead);
       let delay = pollMs;
       if (r.kind === 'error') delay = tickBackoff(++failures, pollMs);
       else {
