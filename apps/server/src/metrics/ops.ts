@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
-import type { Clock } from '../deps.ts';
+import type { Clock } from '../clock.ts';
 import { isOrderStatus, isTerminal, ORDER_STATUSES } from '../orders/states.ts';
 import { chainCursors, countLiveOrders, countOrders, webhookBacklog, type CursorRow, type OrderCountRow, type WebhookBacklog } from './repo.ts';
 
