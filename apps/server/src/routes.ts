@@ -13,6 +13,7 @@ import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
 import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
+import { acceptOrderPayment } from './orders/routes/acceptPayment.ts';
 import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
@@ -38,6 +39,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrder,
   getOrderProof,
   cancelOrder,
+  acceptOrderPayment,
   merchantGetSelf,
   createCheckoutSession,
   // public

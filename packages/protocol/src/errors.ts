@@ -105,6 +105,20 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, description: 'An unexpected server error; report the `request_id`.' },
   config_invalid: { status: 500, description: 'The server configuration is invalid; an operator must fix it.' },
   service_unavailable: { status: 503, description: 'The service is temporarily unavailable; retry later.' },
+
+  // Attribution (docs/attribution.md)
+  zero_from_address: {
+    status: 400,
+    description: '`from_address` is the zero address: transfers from it are token mints, never a payer’s payment.',
+  },
+  no_payment_to_accept: {
+    status: 409,
+    description: 'The order has no recorded late or under-payment that can be accepted (none recorded, orphaned by a reorg, or the order is paid otherwise).',
+  },
+  payment_not_final: {
+    status: 409,
+    description: 'The recorded payment has not reached finality yet; accept it once it has (`observed_transfers[].confirmations`).',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

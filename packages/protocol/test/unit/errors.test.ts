@@ -70,6 +70,10 @@ const ADDED: Record<string, number> = {
   merchant_already_exists: 409,
   api_key_not_found: 404,
   api_key_limit: 400,
+  // attribution
+  zero_from_address: 400,
+  no_payment_to_accept: 409,
+  payment_not_final: 409,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {
