@@ -10,6 +10,7 @@ import { adminGetMerchant } from './merchants/routes/admin_getMerchant.ts';
 import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
 import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
 import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
+import { adminSetUnderpayTolerance } from './merchants/routes/admin_setUnderpayTolerance.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
 import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
@@ -57,6 +58,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRevokeApiKey,
   adminSetCardRail,
   adminSetReturnUrls,
+  adminSetUnderpayTolerance,
   // operator: webhooks
   adminCreateWebhook,
   adminListWebhooks,
