@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { captureFee, releaseFee, reserveFee } from '../fees/ledger.ts';
+import { captureFee, lateCaptureFee, releaseFee } from '../fees/ledger.ts';
 import * as repo from './repo.ts';
 import { nextStatus, type OrderStatus, type OrderTrigger } from './states.ts';
 import { orderStatusRecord } from './views.ts';
@@ -30,7 +30,7 @@ export class IllegalTransitionError extends Error {
  *  3. writes the audit row, and
  *  4. applies the fee consequence: capture on INVOICED, release on CANCELLED / EXPIRED / FAILED;
  *     an order invoiced from EXPIRED / CANCELLED (accepted late payment) had its reserve released,
- *     so its fee is reserved again and captured (a late capture: two ledger rows, same kinds).
+ *     so its fee is captured from the available balance (`late_capture`).
  * Webhook events for the move are added here too (outbox, same transaction).
  */
 export async function transitionOrder(
@@ -45,9 +45,8 @@ export async function transitionOrder(
   const fee = BigInt(row.fee_amount);
   if (fee > 0n) {
     if (to === 'INVOICED' && (args.from === 'EXPIRED' || args.from === 'CANCELLED')) {
-      if (!(await reserveFee(tx, row.merchant_id, row.id, fee))) throw new FeeBalanceShortError(row.id);
-    }
-    if (to === 'INVOICED') await mustMove(captureFee(tx, row.merchant_id, row.id, fee), 'capture', row.id);
+      if (!(await lateCaptureFee(tx, row.merchant_id, row.id, fee))) throw new FeeBalanceShortError(row.id);
+    } else if (to === 'INVOICED') await mustMove(captureFee(tx, row.merchant_id, row.id, fee), 'capture', row.id);
     if (to === 'CANCELLED' || to === 'EXPIRED' || to === 'FAILED') await mustMove(releaseFee(tx, row.merchant_id, row.id, fee), 'release', row.id);
   }
   const event = orderEventFor(to);

