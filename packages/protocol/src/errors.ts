@@ -107,18 +107,9 @@ export const ERROR_CATALOG = {
   service_unavailable: { status: 503, description: 'The service is temporarily unavailable; retry later.' },
 
   // Attribution (docs/attribution.md)
-  zero_from_address: {
-    status: 400,
-    description: '`from_address` is the zero address: transfers from it are token mints, never a payer’s payment.',
-  },
-  no_payment_to_accept: {
-    status: 409,
-    description: 'The order has no recorded late or under-payment that can be accepted (none recorded, orphaned by a reorg, or the order is paid otherwise).',
-  },
-  payment_not_final: {
-    status: 409,
-    description: 'The recorded payment has not reached finality yet; accept it once it has (`observed_transfers[].confirmations`).',
-  },
+  zero_from_address: { status: 400, description: '`from_address` is the zero address; transfers from it are token mints, not payments.' },
+  no_payment_to_accept: { status: 409, description: 'The order has no recorded late or under-payment that can still be accepted.' },
+  payment_not_final: { status: 409, description: 'The recorded payment has not reached finality yet; accept it once it has.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */
