@@ -3,7 +3,7 @@
 // duplicates, and reorgs of recorded (late / under-) payments.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { mine, reorg, type DevChain } from '@tollgate/devchain';
+import { mine, reorg, rpcRequest, type DevChain } from '@tollgate/devchain';
 import type { ChainConfig } from '../../src/config/schema.ts';
 import type { ChainWatcher } from '../../src/chain/evm/watcher.ts';
 import type { Queryable } from '../../src/db/database.ts';
@@ -145,6 +145,36 @@ for (const backend of backends()) {
       assert.equal((await getOrderRow(db(), live.id)).transfer_id, null);
       const t = (await transfersOf(db(), chain.chainId)).find((x) => x.order_id === expired.id)!;
       assert.equal(t.match_status, 'late');
+    });
+
+    it('a revived payment of an INVOICED order is that order’s again, never an over-payment of another live order', async () => {
+      const m = await createMerchant(db(), chain);
+      const from = payerAddress(dev, 6);
+      const paid = await createOrder(db(), chain, m, { from, amount: 500_000n });
+      const hash = await pay(dev, 6, m.wallet, 700_000n);
+      await tickOk(w);
+      await mine(dev.rpcUrl, chain.finalityConfirmations);
+      await tickOk(w);
+      assert.equal((await getOrderRow(db(), paid.id)).status, 'INVOICED');
+      const live = await createOrder(db(), chain, m, { from, amount: 600_000n });
+
+      // What a reorg deeper than finality leaves behind when the chain then switches back: the
+      // transfer row orphaned (the INVOICED order keeps it) and its block scanned again.
+      const t = (await transfersOf(db(), chain.chainId)).find((x) => x.tx_hash === hash)!;
+      await db().query('UPDATE chain_transfers SET orphaned_at = now() WHERE id = $1', [t.id]);
+      const below = Number(t.block_number) - 1;
+      const blk = await rpcRequest<{ hash: string }>(dev.rpcUrl, 'eth_getBlockByNumber', [`0x${below.toString(16)}`, false]);
+      await db().query('UPDATE chain_cursors SET block_number = $2, block_hash = $3 WHERE chain_id = $1', [chain.chainId, below, blk.hash]);
+      await tickOk(w);
+
+      const again = (await transfersOf(db(), chain.chainId)).find((x) => x.id === t.id)!;
+      assert.equal(again.orphaned_at, null, 'revived');
+      assert.equal(again.match_status, 'matched');
+      assert.equal(again.order_id, paid.id);
+      const liveRow = await getOrderRow(db(), live.id);
+      assert.equal(liveRow.transfer_id, null, 'the live order is not paid by the invoiced order’s payment');
+      assert.equal((await getOrderRow(db(), paid.id)).status, 'INVOICED');
+      assert.deepEqual(await eventsOf(db(), live.id), []);
     });
 
     it('reorg: a recorded late and a recorded under-payment disappear (orphaned, no reconciliation, nothing to accept)', async () => {

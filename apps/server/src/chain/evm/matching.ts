@@ -172,6 +172,8 @@ export interface NewTransfer extends TransferLog {
   id: number;
   chainId: number;
   blockTime: Date;
+  /** A revived (orphaned, then canonical again) row: the order it was recorded against before. */
+  priorOrderId?: string | null | undefined;
 }
 
 /**
@@ -194,6 +196,15 @@ export interface NewTransfer extends TransferLog {
  * if (d.kind === 'matched') console.log('order', d.orderId, 'paid');
  */
 export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { head: bigint; now: Date }): Promise<MatchDecision> {
+  if (t.priorOrderId) {
+    // Still the payment of the order it was recorded against (an INVOICED order keeps its payment
+    // through a reorg): it is that order's again, never a payment of another order.
+    const { rows } = await tx.query<{ transfer_id: number | string | null }>('SELECT transfer_id FROM orders WHERE id = $1', [t.priorOrderId]);
+    if (rows[0] && rows[0].transfer_id !== null && Number(rows[0].transfer_id) === t.id) {
+      await tx.query(`UPDATE chain_transfers SET match_status = 'matched', order_id = $2 WHERE id = $1`, [t.id, t.priorOrderId]);
+      return { kind: 'matched', orderId: t.priorOrderId };
+    }
+  }
   type Row = { id: string; amount_wei: string; expires_at: Date; created_at: Date; status: string; transfer_id: number | null; underpay_tolerance_bps: number };
   const terms = [t.chainId, t.token, t.to, t.from];
   const { rows: liveRows } = await tx.query<Row>(
