@@ -10,9 +10,11 @@ import { adminGetMerchant } from './merchants/routes/admin_getMerchant.ts';
 import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
 import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
 import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
+import { adminSetUnderpayTolerance } from './merchants/routes/admin_setUnderpayTolerance.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
 import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
+import { acceptOrderPayment } from './orders/routes/acceptPayment.ts';
 import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
@@ -38,6 +40,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrder,
   getOrderProof,
   cancelOrder,
+  acceptOrderPayment,
   merchantGetSelf,
   createCheckoutSession,
   // public
@@ -55,6 +58,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRevokeApiKey,
   adminSetCardRail,
   adminSetReturnUrls,
+  adminSetUnderpayTolerance,
   // operator: webhooks
   adminCreateWebhook,
   adminListWebhooks,

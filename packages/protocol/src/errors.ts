@@ -109,6 +109,10 @@ export const ERROR_CATALOG = {
   // Transport (issue 12 input hardening): answers given before any route runs
   request_timeout: { status: 408, description: 'The request (its headers or body) did not arrive in time; the connection is closed.' },
   headers_too_large: { status: 431, description: 'The request headers exceed the size limit; the connection is closed.' },
+  // Attribution (docs/attribution.md)
+  zero_from_address: { status: 400, description: '`from_address` is the zero address; transfers from it are token mints, not payments.' },
+  no_payment_to_accept: { status: 409, description: 'The order has no recorded late or under-payment that can still be accepted.' },
+  payment_not_final: { status: 409, description: 'The recorded payment has not reached finality yet; accept it once it has.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

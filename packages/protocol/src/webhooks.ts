@@ -28,6 +28,10 @@ export const WEBHOOK_EVENTS = [
   'order.failed',
   'quickpay.checkout.completed',
   'fiat.payment.succeeded',
+  // Attribution (docs/attribution.md): a payment recorded against an order without paying it.
+  'order.late_payment',
+  'order.underpaid',
+  'order.duplicate_payment',
 ] as const;
 export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
 

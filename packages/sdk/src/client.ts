@@ -19,6 +19,7 @@ import type {
   MerchantConfig,
   MerchantSelf,
   OrderStatusRecord,
+  AcceptPaymentParams,
   PaymentProof,
 } from './types.ts';
 
@@ -154,6 +155,27 @@ export class TollgateClient {
     const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/cancel`;
     return this.#transport.call({
       method: 'POST', path, body: {}, auth: 'merchant', safe: false, expect: 200, check: ORDER_RECORD, reference: { orderId }, ...opts,
+    });
+  }
+
+  /**
+   * Accepts a late or under-payment recorded against the order
+   * (`POST /api/v1/orders/{id}/accept-payment`): the order becomes INVOICED by that transfer, so
+   * fulfil as for any INVOICED order. Only once the transfer is final; repeating the call for an
+   * order already accepted returns the same record. Name the transfer (`txHash`, `logIndex`) when
+   * several are recorded. Never retried automatically (repeat it yourself: it is idempotent).
+   *
+   * @example
+   * const o = await tollgate.getOrderStatus(orderId);
+   * if (o.needs_reconciliation) await tollgate.acceptPayment(orderId); // o.status becomes 'INVOICED'
+   */
+  async acceptPayment(orderId: string, params: AcceptPaymentParams = {}, opts: CallOptions = {}): Promise<OrderStatusRecord> {
+    const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/accept-payment`;
+    const body: Record<string, unknown> = {};
+    if (params.txHash !== undefined) body.tx_hash = params.txHash;
+    if (params.logIndex !== undefined) body.log_index = params.logIndex;
+    return this.#transport.call({
+      method: 'POST', path, body, auth: 'merchant', safe: false, expect: 200, check: ORDER_RECORD, reference: { orderId }, ...opts,
     });
   }
 

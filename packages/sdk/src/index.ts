@@ -19,6 +19,7 @@ export {
   type HeaderSource,
   type OrderWebhookEvent,
   type QuickpayCheckoutCompletedEvent,
+  type RecordedPaymentEvent,
   type VerifyWebhookOptions,
   type WebhookEvent,
   type WebhookRejection,
@@ -28,6 +29,7 @@ export {
   ORDER_STATUSES,
   TERMINAL_ORDER_STATUSES,
   isTerminalOrderStatus,
+  type AcceptPaymentParams,
   type CalldataSignatureResult,
   type CalldataSignRequest,
   type CallOptions,
@@ -46,6 +48,7 @@ export {
   type PaymentProof,
   type PaymentRail,
   type PaymentRequiredBody,
+  type RecordedPaymentPayload,
   type TerminalOrderStatus,
 } from './types.ts';
 export { SDK_VERSION } from './transport.ts';

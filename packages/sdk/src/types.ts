@@ -7,7 +7,11 @@
 export const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-/** States after which an order never changes; INVOICED is the only one that permits fulfilment. */
+/**
+ * States the gateway never moves an order out of by itself; INVOICED is the only one that permits
+ * fulfilment. The merchant may still move EXPIRED or CANCELLED to INVOICED by accepting a late
+ * payment (`acceptPayment`).
+ */
 export const TERMINAL_ORDER_STATUSES = ['INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const satisfies readonly OrderStatus[];
 export type TerminalOrderStatus = (typeof TERMINAL_ORDER_STATUSES)[number];
 
@@ -104,15 +108,31 @@ export interface CreatedOrder {
   x402: PaymentRequiredBody;
 }
 
-/** An under-payment or late payment recorded against an order. */
+/**
+ * A transfer recorded against an order (docs/attribution.md): `matched` pays it; `late` (exact
+ * terms after expiry or cancellation), `underpaid` (short beyond the merchant's tolerance) and
+ * `duplicate` (the order was already paid) never do unless the merchant accepts a late or
+ * under-payment with `acceptPayment`.
+ */
 export interface ObservedTransfer {
   tx_hash: string;
   log_index: number;
   block_number: number;
   from_address: string;
   amount_wei: string;
-  kind: 'matched' | 'underpaid' | 'late' | (string & {});
+  kind: 'matched' | 'underpaid' | 'late' | 'duplicate' | (string & {});
+  /** A reorg removed it from the chain: it pays nothing and cannot be accepted. */
   orphaned: boolean;
+  /** The merchant accepted it: the order is INVOICED by this transfer. */
+  accepted: boolean;
+  /** Blocks on top of it, this one included, as far as the gateway has scanned. */
+  confirmations: number;
+}
+
+/** `acceptPayment` parameters: which recorded transfer, needed only when several could be accepted. */
+export interface AcceptPaymentParams {
+  txHash?: string | undefined;
+  logIndex?: number | undefined;
 }
 
 /** wire.md order status record (`GET /api/v1/orders/{id}`, cancel response, `order.*` webhook payload). */
@@ -143,7 +163,15 @@ export interface OrderStatusRecord {
   invoiced_at?: string;
   failure_reason?: string;
   checkout_id?: string;
+  /** Present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned. */
+  needs_reconciliation?: boolean;
   observed_transfers?: ObservedTransfer[];
+}
+
+/** Payload of `order.late_payment`, `order.underpaid` and `order.duplicate_payment`: the record plus the transfer. */
+export interface RecordedPaymentPayload extends OrderStatusRecord {
+  needs_reconciliation: true;
+  transfer: ObservedTransfer;
 }
 
 /** wire.md payment record (`GET /api/v1/orders/{id}/proof`). `signature` is an unsigned keccak256 hash. */

@@ -13,7 +13,7 @@ import {
   WebhookVerificationError,
   type HeaderSource,
 } from './protocol.ts';
-import type { OrderStatusRecord } from './types.ts';
+import type { OrderStatusRecord, RecordedPaymentPayload } from './types.ts';
 
 export type { HeaderSource };
 
@@ -31,6 +31,8 @@ export type OrderWebhookEvent = Envelope<
   'order.payment_confirmed' | 'order.invoiced' | 'order.expired' | 'order.cancelled' | 'order.failed',
   OrderStatusRecord
 >;
+/** A payment recorded against an order without paying it (late, short, or a second payment): reconcile. */
+export type RecordedPaymentEvent = Envelope<'order.late_payment' | 'order.underpaid' | 'order.duplicate_payment', RecordedPaymentPayload>;
 export type QuickpayCheckoutCompletedEvent = Envelope<
   'quickpay.checkout.completed',
   {
@@ -52,7 +54,7 @@ export type FiatPaymentSucceededEvent = Envelope<
  * A verified delivery. A newer server may send event names this version does not list: acknowledge
  * them (2xx) in a `default:` branch rather than failing the delivery.
  */
-export type WebhookEvent = OrderWebhookEvent | QuickpayCheckoutCompletedEvent | FiatPaymentSucceededEvent;
+export type WebhookEvent = OrderWebhookEvent | RecordedPaymentEvent | QuickpayCheckoutCompletedEvent | FiatPaymentSucceededEvent;
 
 /** Why a delivery was rejected. */
 export type WebhookRejection =

@@ -119,6 +119,33 @@ for (const backend of backends()) {
       assert.ok(!(err instanceof TollgateUnknownOutcomeError));
     });
 
+    it('acceptPayment: 409 no_payment_to_accept with nothing recorded; a final recorded late payment invoices the order', async () => {
+      const order = await client.createOrder(orderParams());
+      const none = await rejection(client.acceptPayment(order.orderId));
+      assert.equal(none.status, 409);
+      assert.equal(none.code, 'no_payment_to_accept');
+      await client.cancelOrder(order.orderId);
+      // A late payment as the watcher records it (this server's chain has no node): the transfer
+      // row against the order, and a cursor well past finality.
+      const txHash = `0x${'5a'.repeat(32)}`;
+      await s.db.query(
+        `INSERT INTO chain_cursors (chain_id, block_number, block_hash) VALUES ($1, 100, $2)
+         ON CONFLICT (chain_id) DO UPDATE SET block_number = 100`,
+        [CHAIN.chainId, `0x${'c0'.repeat(32)}`],
+      );
+      await s.db.query(
+        `INSERT INTO chain_transfers (chain_id, token_contract, tx_hash, log_index, block_number, block_hash, from_address, to_address, amount_wei, match_status, order_id)
+         VALUES ($1, $2, $3, 0, 10, $4, $5, $6, $7, 'late', $8)`,
+        [CHAIN.chainId, USDC, txHash, `0x${'b1'.repeat(32)}`, PAYER, MERCHANT_WALLET, order.amountWei, order.orderId],
+      );
+      const rec = await client.acceptPayment(order.orderId, { txHash, logIndex: 0 });
+      assert.equal(rec.status, 'INVOICED');
+      assert.equal(rec.tx_hash, txHash);
+      assert.equal(rec.observed_transfers?.[0]?.accepted, true);
+      const again = await client.acceptPayment(order.orderId);
+      assert.equal(again.status, 'INVOICED', 'repeating is safe');
+    });
+
     it('getMerchant(): the signed merchant with its fee balance; getMerchant(id): the public configuration', async () => {
       const me = await client.getMerchant();
       assert.equal(me.merchant_id, m.merchantId);

@@ -14,6 +14,7 @@ const USAGE = `usage: tollgate <command> [options]
   merchant create-key ID
   merchant revoke-key ID API_KEY
   merchant return-urls ID [--add URL …] [--remove URL …]   list (no option) or change the return-URL allowlist
+  merchant set-tolerance ID --bps N         under-payment tolerance, basis points of the amount (0–1000)
 ${WEBHOOK_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
@@ -41,6 +42,7 @@ async function main(argv: string[]): Promise<void> {
       token: { type: 'string' },
       address: { type: 'string' },
       amount: { type: 'string' },
+      bps: { type: 'string' },
     },
   });
   const [cmd, sub, ...rest] = pos;
@@ -92,6 +94,12 @@ async function main(argv: string[]): Promise<void> {
     case 'return-urls':
       out = await returnUrls(api, id(), o.add ?? [], o.remove ?? []);
       break;
+    case 'set-tolerance': {
+      const bps = Number(need(o.bps, '--bps'));
+      if (!Number.isInteger(bps) || bps < 0 || bps > 1000) throw new CliError('--bps must be an integer from 0 to 1000 (50 = 0.5 %)');
+      out = await api.call('PUT', `/admin/v1/merchants/${id()}/underpayment-tolerance`, { underpay_tolerance_bps: bps });
+      break;
+    }
     default:
       throw new CliError(`unknown merchant command ${sub ?? ''}\n\n${USAGE}`);
   }

@@ -9,6 +9,9 @@ import type { Queryable } from '../db/database.ts';
  *   reserve  available → reserved    (order created)
  *   capture  reserved  → captured    (order invoiced: the fee is earned)
  *   release  reserved  → available   (order cancelled or expired)
+ *   late_capture available → captured (an expired or cancelled order invoiced by an accepted late
+ *                                      payment: its reserve was released, so the fee comes from
+ *                                      the available balance)
  *
  * Amounts are bigint micro-units (6 decimals). Balances can never go negative: the UPDATE is
  * conditional and the table has CHECK constraints as a second line of defence.
@@ -19,12 +22,13 @@ export interface FeeBalance {
   captured: bigint;
 }
 
-type Kind = 'top_up' | 'reserve' | 'capture' | 'release';
+type Kind = 'top_up' | 'reserve' | 'capture' | 'release' | 'late_capture';
 const MOVES: Record<Kind, { from: string; to: string }> = {
   top_up: { from: 'external', to: 'available' },
   reserve: { from: 'available', to: 'reserved' },
   capture: { from: 'reserved', to: 'captured' },
   release: { from: 'reserved', to: 'available' },
+  late_capture: { from: 'available', to: 'captured' },
 };
 
 async function move(tx: Queryable, kind: Kind, merchantId: string, amount: bigint, orderId: string | null): Promise<boolean> {
@@ -63,6 +67,11 @@ export function reserveFee(tx: Queryable, merchantId: string, orderId: string, a
 /** Captures an order's reserved fee (order invoiced). */
 export function captureFee(tx: Queryable, merchantId: string, orderId: string, amount: bigint): Promise<boolean> {
   return move(tx, 'capture', merchantId, amount, orderId);
+}
+
+/** Captures the fee of an order whose reserve was released (accepted late payment). False when the available balance is short. */
+export function lateCaptureFee(tx: Queryable, merchantId: string, orderId: string, amount: bigint): Promise<boolean> {
+  return move(tx, 'late_capture', merchantId, amount, orderId);
 }
 
 /** Returns an order's reserved fee to the available balance (order cancelled or expired). */

@@ -8,6 +8,8 @@ export interface MerchantRow {
   logo_url: string | null;
   return_urls: string[];
   card_enabled: boolean;
+  /** Under-payment tolerance, basis points of the order amount (0–1000; docs/attribution.md). */
+  underpay_tolerance_bps: number;
   created_at: Date;
 }
 
@@ -100,6 +102,12 @@ export async function setCardEnabled(q: Queryable, id: string, enabled: boolean)
 /** Replaces the return-URL allowlist; the updated row, or undefined for an unknown merchant. */
 export async function setReturnUrls(q: Queryable, id: string, urls: string[]): Promise<MerchantRow | undefined> {
   const { rows } = await q.query<MerchantRow>('UPDATE merchants SET return_urls = $2::jsonb WHERE id = $1 RETURNING *', [id, JSON.stringify(urls)]);
+  return rows[0];
+}
+
+/** Sets the under-payment tolerance; the updated row, or undefined for an unknown merchant. */
+export async function setUnderpayTolerance(q: Queryable, id: string, bps: number): Promise<MerchantRow | undefined> {
+  const { rows } = await q.query<MerchantRow>('UPDATE merchants SET underpay_tolerance_bps = $2 WHERE id = $1 RETURNING *', [id, bps]);
   return rows[0];
 }
 

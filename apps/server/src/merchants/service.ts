@@ -114,6 +114,14 @@ export class MerchantService {
     return repo.setReturnUrls(this.db, merchantId, urls);
   }
 
+  /**
+   * Sets the under-payment tolerance in basis points (0–1000, checked by the route and the
+   * database). Applies to transfers matched from now on: attribution reads it at match time.
+   */
+  setUnderpayTolerance(merchantId: string, bps: number): Promise<repo.MerchantRow | undefined> {
+    return repo.setUnderpayTolerance(this.db, merchantId, bps);
+  }
+
   async getFeeBalance(merchantId: string): Promise<FeeBalance | undefined> {
     return getFeeBalance(this.db, merchantId);
   }

@@ -8,6 +8,7 @@ import type { MerchantService } from '../merchants/service.ts';
 import * as repo from './repo.ts';
 import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator } from './create-batch.ts';
+import { acceptPayment, type AcceptOutcome } from './accept.ts';
 import type { BatchStats } from '../db/batcher.ts';
 
 export interface CreateOrderInput {
@@ -43,7 +44,8 @@ export type CreateOrderRefusal = {
     | 'order_conflict'
     | 'insufficient_fee_balance'
     | 'replay_detected'
-    | 'api_key_revoked';
+    | 'api_key_revoked'
+    | 'zero_from_address';
   message: string;
   param?: string;
 };
@@ -107,6 +109,11 @@ export class OrderService {
     }
     if (!isAddress(input.fromAddress)) {
       return refuse('invalid_request', 'from_address must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
+    }
+    if (BigInt(input.fromAddress) === 0n) {
+      // Transfers from the zero address are mints: no payer sends them, and matching one to an
+      // order would credit whoever minted tokens to the merchant's wallet.
+      return refuse('zero_from_address', 'from_address must not be the zero address (transfers from it are token mints)', 'from_address');
     }
     let amount: bigint;
     try {
@@ -186,6 +193,17 @@ export class OrderService {
       const done = await transitionOrder(tx, { orderId, from: 'CHECKOUT_VERIFIED', trigger: 'cancel', now: new Date(this.clock.now()) });
       if (!done) return { kind: 'not_cancellable', status: o.status, reason: 'order changed state concurrently' } as const;
       return { kind: 'cancelled', order: done } as const;
+    });
+  }
+
+  /** Accepts a recorded late or under-payment (orders/accept.ts). */
+  acceptPayment(merchantId: string, orderId: string, sel: { txHash?: string | undefined; logIndex?: number | undefined } = {}): Promise<AcceptOutcome> {
+    return acceptPayment(this.db, {
+      merchantId,
+      orderId,
+      ...sel,
+      finalityOf: (id) => this.config.chains.find((c) => c.chainId === id)?.finalityConfirmations,
+      now: new Date(this.clock.now()),
     });
   }
 

@@ -14,21 +14,24 @@
  *    wrong delivery; INVOICED never regresses;
  *  - CHECKOUT_VERIFIED → EXPIRED by the sweeper when past `expires_at` with no payment seen;
  *  - CHECKOUT_VERIFIED → CANCELLED by the merchant;
- *  - CHECKOUT_VERIFIED | PAYMENT_CONFIRMED → FAILED by an operator or a later rail (card).
+ *  - CHECKOUT_VERIFIED | PAYMENT_CONFIRMED → FAILED by an operator or a later rail (card);
+ *  - CHECKOUT_VERIFIED | EXPIRED | CANCELLED → INVOICED (trigger `accept`) only when the merchant
+ *    explicitly accepts a final late or under-payment recorded against the order
+ *    (orders/accept.ts). EXPIRED and CANCELLED stay terminal for everything automatic.
  */
 export const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-export type OrderTrigger = 'confirm' | 'invoice' | 'orphan' | 'expire' | 'cancel' | 'fail';
+export type OrderTrigger = 'confirm' | 'invoice' | 'orphan' | 'expire' | 'cancel' | 'fail' | 'accept';
 
 /** From → trigger → to. Absent entries are illegal moves. */
 export const ORDER_TRANSITIONS = {
-  CHECKOUT_VERIFIED: { confirm: 'PAYMENT_CONFIRMED', invoice: 'INVOICED', expire: 'EXPIRED', cancel: 'CANCELLED', fail: 'FAILED' },
+  CHECKOUT_VERIFIED: { confirm: 'PAYMENT_CONFIRMED', invoice: 'INVOICED', expire: 'EXPIRED', cancel: 'CANCELLED', fail: 'FAILED', accept: 'INVOICED' },
   PAYMENT_CONFIRMED: { invoice: 'INVOICED', orphan: 'CHECKOUT_VERIFIED', fail: 'FAILED' },
   INVOICED: {},
   FAILED: {},
-  EXPIRED: {},
-  CANCELLED: {},
+  EXPIRED: { accept: 'INVOICED' },
+  CANCELLED: { accept: 'INVOICED' },
 } as const satisfies Record<OrderStatus, Partial<Record<OrderTrigger, OrderStatus>>>;
 
 /** The target of `trigger` from `from`, or undefined when the move is illegal. */

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { captureFee, releaseFee } from '../fees/ledger.ts';
+import { captureFee, lateCaptureFee, releaseFee } from '../fees/ledger.ts';
 import * as repo from './repo.ts';
 import { nextStatus, type OrderStatus, type OrderTrigger } from './states.ts';
 import { orderStatusRecord } from './views.ts';
@@ -22,6 +22,17 @@ export function observeTransitions(fn: (t: AppliedTransition) => void): () => vo
   return () => void observers.delete(fn);
 }
 
+/**
+ * Invoicing an EXPIRED or CANCELLED order (an accepted late payment) needs its fee again, which was
+ * released to the available balance when the order closed; thrown when that balance is short. The
+ * caller's transaction rolls back, so nothing moved.
+ */
+export class FeeBalanceShortError extends Error {
+  constructor(readonly orderId: string) {
+    super(`fee balance cannot cover the late capture of order ${orderId}`);
+  }
+}
+
 export class IllegalTransitionError extends Error {
   constructor(from: OrderStatus, trigger: OrderTrigger) {
     super(`illegal order transition: ${trigger} from ${from}`);
@@ -33,7 +44,9 @@ export class IllegalTransitionError extends Error {
  *  1. checks the move against the transition table (a programming error throws),
  *  2. applies it as a conditional UPDATE on the expected status (a lost race returns undefined),
  *  3. writes the audit row, and
- *  4. applies the fee consequence: capture on INVOICED, release on CANCELLED / EXPIRED / FAILED.
+ *  4. applies the fee consequence: capture on INVOICED, release on CANCELLED / EXPIRED / FAILED;
+ *     an order invoiced from EXPIRED / CANCELLED (accepted late payment) had its reserve released,
+ *     so its fee is captured from the available balance (`late_capture`).
  * Webhook events for the move are added here too (outbox, same transaction).
  */
 export async function transitionOrder(
@@ -47,7 +60,9 @@ export async function transitionOrder(
   await repo.insertTransition(tx, { orderId: row.id, from: args.from, to, trigger: args.trigger, detail: args.detail });
   const fee = BigInt(row.fee_amount);
   if (fee > 0n) {
-    if (to === 'INVOICED') await mustMove(captureFee(tx, row.merchant_id, row.id, fee), 'capture', row.id);
+    if (to === 'INVOICED' && (args.from === 'EXPIRED' || args.from === 'CANCELLED')) {
+      if (!(await lateCaptureFee(tx, row.merchant_id, row.id, fee))) throw new FeeBalanceShortError(row.id);
+    } else if (to === 'INVOICED') await mustMove(captureFee(tx, row.merchant_id, row.id, fee), 'capture', row.id);
     if (to === 'CANCELLED' || to === 'EXPIRED' || to === 'FAILED') await mustMove(releaseFee(tx, row.merchant_id, row.id, fee), 'release', row.id);
   }
   const event = orderEventFor(to);

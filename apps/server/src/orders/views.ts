@@ -9,8 +9,10 @@ export const ObservedTransferSchema = Type.Object({
   block_number: Type.Integer(),
   from_address: Type.String(),
   amount_wei: Type.String(),
-  kind: Type.String({ description: 'matched | underpaid | late' }),
-  orphaned: Type.Boolean(),
+  kind: Type.String({ description: 'matched (pays the order) | late (exact terms after expiry or cancellation) | underpaid (short beyond the merchant tolerance) | duplicate (the order was already paid); see docs/attribution.md' }),
+  orphaned: Type.Boolean({ description: 'a reorg removed the transfer from the chain: it pays nothing and cannot be accepted' }),
+  accepted: Type.Boolean({ description: 'the merchant accepted this late or under-payment; the order is INVOICED by it' }),
+  confirmations: Type.Integer({ description: 'blocks on top of the transfer, its own included, as far as the gateway has scanned' }),
 });
 
 /** wire.md order status record. Optional fields appear once known; never null. */
@@ -39,8 +41,16 @@ export const OrderStatusRecordSchema = Type.Object({
   invoiced_at: Type.Optional(Type.String()),
   failure_reason: Type.Optional(Type.String()),
   checkout_id: Type.Optional(Type.String()),
-  observed_transfers: Type.Optional(Type.Array(ObservedTransferSchema, { description: 'under-payments and late payments recorded against the order' })),
+  needs_reconciliation: Type.Optional(Type.Boolean({
+    description: 'present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned: accept it (POST /api/v1/orders/{order_id}/accept-payment) or refund the payer',
+  })),
+  observed_transfers: Type.Optional(Type.Array(ObservedTransferSchema, { description: 'transfers recorded against the order: its payment, and late, under- or duplicate payments' })),
 });
+
+/** Whether a recorded transfer still asks the merchant to act (accept or refund). */
+export function needsReconciliation(observed: readonly ObservedTransfer[]): boolean {
+  return observed.some((t) => t.match_status !== 'matched' && !t.orphaned && !t.accepted);
+}
 
 export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []) {
   const opt = <T>(k: string, v: T | null | undefined) => (v === null || v === undefined ? {} : { [k]: v });
@@ -69,6 +79,7 @@ export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []
     ...opt('invoiced_at', iso(o.invoiced_at)),
     ...opt('failure_reason', o.failure_reason),
     ...opt('checkout_id', o.checkout_id),
+    ...(needsReconciliation(observed) ? { needs_reconciliation: true } : {}),
     ...(observed.length
       ? {
           observed_transfers: observed.map((t) => ({
@@ -79,6 +90,8 @@ export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []
             amount_wei: t.amount_wei,
             kind: t.match_status,
             orphaned: t.orphaned,
+            accepted: t.accepted,
+            confirmations: Number(t.confirmations),
           })),
         }
       : {}),

@@ -73,6 +73,15 @@ export function samplePayload(event: WebhookEventName, ctx: { merchantId: string
           ...marker,
         },
       };
+    case 'order.late_payment':
+    case 'order.underpaid':
+    case 'order.duplicate_payment': {
+      const kind = event === 'order.late_payment' ? 'late' : event === 'order.underpaid' ? 'underpaid' : 'duplicate';
+      const status = event === 'order.late_payment' ? 'EXPIRED' : event === 'order.underpaid' ? 'CHECKOUT_VERIFIED' : 'INVOICED';
+      const amount = event === 'order.underpaid' ? '900000' : '1000000';
+      const transfer = { tx_hash: txHash, log_index: 0, block_number: 1234, from_address: `0x${'11'.repeat(20)}`, amount_wei: amount, kind, orphaned: false, accepted: false, confirmations: 1 };
+      return { orderId, payload: order(status, { needs_reconciliation: true, transfer }) };
+    }
     default: {
       const never: never = event;
       throw new Error(`no sample for ${never as string}`);

@@ -176,6 +176,8 @@ export function validBody(route: RouteDef<any, any, any>, chainId: number): Reco
       return { enabled: true };
     case 'PUT /admin/v1/merchants/:merchant_id/return-urls':
       return { return_urls: ['https://shop.example/'] };
+    case 'PUT /admin/v1/merchants/:merchant_id/underpayment-tolerance':
+      return { underpay_tolerance_bps: 50 };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks':
       return { url: 'http://127.0.0.1:9/hook', events: ['order.invoiced'] };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks/:webhook_id/rotate-secret':

@@ -73,6 +73,10 @@ const ADDED: Record<string, number> = {
   // issue 12 input hardening (transport-level answers)
   request_timeout: 408,
   headers_too_large: 431,
+  // attribution
+  zero_from_address: 400,
+  no_payment_to_accept: 409,
+  payment_not_final: 409,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {

@@ -2,31 +2,39 @@ import type { Queryable } from '../../db/database.ts';
 import { depthOf } from '../../orders/states.ts';
 import * as orders from '../../orders/repo.ts';
 import type { TransferLog } from './rpc.ts';
+import { orderStatusRecord } from '../../orders/views.ts';
+import { emitEvent } from '../../webhooks/outbox.ts';
 
 /**
- * Transfer attribution: which order, if any, a newly seen ERC-20 Transfer pays.
+ * Transfer attribution: which order, if any, a newly seen ERC-20 Transfer pays or is recorded
+ * against. docs/attribution.md states the rule for merchants; the pure part is `decideMatch`.
  *
- * The rule (decided with the orders owner; the pure part is `decideMatch`):
- *  1. Candidates are *live* orders: CHECKOUT_VERIFIED, no transfer yet, same chain, token contract,
- *     `pay_to_address = log.to` and `from_address = log.from`. The index `orders_live_terms_key`
- *     (migration 0005) makes this one lookup whatever the number of live orders. An order created more than
- *     CREATED_SKEW_MS after the block is no candidate: that transfer was made before the order
- *     existed (an unrelated payment, found while catching up after downtime), and paying an order
- *     with it would confirm an order nobody paid. The allowance covers clock skew between the
- *     chain and the gateway (block timestamps are whole seconds and may trail by a few).
- *  2. Among candidates with `amount_wei <= value` whose `expires_at` is not before the block's
- *     timestamp, the LARGEST `amount_wei` wins (best fit: a payer who pays 10 with orders of 5 and
- *     10 open meant the 10), ties → oldest. That is a `matched` transfer.
- *  3. When every candidate with `amount_wei <= value` had expired at the block's time, the transfer
- *     is `late` against the best fit among them: recorded, never confirming. (Expired-but-not-yet
- *     -swept orders must not shadow a live one, hence the two passes.)
- *  4. Else, when some candidate asks more than `value`, the transfer is `underpaid` against the
- *     oldest such candidate: recorded, never confirming.
- *  5. Else, when the payer paid the pay-to address of an EXPIRED or CANCELLED order created in the
- *     7 days before the block, it is `late` against the newest such order.
+ * Candidates are the orders with the transfer's chain, token contract, pay-to address
+ * (`log.to`) and payer (`from_address = log.from`), in any state. An order created more than
+ * CREATED_SKEW_MS after the block is never a candidate: that transfer was made before the order
+ * existed (found while catching up after downtime). The rule, first tier that applies wins:
+ *
+ *  1. EXACT amount, in any state (the payer used that order's terms, so it is the order meant):
+ *     a live unpaid order whose `expires_at` is not before the block → `matched`; else a live
+ *     unpaid order that had expired at the block's time → `late`; else a closed order (EXPIRED,
+ *     CANCELLED, FAILED; newest first) → `late`; else an order already paid → `duplicate`. Late
+ *     and duplicate payments are recorded against that order and never pay it (or any other); the
+ *     merchant may accept a late one (orders/accept.ts).
+ *  2. UNDER-PAYMENT WITHIN TOLERANCE: a live, on-time order asking more than the value by at most
+ *     the merchant's `underpay_tolerance_bps` of its amount → `matched` (closest amount, then
+ *     oldest). Before over-payment on purpose: a payer 0.5 % short of a 1.00 order meant that order,
+ *     not a 0.50 order of the same payer that the value happens to cover.
+ *  3. OVER-PAYMENT, only when no order matches exactly in any state: the live on-time order with
+ *     the LARGEST amount below the value (best fit) → `matched`; else the best fit among live
+ *     orders that had expired at the block's time → `late`.
+ *  4. UNDER-PAYMENT beyond tolerance: the oldest live order asking more → `underpaid` (recorded,
+ *     never paying; the merchant may accept it).
+ *  5. A payment to a recently closed order (EXPIRED or CANCELLED, created in the LATE_LOOKBACK_MS
+ *     before the block) with another amount → `late` against the newest such order.
  *  6. Else `unmatched`.
- * Over-payment is a match (the surplus is the merchant's; `paid_amount_wei` records it). A second
- * payment for an order already paid finds no live candidate and is recorded by rules 5–6.
+ * Ties (two live orders with identical terms) cannot happen: creation refuses them
+ * (`orders_live_terms_key`); among closed or paid orders the newest wins, since its terms are the
+ * ones the payer most recently saw.
  */
 
 /** What matching needs of a transfer. */
@@ -36,77 +44,125 @@ export interface TransferFacts {
   blockTime: Date;
 }
 
-/** A live order that could be paid by the transfer (rule 1 already applied by SQL). */
-export interface LiveCandidate {
+/**
+ * An order with the transfer's chain, token, pay-to address and payer. `state`: `open` =
+ * CHECKOUT_VERIFIED with no payment seen; `paid` = a payment is seen, confirmed or invoiced;
+ * `closed` = EXPIRED, CANCELLED or FAILED.
+ */
+export interface Candidate {
   id: string;
   amountWei: bigint;
+  createdAt: Date;
   expiresAt: Date;
-  createdAt: Date;
-}
-
-/** An EXPIRED or CANCELLED order of the same payer, pay-to address and token (rule 5). */
-export interface ClosedCandidate {
-  id: string;
-  createdAt: Date;
+  state: 'open' | 'paid' | 'closed';
+  /** The order's merchant's under-payment tolerance in basis points (0–1000). */
+  toleranceBps: number;
 }
 
 export type MatchDecision =
   | { kind: 'matched'; orderId: string }
   | { kind: 'late'; orderId: string }
   | { kind: 'underpaid'; orderId: string }
+  | { kind: 'duplicate'; orderId: string }
   | { kind: 'unmatched' };
 
-/** How much older than its order a transfer's block may be and still pay it (rule 1: clock skew). */
+/** How much older than its order a transfer's block may be and still pay it (clock skew). */
 export const CREATED_SKEW_MS = 120_000;
 
-/** How far back rule 5 looks for a closed order to record a late payment against. */
+/** How far back tier 5 looks for a closed order to record a non-exact late payment against. */
 export const LATE_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
 
 /**
- * The pure attribution rule (see the module comment). `closed` is only consulted when no live
- * candidate takes the transfer, so the caller may pass `[]` first and query closed orders only
- * for an `unmatched` answer.
+ * Whether `value` pays `amount` under a tolerance of `bps` basis points: at least the amount, or
+ * short of it by at most `amount * bps / 10000` (integer arithmetic, no rounding in the payer's
+ * favour).
  *
  * @example
- * const t = { value: 10n, blockTime: new Date('2025-01-01T00:00:00Z') };
- * const live = [
- *   { id: 'ord_a', amountWei: 5n, expiresAt: new Date('2025-01-01T00:10:00Z'), createdAt: new Date('2024-12-31T23:59:00Z') },
- *   { id: 'ord_b', amountWei: 10n, expiresAt: new Date('2025-01-01T00:10:00Z'), createdAt: new Date('2024-12-31T23:59:30Z') },
- * ];
- * decideMatch(t, live, []); // { kind: 'matched', orderId: 'ord_b' }
+ * withinTolerance(995_000n, 1_000_000n, 50); // true: 0.5 % short, 0.5 % allowed
+ * withinTolerance(994_999n, 1_000_000n, 50); // false
  */
-export function decideMatch(t: TransferFacts, candidates: readonly LiveCandidate[], closed: readonly ClosedCandidate[]): MatchDecision {
-  const live = candidates.filter((c) => c.createdAt.getTime() - CREATED_SKEW_MS <= t.blockTime.getTime());
-  const fits = live.filter((c) => c.amountWei <= t.value);
-  const onTime = fits.filter((c) => c.expiresAt.getTime() >= t.blockTime.getTime());
-  const best = bestFit(onTime);
+export function withinTolerance(value: bigint, amount: bigint, bps: number): boolean {
+  if (value >= amount) return true;
+  return (amount - value) * 10_000n <= amount * BigInt(bps);
+}
+
+/**
+ * The pure attribution rule (see the module comment). Candidates may repeat (the caller merges
+ * several look-ups); the first occurrence of an id counts.
+ *
+ * @example
+ * const t = { value: 1_000_000n, blockTime: new Date('2025-01-01T00:00:00Z') };
+ * const base = { createdAt: new Date('2024-12-31T23:59:00Z'), expiresAt: new Date('2025-01-01T00:10:00Z'), toleranceBps: 0 };
+ * decideMatch(t, [
+ *   { ...base, id: 'ord_a', amountWei: 500_000n, state: 'open' },
+ *   { ...base, id: 'ord_b', amountWei: 1_000_000n, state: 'closed' },
+ * ]); // { kind: 'late', orderId: 'ord_b' }: the exact terms of B, never an over-payment of A
+ */
+export function decideMatch(t: TransferFacts, candidates: readonly Candidate[]): MatchDecision {
+  const seen = new Set<string>();
+  const block = t.blockTime.getTime();
+  const cs = candidates.filter((c) => {
+    if (seen.has(c.id)) return false;
+    seen.add(c.id);
+    return c.createdAt.getTime() - CREATED_SKEW_MS <= block;
+  });
+  const onTime = (c: Candidate) => c.expiresAt.getTime() >= block;
+  const open = cs.filter((c) => c.state === 'open');
+
+  // 1. Exact amount, any state.
+  const exact = cs.filter((c) => c.amountWei === t.value);
+  const e1 = oldest(exact.filter((c) => c.state === 'open' && onTime(c)));
+  if (e1) return { kind: 'matched', orderId: e1.id };
+  const e2 = oldest(exact.filter((c) => c.state === 'open'));
+  if (e2) return { kind: 'late', orderId: e2.id };
+  const e3 = newest(exact.filter((c) => c.state === 'closed'));
+  if (e3) return { kind: 'late', orderId: e3.id };
+  const e4 = newest(exact.filter((c) => c.state === 'paid'));
+  if (e4) return { kind: 'duplicate', orderId: e4.id };
+
+  // 2. Short by no more than the merchant's tolerance: the closest amount.
+  const tolerated = open.filter((c) => onTime(c) && c.amountWei > t.value && withinTolerance(t.value, c.amountWei, c.toleranceBps));
+  const tol = pick(tolerated, (a, b) => a.amountWei < b.amountWei);
+  if (tol) return { kind: 'matched', orderId: tol.id };
+
+  // 3. Over-payment: the largest amount below the value.
+  const fits = open.filter((c) => c.amountWei < t.value);
+  const best = pick(fits.filter(onTime), (a, b) => a.amountWei > b.amountWei);
   if (best) return { kind: 'matched', orderId: best.id };
-  const lateFit = bestFit(fits);
+  const lateFit = pick(fits, (a, b) => a.amountWei > b.amountWei);
   if (lateFit) return { kind: 'late', orderId: lateFit.id };
-  const asksMore = oldest(live.filter((c) => c.amountWei > t.value));
+
+  // 4. Under-payment.
+  const asksMore = oldest(open.filter((c) => c.amountWei > t.value));
   if (asksMore) return { kind: 'underpaid', orderId: asksMore.id };
-  const since = t.blockTime.getTime() - LATE_LOOKBACK_MS;
-  const recent = closed.filter((c) => c.createdAt.getTime() >= since);
-  const newest = [...recent].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))[0];
-  if (newest) return { kind: 'late', orderId: newest.id };
+
+  // 5. Another amount to a recently closed order.
+  const since = block - LATE_LOOKBACK_MS;
+  const recent = newest(cs.filter((c) => c.state === 'closed' && c.createdAt.getTime() >= since));
+  if (recent) return { kind: 'late', orderId: recent.id };
   return { kind: 'unmatched' };
 }
 
-function bestFit<C extends LiveCandidate>(cs: readonly C[]): C | undefined {
-  let best: C | undefined;
+/** The candidate `better` ranks first; equal ranks go to the oldest (then the smallest id). */
+function pick(cs: readonly Candidate[], better: (a: Candidate, b: Candidate) => boolean): Candidate | undefined {
+  let best: Candidate | undefined;
   for (const c of cs) {
-    if (!best || c.amountWei > best.amountWei || (c.amountWei === best.amountWei && isOlder(c, best))) best = c;
+    if (!best || better(c, best) || (!better(best, c) && isOlder(c, best))) best = c;
   }
   return best;
 }
 
-function oldest<C extends LiveCandidate>(cs: readonly C[]): C | undefined {
-  let o: C | undefined;
-  for (const c of cs) if (!o || isOlder(c, o)) o = c;
-  return o;
+function oldest(cs: readonly Candidate[]): Candidate | undefined {
+  return pick(cs, () => false);
 }
 
-function isOlder(a: LiveCandidate, b: LiveCandidate): boolean {
+function newest(cs: readonly Candidate[]): Candidate | undefined {
+  let n: Candidate | undefined;
+  for (const c of cs) if (!n || isOlder(n, c)) n = c;
+  return n;
+}
+
+function isOlder(a: Candidate, b: Candidate): boolean {
   const d = a.createdAt.getTime() - b.createdAt.getTime();
   return d < 0 || (d === 0 && a.id < b.id);
 }
@@ -116,13 +172,21 @@ export interface NewTransfer extends TransferLog {
   id: number;
   chainId: number;
   blockTime: Date;
+  /** A revived (orphaned, then canonical again) row: the order it was recorded against before. */
+  priorOrderId?: string | null | undefined;
 }
 
 /**
- * Attributes one transfer inside the caller's (range) transaction: locks the candidate orders
+ * Attributes one transfer inside the caller's (range) transaction: locks the live candidate orders
  * (`FOR UPDATE`, so a concurrent watcher, the expiry sweeper or a cancel cannot move them
  * between the decision and the write), decides, records the outcome on the transfer row and, for
- * a match, sets the payment fields on the order. Returns the decision.
+ * a match, sets the payment fields on the order. A late, under- or duplicate payment emits its
+ * webhook event (outbox, same transaction). Returns the decision.
+ *
+ * Look-ups, cheapest first: live orders (one probe of `orders_live_terms_key`, which also yields
+ * the common case, an exact on-time match, with no further query); orders of every other state
+ * with exactly the value (`orders_settled_terms_idx`); recently closed orders only when nothing
+ * else applies.
  *
  * A lost race on the order (its status changed although we held the lock) throws: the range
  * transaction rolls back and the next tick retries it, rather than recording a half-applied match.
@@ -132,26 +196,60 @@ export interface NewTransfer extends TransferLog {
  * if (d.kind === 'matched') console.log('order', d.orderId, 'paid');
  */
 export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { head: bigint; now: Date }): Promise<MatchDecision> {
-  const { rows: liveRows } = await tx.query<{ id: string; amount_wei: string; expires_at: Date; created_at: Date }>(
-    `SELECT id, amount_wei, expires_at, created_at FROM orders
-      WHERE chain_id = $1 AND token_contract = $2 AND pay_to_address = $3 AND from_address = $4
-        AND status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL
-      ORDER BY created_at, id
-      FOR UPDATE`,
-    [t.chainId, t.token, t.to, t.from],
+  if (t.priorOrderId) {
+    // Still the payment of the order it was recorded against (an INVOICED order keeps its payment
+    // through a reorg): it is that order's again, never a payment of another order.
+    const { rows } = await tx.query<{ transfer_id: number | string | null }>('SELECT transfer_id FROM orders WHERE id = $1', [t.priorOrderId]);
+    if (rows[0] && rows[0].transfer_id !== null && Number(rows[0].transfer_id) === t.id) {
+      await tx.query(`UPDATE chain_transfers SET match_status = 'matched', order_id = $2 WHERE id = $1`, [t.id, t.priorOrderId]);
+      return { kind: 'matched', orderId: t.priorOrderId };
+    }
+  }
+  type Row = { id: string; amount_wei: string; expires_at: Date; created_at: Date; status: string; transfer_id: number | null; underpay_tolerance_bps: number };
+  const terms = [t.chainId, t.token, t.to, t.from];
+  const { rows: liveRows } = await tx.query<Row>(
+    `SELECT o.id, o.amount_wei, o.expires_at, o.created_at, o.status, o.transfer_id, m.underpay_tolerance_bps
+       FROM orders o JOIN merchants m ON m.id = o.merchant_id
+      WHERE o.chain_id = $1 AND o.token_contract = $2 AND o.pay_to_address = $3 AND o.from_address = $4
+        AND o.status = 'CHECKOUT_VERIFIED'
+      ORDER BY o.created_at, o.id
+      FOR UPDATE OF o`,
+    terms,
   );
-  const live = liveRows.map((r) => ({ id: r.id, amountWei: BigInt(r.amount_wei), expiresAt: r.expires_at, createdAt: r.created_at }));
+  const toCandidate = (r: Row): Candidate => ({
+    id: r.id,
+    amountWei: BigInt(r.amount_wei),
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    state: r.status === 'CHECKOUT_VERIFIED' ? (r.transfer_id === null ? 'open' : 'paid') : r.status === 'PAYMENT_CONFIRMED' || r.status === 'INVOICED' ? 'paid' : 'closed',
+    toleranceBps: r.underpay_tolerance_bps ?? 0,
+  });
   const facts = { value: t.value, blockTime: t.blockTime };
-  let decision = decideMatch(facts, live, []);
+  const candidates = liveRows.map(toCandidate);
+  let decision = decideMatch(facts, candidates);
+  const exactOnTimeLive = decision.kind === 'matched' && candidates.some((c) => c.id === (decision as { orderId: string }).orderId && c.amountWei === t.value);
+  if (!exactOnTimeLive) {
+    // Exact terms of an order in any other state: they outrank every non-exact live candidate.
+    const { rows } = await tx.query<Row>(
+      `SELECT id, amount_wei, expires_at, created_at, status, transfer_id, 0 AS underpay_tolerance_bps FROM orders
+        WHERE chain_id = $1 AND token_contract = $2 AND pay_to_address = $3 AND from_address = $4 AND amount_wei = $5
+          AND status <> 'CHECKOUT_VERIFIED'
+        ORDER BY created_at DESC, id DESC LIMIT 20`,
+      [...terms, t.value.toString()],
+    );
+    candidates.push(...rows.map(toCandidate));
+    decision = decideMatch(facts, candidates);
+  }
   if (decision.kind === 'unmatched') {
-    const { rows: closedRows } = await tx.query<{ id: string; created_at: Date }>(
-      `SELECT id, created_at FROM orders
+    const { rows } = await tx.query<Row>(
+      `SELECT id, amount_wei, expires_at, created_at, status, transfer_id, 0 AS underpay_tolerance_bps FROM orders
         WHERE chain_id = $1 AND token_contract = $2 AND pay_to_address = $3 AND from_address = $4
           AND status IN ('EXPIRED', 'CANCELLED') AND created_at >= $5
-        ORDER BY created_at DESC LIMIT 20`,
-      [t.chainId, t.token, t.to, t.from, new Date(t.blockTime.getTime() - LATE_LOOKBACK_MS)],
+        ORDER BY created_at DESC, id DESC LIMIT 20`,
+      [...terms, new Date(t.blockTime.getTime() - LATE_LOOKBACK_MS)],
     );
-    decision = decideMatch(facts, live, closedRows.map((r) => ({ id: r.id, createdAt: r.created_at })));
+    candidates.push(...rows.map(toCandidate));
+    decision = decideMatch(facts, candidates);
   }
 
   const orderId = decision.kind === 'unmatched' ? null : decision.orderId;
@@ -168,6 +266,32 @@ export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { he
       confirmations: depthOf(t.blockNumber, ctx.head),
     });
     if (!row) throw new Error(`order ${decision.orderId} left CHECKOUT_VERIFIED while locked for matching`);
+  } else if (decision.kind !== 'unmatched') {
+    await emitRecordedPayment(tx, decision, t, ctx);
   }
   return decision;
+}
+
+const RECORDED_EVENT = { late: 'order.late_payment', underpaid: 'order.underpaid', duplicate: 'order.duplicate_payment' } as const;
+
+/**
+ * The webhook event of a payment recorded against an order without paying it: the order status
+ * record plus the transfer, so the merchant can reconcile (accept, refund) without a second read.
+ */
+async function emitRecordedPayment(tx: Queryable, d: { kind: 'late' | 'underpaid' | 'duplicate'; orderId: string }, t: NewTransfer, ctx: { head: bigint; now: Date }) {
+  const order = await orders.getOrder(tx, d.orderId);
+  if (!order) throw new Error(`order ${d.orderId} vanished while recording a payment against it`);
+  const transfer = {
+    tx_hash: t.txHash,
+    log_index: t.logIndex,
+    block_number: Number(t.blockNumber),
+    from_address: t.from,
+    amount_wei: t.value.toString(),
+    kind: d.kind,
+    orphaned: false,
+    accepted: false,
+    confirmations: depthOf(t.blockNumber, ctx.head),
+  };
+  const payload = { ...orderStatusRecord(order), needs_reconciliation: true, transfer };
+  await emitEvent(tx, { merchantId: order.merchant_id, event: RECORDED_EVENT[d.kind], payload, orderId: order.id, clockNow: ctx.now });
 }

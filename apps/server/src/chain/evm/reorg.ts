@@ -148,7 +148,10 @@ export async function rewindAfterReorg(ctx: WatchContext, args: RewindArgs): Pro
       const row = rows[0];
       if (!row) continue;
       orphaned++;
-      if (row.match_status !== 'matched' || !row.order_id) continue;
+      // A late or under-payment only recorded against an order moves nothing (its row is orphaned
+      // above, so the status record shows it gone and it cannot be accepted); one the merchant
+      // accepted is the order's payment (transfer_id), handled like a match.
+      if (!row.order_id) continue;
       const detail = { reason: args.reset ? 'chain-reset' : 'reorg', tx_hash: row.tx_hash, block_number: row.block_number, block_hash: row.block_hash, at: now.toISOString() };
       const r = await unseePayment(tx, row.order_id, t.id, detail);
       if (r === 'unseen') unseen.push(row.order_id);
@@ -201,11 +204,11 @@ async function unseePayment(tx: Queryable, orderId: string, transferId: number, 
   }
 }
 
-/** The highest block above `above` holding a transfer that invoiced an order on this chain. */
+/** The highest block above `above` holding a transfer that invoiced an order on this chain (matched or accepted). */
 async function highestInvoicedTransferBlock(q: Queryable, chainId: number, above: bigint): Promise<bigint | undefined> {
   const { rows } = await q.query<{ n: number | null }>(
     `SELECT max(t.block_number) AS n FROM chain_transfers t JOIN orders o ON o.id = t.order_id AND o.transfer_id = t.id
-      WHERE t.chain_id = $1 AND t.block_number > $2 AND t.orphaned_at IS NULL AND t.match_status = 'matched' AND o.status = 'INVOICED'`,
+      WHERE t.chain_id = $1 AND t.block_number > $2 AND t.orphaned_at IS NULL AND o.status = 'INVOICED'`,
     [chainId, Number(above)],
   );
   const n = rows[0]?.n;

@@ -196,11 +196,11 @@ export async function scanRange(
     let inserted = 0;
     for (const [i, log] of logs.entries()) {
       const block = headers.get(log.blockNumber)!;
-      const id = await insertTransfer(tx, chain.chainId, log, block);
-      if (id !== undefined) {
+      const ins = await insertTransfer(tx, chain.chainId, log, block);
+      if (ins !== undefined) {
         inserted++;
         const blockTime = new Date(Number(block.timestamp) * 1000);
-        decisions.push(await attributeTransfer(tx, { ...log, id, chainId: chain.chainId, blockTime }, { head: head.number, now }));
+        decisions.push(await attributeTransfer(tx, { ...log, id: ins.id, chainId: chain.chainId, blockTime, priorOrderId: ins.priorOrderId }, { head: head.number, now }));
       }
       if (i % 50 === 49) await yieldToEventLoop();
     }
@@ -213,19 +213,22 @@ export async function scanRange(
  * Records a log; returns the new row's id, or undefined when the same log in the same block was
  * already recorded (a rescan after a rewind, or a second watcher). The one exception: a row that
  * was orphaned and whose block is canonical again (the chain switched back) is revived and
- * re-attributed from scratch, as if it were new.
+ * re-attributed, with the order it was recorded against before (`priorOrderId`): an INVOICED
+ * order keeps an orphaned payment (INVOICED never regresses), and that payment must then be found
+ * to be that order's again, not pay another one.
  */
-async function insertTransfer(tx: Queryable, chainId: number, log: TransferLog, block: BlockRef): Promise<number | undefined> {
-  const { rows } = await tx.query<{ id: number }>(
+async function insertTransfer(tx: Queryable, chainId: number, log: TransferLog, block: BlockRef): Promise<{ id: number; priorOrderId: string | null } | undefined> {
+  const { rows } = await tx.query<{ id: number; prior_order_id: string | null }>(
     `INSERT INTO chain_transfers (chain_id, token_contract, tx_hash, log_index, block_number, block_hash, block_timestamp,
        from_address, to_address, amount_wei, match_status)
      VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7), $8, $9, $10, 'unmatched')
-     ON CONFLICT ON CONSTRAINT chain_transfers_log_key DO UPDATE SET orphaned_at = NULL, match_status = 'unmatched', order_id = NULL
+     ON CONFLICT ON CONSTRAINT chain_transfers_log_key DO UPDATE SET orphaned_at = NULL, match_status = 'unmatched'
        WHERE chain_transfers.orphaned_at IS NOT NULL
-     RETURNING id`,
+     RETURNING id, order_id AS prior_order_id`,
     [chainId, log.token, log.txHash, log.logIndex, Number(log.blockNumber), log.blockHash, Number(block.timestamp), log.from, log.to, log.value.toString()],
   );
-  return rows[0]?.id;
+  const r = rows[0];
+  return r && { id: Number(r.id), priorOrderId: r.prior_order_id };
 }
 
 function dedupe(logs: TransferLog[]): TransferLog[] {
