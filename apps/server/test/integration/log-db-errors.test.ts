@@ -62,6 +62,8 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { enabled: true } };
     case 'PUT /admin/v1/merchants/:merchant_id/return-urls':
       return { path, body: { return_urls: [SENTINELS.returnUrl] } };
+    case 'PUT /admin/v1/merchants/:merchant_id/underpayment-tolerance':
+      return { path, body: { underpay_tolerance_bps: 50 } };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks':
       return { path, body: { url: SENTINELS.hookUrl, events: ['order.invoiced'] } };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks/:webhook_id/rotate-secret':

@@ -45,6 +45,7 @@ describe('README admin CLI table and config example', () => {
     assert.deepEqual(cmds.map((c) => c.split(' ').slice(0, 3).join(' ')), [
       'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
       'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
+      'tollgate merchant set-tolerance',
     ]);
     const fill = (c: string, key = '') =>
       c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
@@ -68,11 +69,13 @@ describe('README admin CLI table and config example', () => {
     assert.match(shown, /available: 10\.00/);
     assert.match(shown, /https:\/\/shop\.example\/thanks/);
     assert.match(await run(`${bare}`), /https:\/\/shop\.example\/thanks/);
+    assert.match(await run(fill(cmds[7]!)), /underpay_tolerance_bps: 50/);
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
-    const body = (await m.json()) as { return_urls: string[]; api_keys: { api_key: string; revoked_at?: string }[]; wallets: unknown[] };
+    const body = (await m.json()) as { underpay_tolerance_bps: number; return_urls: string[]; api_keys: { api_key: string; revoked_at?: string }[]; wallets: unknown[] };
     assert.deepEqual(body.return_urls, ['https://shop.example/thanks']);
+    assert.equal(body.underpay_tolerance_bps, 50);
     assert.equal(body.wallets.length, 1);
     assert.ok(!body.api_keys.some((k) => k.api_key === key && !k.revoked_at), JSON.stringify(body.api_keys));
 
