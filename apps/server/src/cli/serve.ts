@@ -21,13 +21,13 @@ export async function serve(role: Role): Promise<void> {
   }
   // The embedded database's first open (PGlite initdb, ~4 s here) and the dev chain start
   // (~0.3 s) are independent: run them side by side so `npm start` answers sooner.
-  const startup = Promise.allSettled([
-    config.profile === 'dev' ? startDevProfileChain(config) : Promise.resolve(undefined),
-    openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
-  ]);
   let tg: Awaited<ReturnType<typeof startTollgate>> | undefined;
-  // Handlers go in before anything has started: a SIGTERM during the start (a supervisor giving up
-  // on a slow start) must still stop the anvil child, or it outlives us and keeps its port.
+  // Handlers go in before anything starts: a SIGTERM during the start (a supervisor giving up on a
+  // slow start) must still stop the anvil child, or it outlives us and keeps its port. Until the
+  // first listener is added the OS default (die at once) applies, so they cannot come after the
+  // spawn: the database's open runs synchronous code long enough for a signal to land in between.
+  // `startup` is assigned in this same synchronous run, before `stop` can ever be called.
+  let startup: Promise<[PromiseSettledResult<DevChain | undefined>, PromiseSettledResult<Awaited<ReturnType<typeof openDatabase>>>]>;
   const stop = async (signal: string) => {
     console.error(`\ntollgate: ${signal} received, stopping…`);
     const [c, d] = await startup;
@@ -38,6 +38,10 @@ export async function serve(role: Role): Promise<void> {
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+  startup = Promise.allSettled([
+    config.profile === 'dev' ? startDevProfileChain(config) : Promise.resolve(undefined),
+    openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
+  ]);
   const [chainOutcome, dbOutcome] = await startup;
   const chain: DevChain | undefined = chainOutcome.status === 'fulfilled' ? chainOutcome.value : undefined;
   const db = dbOutcome.status === 'fulfilled' ? dbOutcome.value : undefined;

@@ -45,8 +45,8 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
   it('a SIGTERM while still starting (anvil up, database opening) stops the anvil child too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tg-dev-term-'));
     const p = spawnTollgate(['serve'], { DATA_DIR: dir, PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+    let anvil: number[] = [];
     try {
-      let anvil: number[] = [];
       const deadline = Date.now() + 30_000;
       while (anvil.length === 0 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 25));
@@ -54,17 +54,16 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       }
       assert.equal(anvil.length, 1, `anvil child not seen; output:\n${p.output()}`);
       const code = await p.stop('SIGTERM');
-      assert.equal(code, 0, p.output());
+      assert.equal(code, 0, `exit signal ${p.child.signalCode}; output:\n${p.output()}`);
       const gone = Date.now() + 5_000;
       while (alive(anvil[0]!) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
       assert.equal(alive(anvil[0]!), false, 'anvil outlived the gateway');
     } finally {
       await p.stop('SIGKILL');
-      for (const pid of anvilChildren(1)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      for (const pid of anvil) if (alive(pid)) process.kill(pid, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   });
-
 
   it('starts anvil + tokens + demo merchant, answers /healthz within 15 s, prints working credentials, stops on SIGINT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tg-dev-'));
