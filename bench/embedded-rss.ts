@@ -13,6 +13,7 @@
  * and smaps_rollup on SIGUSR2: RSS is split into V8 heap, external (PGlite's WebAssembly memory is
  * counted there) and the rest without changing the gateway.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -120,7 +121,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function runOnce(side: Side, backend: Backend): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), 'tg-rss-'));
   const scratch = backend === 'postgres' ? await scratchDb(PG_URL!) : undefined;
-  const env: Record<string, string> = { DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', ...(scratch ? { DATABASE_URL: scratch.url } : {}) };
+  const env: Record<string, string> = { DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', ...(scratch ? { DATABASE_URL: scratch.url, MASTER_KEY: randomBytes(32).toString('hex') } : {}) };
   const t0 = Date.now();
   const tg = spawnTollgate(['serve'], env, undefined, ['--import', PROBE], side.bin);
   try {
