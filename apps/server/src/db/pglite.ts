@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite, types, type PGliteOptions } from '@electric-sql/pglite';
@@ -31,6 +31,16 @@ function pgliteOptions(): PGliteOptions {
   };
 }
 
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
 
 /**
@@ -43,7 +53,13 @@ const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.u
 async function initdbInChild(dir: string): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
   if (existsSync(dir) && readdirSync(dir).length > 0) return;
-  const tmp = join(dirname(dir), `.${basename(dir)}.init-${process.pid}`);
+  mkdirSync(dirname(dir), { recursive: true });
+  const prefix = `.${basename(dir)}.init-`;
+  // Leftovers of a first start that was killed mid-way (their process is gone): never used again.
+  for (const name of readdirSync(dirname(dir))) {
+    if (name.startsWith(prefix) && !alive(Number(name.slice(prefix.length)))) rmSync(join(dirname(dir), name), { recursive: true, force: true });
+  }
+  const tmp = join(dirname(dir), `${prefix}${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   const { startParams: _unused, ...opts } = pgliteOptions();
   let stderr = '';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,6 +85,8 @@ describe('embedded database settings', () => {
     }
     const parent = mkdtempSync(join(tmpdir(), 'tg-pgdata-'));
     const dir = join(parent, 'pgdata');
+    // What a first start killed during initdb leaves (its pid no longer exists): removed.
+    mkdirSync(join(parent, '.pgdata.init-999999999', 'base'), { recursive: true });
     try {
       const db = await openPglite(dir);
       try {
@@ -94,7 +96,8 @@ describe('embedded database settings', () => {
         await db.close();
       }
       assert.ok(existsSync(join(dir, 'PG_VERSION')));
-      // The child wrote a sibling directory and it was renamed into place: nothing left beside it.
+      // The child wrote a sibling directory and it was renamed into place: nothing left beside it,
+      // and the dead start's leftover is gone.
       assert.deepEqual(readdirSync(parent), ['pgdata']);
       const reopened = await openPglite(dir);
       try {
