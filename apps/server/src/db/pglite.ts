@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite, types, type PGliteOptions } from '@electric-sql/pglite';
 import type { Database, Queryable, QueryResult } from './database.ts';
+import { alive } from './lockfile.ts';
 
 /**
  * Postgres settings of the embedded database. PGlite's defaults are a server's (shared_buffers
@@ -29,16 +30,6 @@ function pgliteOptions(): PGliteOptions {
     // initdb writes these into postgresql.conf and runs its bootstrap with them.
     initDbStartParams: settingArgs,
   };
-}
-
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
