@@ -3,7 +3,6 @@
 // (`/checkout/pay#cs_…`), so it never reaches these routes or a server log.
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { buildCheckoutAssets } from '@tollgate/checkout-ui';
 import type { AppDeps } from '../deps.ts';
 
 /**
@@ -73,22 +72,42 @@ function sendAsset(req: FastifyRequest, reply: FastifyReply, a: Asset) {
   return reply.send(a.body);
 }
 
+interface Prepared {
+  html: Buffer;
+  js: Asset;
+  css: Asset;
+  icon: Asset;
+}
+
 /**
  * Registers `GET /checkout/pay` (the page), `GET /checkout/assets/app.js`,
  * `GET /checkout/assets/app.css`, `GET /checkout/assets/favicon.svg` and `GET /favicon.ico`. The
- * bundle is built once per process (~30 ms) at start-up.
+ * bundle is built once per process, on the first request to one of them: esbuild (its module here
+ * and its service process beside this one) then costs nothing to a gateway that never serves the
+ * hosted page, and start-up does not wait for it. A failed build answers that request with a 500
+ * and is tried again on the next.
  *
  * @example await registerHostedPages(app, deps);
  */
 export async function registerHostedPages(app: FastifyInstance, _deps: AppDeps): Promise<void> {
-  const built = await buildCheckoutAssets();
-  const js = asset(built.js, built.jsHash, 'text/javascript; charset=utf-8');
-  const css = asset(built.css, built.cssHash, 'text/css; charset=utf-8');
-  const icon = asset(built.favicon, built.faviconHash, 'image/svg+xml');
-  const html = Buffer.from(built.html, 'utf8');
+  let prepared: Promise<Prepared> | undefined;
+  const prepare = () =>
+    (prepared ??= import('@tollgate/checkout-ui')
+      .then(({ buildCheckoutAssets }) => buildCheckoutAssets())
+      .then((built) => ({
+        html: Buffer.from(built.html, 'utf8'),
+        js: asset(built.js, built.jsHash, 'text/javascript; charset=utf-8'),
+        css: asset(built.css, built.cssHash, 'text/css; charset=utf-8'),
+        icon: asset(built.favicon, built.faviconHash, 'image/svg+xml'),
+      }))
+      .catch((err: unknown) => {
+        prepared = undefined;
+        throw err;
+      }));
   const hide = { schema: { hide: true } };
 
   app.get('/checkout/pay', hide, async (_req, reply) => {
+    const { html } = await prepare();
     reply.headers({
       ...COMMON_HEADERS,
       'content-security-policy': CHECKOUT_CSP,
@@ -98,10 +117,10 @@ export async function registerHostedPages(app: FastifyInstance, _deps: AppDeps):
     });
     return reply.type('text/html; charset=utf-8').send(html);
   });
-  app.get('/checkout/assets/app.js', hide, async (req, reply) => sendAsset(req, reply, js));
-  app.get('/checkout/assets/app.css', hide, async (req, reply) => sendAsset(req, reply, css));
-  app.get('/checkout/assets/favicon.svg', hide, async (req, reply) => sendAsset(req, reply, icon));
+  app.get('/checkout/assets/app.js', hide, async (req, reply) => sendAsset(req, reply, (await prepare()).js));
+  app.get('/checkout/assets/app.css', hide, async (req, reply) => sendAsset(req, reply, (await prepare()).css));
+  app.get('/checkout/assets/favicon.svg', hide, async (req, reply) => sendAsset(req, reply, (await prepare()).icon));
   // Browsers ask for /favicon.ico on their own (e.g. for the JSON routes opened in a tab): the same
   // SVG, which every current browser accepts there, instead of a 404 in every log.
-  app.get('/favicon.ico', hide, async (req, reply) => sendAsset(req, reply, icon));
+  app.get('/favicon.ico', hide, async (req, reply) => sendAsset(req, reply, (await prepare()).icon));
 }

@@ -16,9 +16,10 @@ export interface TollgateProcess {
 /**
  * Runs `tollgate <args>` as a child process with exactly `env` (plus PATH), the way an operator
  * would: used by tests that need a real second process (replay across processes, kill -9).
+ * `bin` runs another checkout's `tollgate.js` (a benchmark comparing two versions).
  */
-export function spawnTollgate(args: string[], env: Record<string, string>, cwd?: string, nodeArgs: string[] = []): TollgateProcess {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+export function spawnTollgate(args: string[], env: Record<string, string>, cwd?: string, nodeArgs: string[] = [], bin = BIN): TollgateProcess {
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
