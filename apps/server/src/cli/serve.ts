@@ -1,5 +1,6 @@
 import { loadConfig, ConfigError } from '../config/load.ts';
-import { startTollgate, type Role } from '../main.ts';
+import { startTollgate, type Role, type Tollgate } from '../main.ts';
+import type { Config } from '../config/schema.ts';
 import { openDatabase } from '../db/open.ts';
 import { ensureDemoMerchant, startDevProfileChain } from '../dev/profile.ts';
 import type { DevChain } from '@tollgate/devchain';
@@ -19,36 +20,43 @@ export async function serve(role: Role): Promise<void> {
     }
     throw err;
   }
-  // The embedded database's first open (PGlite initdb, ~4 s here) and the dev chain start
-  // (~0.3 s) are independent: run them side by side so `npm start` answers sooner.
-  let tg: Awaited<ReturnType<typeof startTollgate>> | undefined;
+  let tg: Tollgate | undefined;
+  let chain: DevChain | undefined;
+  let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   // Handlers go in before anything starts: a SIGTERM during the start (a supervisor giving up on a
   // slow start) must still stop the anvil child, or it outlives us and keeps its port. Until the
   // first listener is added the OS default (die at once) applies, so they cannot come after the
   // spawn: the database's open runs synchronous code long enough for a signal to land in between.
-  // `startup` is assigned in this same synchronous run, before `stop` can ever be called.
-  let startup: Promise<[PromiseSettledResult<DevChain | undefined>, PromiseSettledResult<Awaited<ReturnType<typeof openDatabase>>>]>;
+  // A stop during the start lets the step under way finish (`starting` settles), skips the rest
+  // and closes what exists; closing the database under a running step would crash it instead.
+  let stopRequested = false;
+  let markStarted!: () => void;
+  const starting = new Promise<void>((resolve) => (markStarted = resolve));
   const stop = async (signal: string) => {
     console.error(`\ntollgate: ${signal} received, stopping…`);
-    const [c, d] = await startup;
+    stopRequested = true;
+    await starting;
     await tg?.close().catch(() => {});
-    if (d.status === 'fulfilled') await d.value.close().catch(() => {});
-    if (c.status === 'fulfilled') await c.value?.stop();
+    await db?.close().catch(() => {});
+    await chain?.stop();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
-  startup = Promise.allSettled([
+  // The embedded database's first open (PGlite initdb, ~4 s here) and the dev chain start
+  // (~0.3 s) are independent: run them side by side so `npm start` answers sooner.
+  const [chainOutcome, dbOutcome] = await Promise.allSettled([
     config.profile === 'dev' ? startDevProfileChain(config) : Promise.resolve(undefined),
     openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
   ]);
-  const [chainOutcome, dbOutcome] = await startup;
-  const chain: DevChain | undefined = chainOutcome.status === 'fulfilled' ? chainOutcome.value : undefined;
-  const db = dbOutcome.status === 'fulfilled' ? dbOutcome.value : undefined;
+  chain = chainOutcome.status === 'fulfilled' ? chainOutcome.value : undefined;
+  db = dbOutcome.status === 'fulfilled' ? dbOutcome.value : undefined;
   try {
     if (chainOutcome.status === 'rejected') throw chainOutcome.reason;
     if (dbOutcome.status === 'rejected') throw dbOutcome.reason;
+    if (stopRequested) return markStarted();
     tg = await startTollgate(config, { role, db: db! });
+    if (stopRequested) return markStarted();
   } catch (err) {
     await chain?.stop();
     await db?.close().catch(() => {});
@@ -56,6 +64,15 @@ export async function serve(role: Role): Promise<void> {
     process.exit(1);
   }
 
+  try {
+    await announce(config, tg, chain);
+  } finally {
+    markStarted();
+  }
+}
+
+/** Prints how to use the running gateway (dev profile: after making sure the demo merchant exists). */
+async function announce(config: Config, tg: Tollgate, chain: DevChain | undefined): Promise<void> {
   if (chain) {
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain);
     const payer = chain.payers[0]!;
