@@ -1,0 +1,2 @@
+-- Placeholder: migration 0006 belongs to another branch. Dropped when the branches merge.
+SELECT 1;
