@@ -13,6 +13,7 @@ import { startWorkers, type Worker } from './workers.ts';
 import { startChainWatchers } from './chain/evm/watcher.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
+import { createMpp } from './mpp/index.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -48,7 +49,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const clock = opts.clock ?? systemClock;
   const merchants = new MerchantService(db, config);
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock) };
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock), mpp: createMpp(db, config, merchants, clock) };
 
   let app: FastifyInstance | undefined;
   let url: string | undefined;

@@ -13,6 +13,10 @@ import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
 import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
+import { adminListRoutePrices } from './mpp/routes/admin_listRoutePrices.ts';
+import { adminSetRoutePrice } from './mpp/routes/admin_setRoutePrice.ts';
+import { merchantListRoutePrices } from './mpp/routes/merchant_listRoutePrices.ts';
+import { merchantSetRoutePrice } from './mpp/routes/merchant_setRoutePrice.ts';
 import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
@@ -40,6 +44,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   cancelOrder,
   merchantGetSelf,
   createCheckoutSession,
+  merchantSetRoutePrice,
+  merchantListRoutePrices,
   // public
   publicGetMerchant,
   // public checkout (the checkout id is a bearer capability; rate-limited per IP)
@@ -55,6 +61,9 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRevokeApiKey,
   adminSetCardRail,
   adminSetReturnUrls,
+  // operator: machine payments
+  adminSetRoutePrice,
+  adminListRoutePrices,
   // operator: webhooks
   adminCreateWebhook,
   adminListWebhooks,

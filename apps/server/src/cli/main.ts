@@ -3,6 +3,7 @@ import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
 import { serve } from './serve.ts';
+import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
 const USAGE = `usage: tollgate <command> [options]
@@ -15,6 +16,7 @@ const USAGE = `usage: tollgate <command> [options]
   merchant create-key ID
   merchant revoke-key ID API_KEY
 ${WEBHOOK_USAGE}
+${MPP_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -23,6 +25,7 @@ const enc = encodeURIComponent;
 
 async function main(argv: string[]): Promise<void> {
   if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
+  if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,
