@@ -15,6 +15,11 @@ import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
 import { adminListRoutePrices } from './mpp/routes/admin_listRoutePrices.ts';
 import { adminSetRoutePrice } from './mpp/routes/admin_setRoutePrice.ts';
+import { adminRotateReceiptKey } from './mpp/routes/admin_rotateReceiptKey.ts';
+import { merchantListMppPayments } from './mpp/routes/merchant_listPayments.ts';
+import { publicMppChallenge } from './mpp/routes/public_challenge.ts';
+import { publicReceiptJwks } from './mpp/routes/public_jwks.ts';
+import { publicMppVerify } from './mpp/routes/public_verify.ts';
 import { merchantListRoutePrices } from './mpp/routes/merchant_listRoutePrices.ts';
 import { merchantSetRoutePrice } from './mpp/routes/merchant_setRoutePrice.ts';
 import { cancelOrder } from './orders/routes/cancelOrder.ts';
@@ -46,8 +51,13 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   createCheckoutSession,
   merchantSetRoutePrice,
   merchantListRoutePrices,
+  merchantListMppPayments,
   // public
   publicGetMerchant,
+  // public machine payments (no merchant key; rate-limited per IP)
+  publicMppChallenge,
+  publicMppVerify,
+  publicReceiptJwks,
   // public checkout (the checkout id is a bearer capability; rate-limited per IP)
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
@@ -64,6 +74,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   // operator: machine payments
   adminSetRoutePrice,
   adminListRoutePrices,
+  adminRotateReceiptKey,
   // operator: webhooks
   adminCreateWebhook,
   adminListWebhooks,

@@ -105,6 +105,14 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, description: 'An unexpected server error; report the `request_id`.' },
   config_invalid: { status: 500, description: 'The server configuration is invalid; an operator must fix it.' },
   service_unavailable: { status: 503, description: 'The service is temporarily unavailable; retry later.' },
+
+  // machine payments
+  route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
+  challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
+  transfer_not_found: {
+    status: 400,
+    description: 'The mined transaction holds no transfer of the token from the payer to the recipient of at least the price, after the challenge was issued.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

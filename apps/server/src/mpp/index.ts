@@ -2,7 +2,13 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { MerchantService } from '../merchants/service.ts';
+import { createEvmTxLookup, type TxLookup } from './chain.ts';
+import { ChallengeIssuer } from './challenges.ts';
+import { deriveMacKeys } from './mac.ts';
 import { RoutePricing } from './pricing.ts';
+import { ReceiptSigner } from './receipts.ts';
+import { PaymentVerifier } from './verify.ts';
+import { listPaidChallenges, type ChallengeRow } from './repo.ts';
 
 /**
  * Machine payments, as the composition root wires them: route prices, challenges, the verify core
@@ -10,9 +16,31 @@ import { RoutePricing } from './pricing.ts';
  */
 export interface Mpp {
   pricing: RoutePricing;
+  challenges: ChallengeIssuer;
+  verifier: PaymentVerifier;
+  receipts: ReceiptSigner;
+  /** The merchant's paid machine payments, newest first. */
+  payments(merchantId: string, limit: number, before?: Date): Promise<ChallengeRow[]>;
 }
 
-export function createMpp(db: Database, config: Config, merchants: MerchantService, _clock: Clock): Mpp {
+export function createMpp(db: Database, config: Config, merchants: MerchantService, clock: Clock): Mpp {
+  const keys = deriveMacKeys(config.masterKey);
   const pricing = new RoutePricing(db, config, merchants);
-  return { pricing };
+  const receipts = new ReceiptSigner(db, config.masterKey);
+  // One JSON-RPC client per configured chain, made on first use (routes that never verify open none).
+  const lookups = new Map<number, TxLookup>();
+  const lookupOf = (chainId: number): TxLookup | undefined => {
+    const chain = config.chains.find((c) => c.chainId === chainId);
+    if (!chain) return undefined;
+    let l = lookups.get(chainId);
+    if (!l) lookups.set(chainId, (l = createEvmTxLookup(chain)));
+    return l;
+  };
+  return {
+    pricing,
+    challenges: new ChallengeIssuer(db, config, clock, keys, pricing),
+    verifier: new PaymentVerifier(db, config, clock, keys, receipts, lookupOf),
+    receipts,
+    payments: (merchantId, limit, before) => listPaidChallenges(db, merchantId, limit, before),
+  };
 }

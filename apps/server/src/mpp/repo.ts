@@ -136,13 +136,13 @@ export async function listReceiptKeys(q: Queryable): Promise<ReceiptKeyRow[]> {
 }
 
 /** Retires the active key (if any) and inserts a new active one, in the caller's transaction. */
-export async function rotateReceiptKey(q: Queryable, k: { kid: string; privateCiphertext: string; publicJwk: Record<string, string> }): Promise<void> {
+export async function rotateReceiptKey(q: Queryable, k: { kid: string; privateCiphertext: string; publicJwk: object }): Promise<void> {
   await q.query('UPDATE mpp_receipt_keys SET retired_at = now() WHERE retired_at IS NULL');
   await q.query('INSERT INTO mpp_receipt_keys (kid, private_ciphertext, public_jwk) VALUES ($1, $2, $3::jsonb)', [k.kid, k.privateCiphertext, JSON.stringify(k.publicJwk)]);
 }
 
 /** Inserts the first key unless one is already active (two processes starting at once: one wins). */
-export async function insertFirstReceiptKey(q: Queryable, k: { kid: string; privateCiphertext: string; publicJwk: Record<string, string> }): Promise<boolean> {
+export async function insertFirstReceiptKey(q: Queryable, k: { kid: string; privateCiphertext: string; publicJwk: object }): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO mpp_receipt_keys (kid, private_ciphertext, public_jwk) VALUES ($1, $2, $3::jsonb) ON CONFLICT DO NOTHING`,
     [k.kid, k.privateCiphertext, JSON.stringify(k.publicJwk)],

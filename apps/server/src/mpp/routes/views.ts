@@ -46,3 +46,31 @@ export function priceOrThrow(out: SetPriceOutcome, merchantId: string): RoutePri
       throw new AppError('wallet_not_found', 'the merchant has no receiving wallet for this chain and token', 'token_symbol');
   }
 }
+
+export const ChallengeBodySchema = Type.Object({
+  challenge_id: Type.String(),
+  expiry: Type.Integer({ description: 'Unix seconds' }),
+  amount_wei: Type.String(),
+  chain_id: Type.Integer(),
+  token_contract: Type.String(),
+  recipient: Type.String(),
+  mac: Type.String(),
+  route_pricing_version: Type.Integer(),
+});
+
+export const ReceiptSchema = Type.Object({
+  status: Type.Literal('paid'),
+  receipt: Type.String({ description: 'compact JWS (EdDSA); verify with /.well-known/jwks.json' }),
+  challenge_id: Type.String(),
+  merchant_id: Type.String(),
+  route_canonical: Type.String(),
+  request_canonical: Type.String(),
+  chain_id: Type.Integer(),
+  tx_hash: Type.String(),
+  log_index: Type.Integer(),
+  amount_wei: Type.String(),
+  payer: Type.String(),
+  recipient: Type.String(),
+  finality: Type.Integer(),
+  issued_at: Type.Integer(),
+});
