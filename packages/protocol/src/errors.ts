@@ -109,10 +109,7 @@ export const ERROR_CATALOG = {
   // machine payments
   route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
   challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
-  transfer_not_found: {
-    status: 400,
-    description: 'The mined transaction holds no transfer of the token from the payer to the recipient of at least the price, after the challenge was issued.',
-  },
+  transfer_not_found: { status: 400, description: 'The mined transaction holds no matching transfer (token, payer, recipient, amount, time).' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */
