@@ -18,6 +18,7 @@ import { adminSetRoutePrice } from './mpp/routes/admin_setRoutePrice.ts';
 import { adminRotateReceiptKey } from './mpp/routes/admin_rotateReceiptKey.ts';
 import { merchantListMppPayments } from './mpp/routes/merchant_listPayments.ts';
 import { publicMppChallenge } from './mpp/routes/public_challenge.ts';
+import { publicMppPayment } from './mpp/routes/public_payment.ts';
 import { publicReceiptJwks } from './mpp/routes/public_jwks.ts';
 import { publicMppVerify } from './mpp/routes/public_verify.ts';
 import { merchantListRoutePrices } from './mpp/routes/merchant_listRoutePrices.ts';
@@ -57,6 +58,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   // public machine payments (no merchant key; rate-limited per IP)
   publicMppChallenge,
   publicMppVerify,
+  publicMppPayment,
   publicReceiptJwks,
   // public checkout (the checkout id is a bearer capability; rate-limited per IP)
   publicGetCheckoutSession,

@@ -35,7 +35,12 @@ export interface IssueInput {
   merchantId: string;
   routeCanonical: string;
   requestCanonical: string;
-  payerAddr: string;
+  /**
+   * The payer the challenge is bound to. Absent (the `Payment` scheme, where a client asks before
+   * it names itself): an open challenge, paid by whichever address its credential names — see
+   * docs/machine-payments.md for what that gives up.
+   */
+  payerAddr?: string | undefined;
 }
 
 /** Issues challenges: reads the route price, binds the terms into id and MAC, stores the row. */
@@ -62,7 +67,7 @@ export class ChallengeIssuer {
     const nowMs = this.clock.now();
     const expiresAtSec = Math.floor(nowMs / 1000) + CHALLENGE_TTL_SECONDS;
     const id = newChallengeId(this.keys, expiresAtSec);
-    const payer = input.payerAddr.toLowerCase();
+    const payer = input.payerAddr?.toLowerCase() ?? '';
     const mac = challengeMac(this.keys, {
       challengeId: id,
       merchantId: route.merchant_id,

@@ -37,7 +37,8 @@ export type VerifyOutcome =
   | { kind: 'challenge_already_consumed' }
   | { kind: 'tx_already_claimed' }
   | { kind: 'transfer_not_found'; reason: string }
-  | { kind: 'chain_unavailable' };
+  | { kind: 'chain_unavailable' }
+  | { kind: 'request_mismatch' };
 
 export interface VerifyInput {
   challengeId: string;
@@ -45,6 +46,8 @@ export interface VerifyInput {
   payerAddr: string;
   /** The challenge MAC; the `Payment` scheme passes the stored one (its credential echoes the challenge instead). */
   mac: string | undefined;
+  /** The `Payment` scheme: the request the credential is presented for must be the challenge's. */
+  expect?: { merchantId: string; routeCanonical: string; requestCanonical: string };
 }
 
 export class PaymentVerifier {
@@ -77,9 +80,15 @@ export class PaymentVerifier {
     });
     // The stored row must still match its MAC (a row edited in the database is not honoured).
     if (!macEquals(expected, row.mac) || (input.mac !== undefined && !macEquals(input.mac, row.mac))) return { kind: 'invalid_mac' };
-    if (input.payerAddr.toLowerCase() !== row.payer_addr) return { kind: 'payer_mismatch' };
+    const e = input.expect;
+    if (e && (e.merchantId !== row.merchant_id || e.routeCanonical !== row.route_canonical || e.requestCanonical !== row.request_canonical)) {
+      return { kind: 'request_mismatch' };
+    }
+    // An open challenge ('' payer, `Payment` scheme) takes the payer its credential names.
+    const payer = row.payer_addr || input.payerAddr.toLowerCase();
+    if (input.payerAddr.toLowerCase() !== payer || !/^0x[0-9a-f]{40}$/.test(payer)) return { kind: 'payer_mismatch' };
     const tx = input.txHash.toLowerCase();
-    if (row.status === 'PAID') return this.paidOrConsumed(row, tx);
+    if (row.status === 'PAID') return this.paidOrConsumed(row, tx, payer);
 
     const nowSec = Math.floor(this.clock.now() / 1000);
     if (nowSec > expiresSec + VERIFY_GRACE_SECONDS) return { kind: 'challenge_expired' };
@@ -103,7 +112,7 @@ export class PaymentVerifier {
       return { kind: 'transfer_not_found', reason: 'the transaction was mined before the challenge was issued' };
     }
     const price = BigInt(row.amount_wei);
-    const toUs = mined.transfers.filter((t) => t.token === row.token_contract && t.to === row.recipient && t.from === row.payer_addr);
+    const toUs = mined.transfers.filter((t) => t.token === row.token_contract && t.to === row.recipient && t.from === payer);
     const enough = toUs.filter((t) => t.value >= price).sort((a, b) => a.logIndex - b.logIndex);
     if (enough.length === 0) {
       return {
@@ -120,7 +129,7 @@ export class PaymentVerifier {
     return this.db.transaction(async (q): Promise<VerifyOutcome> => {
       const locked = await repo.getChallenge(q, row.id, true);
       if (!locked) return { kind: 'challenge_not_found' };
-      if (locked.status === 'PAID') return this.paidOrConsumed(locked, tx);
+      if (locked.status === 'PAID') return this.paidOrConsumed(locked, tx, payer);
       for (const t of enough) {
         if (!(await repo.insertClaim(q, { chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, challengeId: row.id }))) continue;
         const claims: ReceiptClaims = {
@@ -132,7 +141,7 @@ export class PaymentVerifier {
           tx_hash: tx,
           log_index: t.logIndex,
           amount_wei: t.value.toString(),
-          payer: row.payer_addr,
+          payer,
           recipient: row.recipient,
           finality: chain.finalityConfirmations,
           issued_at: Math.floor(this.clock.now() / 1000),
@@ -148,9 +157,11 @@ export class PaymentVerifier {
     });
   }
 
-  private paidOrConsumed(row: repo.ChallengeRow, tx: string): VerifyOutcome {
+  private paidOrConsumed(row: repo.ChallengeRow, tx: string, payer: string): VerifyOutcome {
     if (row.tx_hash !== tx || !row.receipt_jws) return { kind: 'challenge_already_consumed' };
-    return { kind: 'paid', claims: decodeClaims(row.receipt_jws), jws: row.receipt_jws };
+    const claims = decodeClaims(row.receipt_jws);
+    if (claims.payer !== payer) return { kind: 'payer_mismatch' };
+    return { kind: 'paid', claims, jws: row.receipt_jws };
   }
 }
 

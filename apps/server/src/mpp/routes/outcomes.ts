@@ -25,6 +25,8 @@ export function verifyError(out: Exclude<VerifyOutcome, { kind: 'paid' } | { kin
       return new AppError('tx_already_claimed', 'this transaction already paid another challenge', 'tx_hash');
     case 'transfer_not_found':
       return new AppError('transfer_not_found', out.reason, 'tx_hash');
+    case 'request_mismatch':
+      return new AppError('invalid_request', 'the credential answers a challenge for another merchant, route or request');
     case 'chain_unavailable':
       return new AppError('service_unavailable', 'the chain could not be read; retry later');
   }
