@@ -70,6 +70,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         // Nonces older than an hour can never be replayed: the ±300 s timestamp window refuses them.
         { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
+        // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
+        { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
       ]));
       workers.push(...startChainWatchers(deps));
       workers.push(startWebhookDispatcher(deps));

@@ -7,8 +7,8 @@ import { ChallengeIssuer } from './challenges.ts';
 import { deriveMacKeys } from './mac.ts';
 import { RoutePricing } from './pricing.ts';
 import { ReceiptSigner } from './receipts.ts';
-import { PaymentVerifier } from './verify.ts';
-import { listPaidChallenges, type ChallengeRow } from './repo.ts';
+import { PaymentVerifier, VERIFY_GRACE_SECONDS } from './verify.ts';
+import { listPaidChallenges, pruneExpiredChallenges, type ChallengeRow } from './repo.ts';
 
 /**
  * Machine payments, as the composition root wires them: route prices, challenges, the verify core
@@ -21,6 +21,8 @@ export interface Mpp {
   receipts: ReceiptSigner;
   /** The merchant's paid machine payments, newest first. */
   payments(merchantId: string, limit: number, before?: Date): Promise<ChallengeRow[]>;
+  /** Deletes unpaid challenges past expiry + verify grace + one hour (the worker calls it). */
+  pruneExpired(): Promise<number>;
 }
 
 export function createMpp(db: Database, config: Config, merchants: MerchantService, clock: Clock): Mpp {
@@ -42,5 +44,8 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
     verifier: new PaymentVerifier(db, config, clock, keys, receipts, lookupOf),
     receipts,
     payments: (merchantId, limit, before) => listPaidChallenges(db, merchantId, limit, before),
+    // The hour past the grace keeps a refused verify answering challenge_expired (not
+    // challenge_not_found) for a while after the last moment it could have succeeded.
+    pruneExpired: () => pruneExpiredChallenges(db, new Date(clock.now() - (VERIFY_GRACE_SECONDS + 3600) * 1000)),
   };
 }

@@ -149,3 +149,16 @@ export async function insertFirstReceiptKey(q: Queryable, k: { kid: string; priv
   );
   return r.rowCount === 1;
 }
+
+/**
+ * Deletes up to `limit` unpaid challenges that expired before `before` (nothing can pay them any
+ * more); paid challenges are the merchant's records and stay. Returns how many were deleted.
+ */
+export async function pruneExpiredChallenges(q: Queryable, before: Date, limit = 1000): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM mpp_challenges WHERE id IN (
+       SELECT id FROM mpp_challenges WHERE status = 'OPEN' AND expires_at < $1 ORDER BY expires_at LIMIT $2)`,
+    [before, limit],
+  );
+  return r.rowCount;
+}

@@ -88,6 +88,26 @@ for (const backend of backends()) {
       assert.equal((await s.request('GET', `/admin/v1/merchants/${m.merchantId}/mpp/routes`)).status, 401);
     });
 
+    it('the pruner deletes unpaid challenges only once they are past expiry, grace and an hour', async () => {
+      const ask = (i: number) => s.request('POST', '/mpp/v1/challenge', { body: { merchant_id: m.merchantId, route_canonical: 'GET:api:data', request_canonical: `GET:api:data:p${i}`, payer_addr: MERCHANT_WALLET } });
+      const old = await ask(1);
+      assert.equal(old.status, 402, old.text);
+      const count = async (id: string) => (await s.db.query('SELECT 1 FROM mpp_challenges WHERE id = $1', [id])).rows.length;
+      const saved = s.clock.ms;
+      try {
+        s.clock.advance(300 + 600 + 3600 - 5);
+        assert.equal(await s.tg.deps.mpp.pruneExpired(), 0);
+        assert.equal(await count(old.body.challenge_id), 1);
+        const fresh = await ask(2);
+        s.clock.advance(10);
+        assert.ok((await s.tg.deps.mpp.pruneExpired()) >= 1);
+        assert.equal(await count(old.body.challenge_id), 0);
+        assert.equal(await count(fresh.body.challenge_id), 1);
+      } finally {
+        s.clock.ms = saved;
+      }
+    });
+
     it('CLI: tollgate mpp set-price / routes', async () => {
       const env = { TOLLGATE_URL: s.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
       const cli = async (...args: string[]) => {
