@@ -4,12 +4,11 @@ import { decodeTransferLog, type TransferLog } from '../chain/evm/rpc.ts';
 
 /**
  * What verify needs from a chain: one transaction's receipt (its Transfer logs and block), the
- * block's timestamp and the head. A port so another chain family plugs in beside `evm`.
+ * block's timestamp and the head, read together. A port so another chain family plugs in beside `evm`.
  */
 export interface TxLookup {
   /** undefined: the node does not know the transaction as mined (pending, dropped or never sent). */
   getMinedTransfers(txHash: Hex): Promise<MinedTx | undefined>;
-  getHeadNumber(): Promise<bigint>;
 }
 
 export interface MinedTx {
@@ -19,6 +18,8 @@ export interface MinedTx {
   /** Unix seconds of the including block. */
   blockTimestamp: bigint;
   transfers: TransferLog[];
+  /** The head block number, read after the receipt (so never below `blockNumber`). */
+  head: bigint;
 }
 
 /** The EVM implementation over JSON-RPC (viem, no transport retries: the caller answers 503). */
@@ -33,7 +34,8 @@ export function createEvmTxLookup(chain: Pick<ChainConfig, 'rpcUrl' | 'chainId'>
         if ((err as { name?: string }).name === 'TransactionReceiptNotFoundError') return undefined;
         throw err;
       }
-      const block = await client.getBlock({ blockHash: receipt.blockHash });
+      // The block (for its timestamp) and the head in one round trip each, side by side.
+      const [block, head] = await Promise.all([client.getBlock({ blockHash: receipt.blockHash }), client.getBlockNumber({ cacheTime: 0 })]);
       const transfers: TransferLog[] = [];
       for (const l of receipt.logs) {
         const t = decodeTransferLog({
@@ -48,8 +50,7 @@ export function createEvmTxLookup(chain: Pick<ChainConfig, 'rpcUrl' | 'chainId'>
         });
         if (t) transfers.push(t);
       }
-      return { status: receipt.status, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, blockTimestamp: block.timestamp, transfers };
-    },
-    getHeadNumber: () => client.getBlockNumber({ cacheTime: 0 }),
+      return { status: receipt.status, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, blockTimestamp: block.timestamp, head, transfers };
+    }
   };
 }

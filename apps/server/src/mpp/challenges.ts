@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
+import { getMerchant } from '../merchants/repo.ts';
 import { requestExtendsRoute } from './canonical.ts';
 import { challengeMac, newChallengeId, type MacKeys } from './mac.ts';
 import type { RoutePricing } from './pricing.ts';
@@ -61,8 +62,7 @@ export class ChallengeIssuer {
     if (!requestExtendsRoute(input.requestCanonical, input.routeCanonical)) return { kind: 'invalid_request_canonical' };
     const route = await this.pricing.getRoute(input.merchantId, input.routeCanonical);
     if (!route || !this.pricing.isPayable(route)) {
-      const { rows } = await this.db.query('SELECT 1 FROM merchants WHERE id = $1', [input.merchantId]);
-      return rows.length ? { kind: 'route_not_priced' } : { kind: 'merchant_not_found' };
+      return (await getMerchant(this.db, input.merchantId)) ? { kind: 'route_not_priced' } : { kind: 'merchant_not_found' };
     }
     const nowMs = this.clock.now();
     const expiresAtSec = Math.floor(nowMs / 1000) + CHALLENGE_TTL_SECONDS;

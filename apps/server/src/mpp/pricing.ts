@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { MerchantService } from '../merchants/service.ts';
-import { listWallets } from '../merchants/repo.ts';
+import { getMerchant, listWallets } from '../merchants/repo.ts';
 import { isRouteCanonical } from './canonical.ts';
 import * as repo from './repo.ts';
 
@@ -62,8 +62,7 @@ export class RoutePricing {
       const wallets = await listWallets(tx, merchantId);
       const wallet = wallets.find((w) => w.chain_id === p.chainId && w.token_symbol === p.tokenSymbol);
       if (!wallet) {
-        const { rows } = await tx.query('SELECT 1 FROM merchants WHERE id = $1', [merchantId]);
-        return rows.length ? { kind: 'wallet_not_found' as const } : { kind: 'merchant_not_found' as const };
+        return (await getMerchant(tx, merchantId)) ? { kind: 'wallet_not_found' as const } : { kind: 'merchant_not_found' as const };
       }
       const row = await repo.upsertRoute(tx, {
         merchant_id: merchantId,

@@ -98,14 +98,12 @@ export class PaymentVerifier {
     const retryAfterSeconds = Math.max(1, Math.ceil(chain.pollIntervalMs / 1000));
 
     let mined;
-    let head: bigint;
     try {
       mined = await lookup.getMinedTransfers(tx as Hex);
-      if (!mined) return nowSec > expiresSec ? { kind: 'challenge_expired' } : { kind: 'pending', status: 'pending_inclusion', retryAfterSeconds };
-      head = await lookup.getHeadNumber();
     } catch {
       return { kind: 'chain_unavailable' };
     }
+    if (!mined) return nowSec > expiresSec ? { kind: 'challenge_expired' } : { kind: 'pending', status: 'pending_inclusion', retryAfterSeconds };
     if (mined.status !== 'success') return { kind: 'transfer_not_found', reason: 'the transaction reverted' };
     if (mined.blockTimestamp > BigInt(expiresSec)) return { kind: 'challenge_expired' };
     if (mined.blockTimestamp < BigInt(Math.floor(row.issued_at.getTime() / 1000))) {
@@ -122,7 +120,7 @@ export class PaymentVerifier {
           : 'the transaction holds no transfer of the token from the payer to the recipient',
       };
     }
-    const depth = head - mined.blockNumber + 1n;
+    const depth = mined.head - mined.blockNumber + 1n;
     if (depth < BigInt(chain.finalityConfirmations)) return { kind: 'pending', status: 'pending_finality', retryAfterSeconds };
 
     const sign = await this.receipts.activeSigner();
