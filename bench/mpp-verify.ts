@@ -87,6 +87,16 @@ async function main() {
       const first = await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } });
       if (first.requests > PER_ROUND) console.log(`round ${round}: ${first.requests} first verifies > ${PER_ROUND} prepared; raise BENCH_MPP_PER_ROUND`);
       results.first!.push(first);
+      if (first.statusCounts[202]) {
+        // Which requests were still pending, and why (printed, never hidden in the rate).
+        for (const r of set.slice(0, first.requests)) {
+          const res = await fetch(url + r.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: r.body });
+          if (res.status === 202) {
+            console.log(`round ${round}: a verify still answers 202 after the round: ${await res.text()} (request ${r.body})`);
+            break;
+          }
+        }
+      }
       results.repeat!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, PER_ROUND)]! }));
       results.status!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) }));
     }
