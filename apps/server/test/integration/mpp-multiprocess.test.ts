@@ -20,6 +20,10 @@ import { startTestChain } from './watcher-fixtures.ts';
  * 30 challenges, the verifies spread over both processes at once: one receipt, 29 × 409, one claim
  * row; both processes created the first receipt key concurrently and one key exists.
  */
+if (!testEnv.TEST_DATABASE_URL && testEnv.TOLLGATE_TEST_STRICT === '1') {
+  throw new Error('TOLLGATE_TEST_STRICT=1 but TEST_DATABASE_URL is not set: the multi-process machine-payment test cannot run');
+}
+
 const N = 30;
 const FINALITY = 2;
 
