@@ -2,6 +2,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config/schema.ts';
 import type { Database } from './db/database.ts';
 import type { MerchantService } from './merchants/service.ts';
+import type { Mpp } from './mpp/index.ts';
 import type { OrderService } from './orders/service.ts';
 
 
@@ -15,4 +16,5 @@ export interface AppDeps {
   clock: Clock;
   merchants: MerchantService;
   orders: OrderService;
+  mpp: Mpp;
 }

@@ -16,6 +16,7 @@ import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
+import { createMpp } from './mpp/index.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -53,7 +54,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const merchants = new MerchantService(db, config);
   // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
   const metrics = new OpsMetrics(new Registry(), { db, clock });
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders) };
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders), mpp: createMpp(db, config, merchants, clock) };
   const unobserve = observeTransitions(metrics.orders.transitioned);
 
   let app: FastifyInstance | undefined;
@@ -75,6 +76,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         // Nonces older than an hour can never be replayed: the ±300 s timestamp window refuses them.
         { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
+        // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
+        { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));

@@ -15,6 +15,16 @@ import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
 import { merchantGetSelf } from './merchants/routes/merchant_getSelf.ts';
 import { publicGetMerchant } from './merchants/routes/public_getMerchant.ts';
 import { acceptOrderPayment } from './orders/routes/acceptPayment.ts';
+import { adminListRoutePrices } from './mpp/routes/admin_listRoutePrices.ts';
+import { adminSetRoutePrice } from './mpp/routes/admin_setRoutePrice.ts';
+import { adminRotateReceiptKey } from './mpp/routes/admin_rotateReceiptKey.ts';
+import { merchantListMppPayments } from './mpp/routes/merchant_listPayments.ts';
+import { publicMppChallenge } from './mpp/routes/public_challenge.ts';
+import { publicMppPayment } from './mpp/routes/public_payment.ts';
+import { publicReceiptJwks } from './mpp/routes/public_jwks.ts';
+import { publicMppVerify } from './mpp/routes/public_verify.ts';
+import { merchantListRoutePrices } from './mpp/routes/merchant_listRoutePrices.ts';
+import { merchantSetRoutePrice } from './mpp/routes/merchant_setRoutePrice.ts';
 import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
@@ -43,8 +53,16 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   acceptOrderPayment,
   merchantGetSelf,
   createCheckoutSession,
+  merchantSetRoutePrice,
+  merchantListRoutePrices,
+  merchantListMppPayments,
   // public
   publicGetMerchant,
+  // public machine payments (no merchant key; rate-limited per IP)
+  publicMppChallenge,
+  publicMppVerify,
+  publicMppPayment,
+  publicReceiptJwks,
   // public checkout (the checkout id is a bearer capability; rate-limited per IP)
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
@@ -59,6 +77,10 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminSetCardRail,
   adminSetReturnUrls,
   adminSetUnderpayTolerance,
+  // operator: machine payments
+  adminSetRoutePrice,
+  adminListRoutePrices,
+  adminRotateReceiptKey,
   // operator: webhooks
   adminCreateWebhook,
   adminListWebhooks,

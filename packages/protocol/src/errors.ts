@@ -113,6 +113,10 @@ export const ERROR_CATALOG = {
   zero_from_address: { status: 400, description: '`from_address` is the zero address; transfers from it are token mints, not payments.' },
   no_payment_to_accept: { status: 409, description: 'The order has no recorded late or under-payment that can still be accepted.' },
   payment_not_final: { status: 409, description: 'The recorded payment has not reached finality yet; accept it once it has.' },
+  // machine payments
+  route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
+  challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
+  transfer_not_found: { status: 400, description: 'The mined transaction holds no matching transfer (token, payer, recipient, amount, time).' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
+import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
 const USAGE = `usage: tollgate <command> [options]
@@ -16,6 +17,7 @@ const USAGE = `usage: tollgate <command> [options]
   merchant return-urls ID [--add URL …] [--remove URL …]   list (no option) or change the return-URL allowlist
   merchant set-tolerance ID --bps N         under-payment tolerance, basis points of the amount (0–1000)
 ${WEBHOOK_USAGE}
+${MPP_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -24,6 +26,7 @@ const enc = encodeURIComponent;
 
 async function main(argv: string[]): Promise<void> {
   if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
+  if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,

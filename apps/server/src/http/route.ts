@@ -15,8 +15,11 @@ type Auth = 'merchant' | 'admin' | 'public';
  *   polling every 2 s uses 30/min; 120/min leaves room for several tabs behind one NAT address.
  * - `checkout_bind`: creates orders (fee reserves, live-terms slots); a payer binds a few times at
  *   most, so 20/min per address bounds how fast one client can churn a merchant's fee balance.
+ * - `machine_payment`: challenge and verify of /mpp/v1. An agent pays per request and polls verify
+ *   every second or two while a transfer becomes final; 600/min lets one address run ~5 paid
+ *   requests/s and still bounds how many challenge rows one client can create.
  */
-export type RateLimitClass = 'public_read' | 'checkout_bind';
+export type RateLimitClass = 'public_read' | 'checkout_bind' | 'machine_payment';
 export interface RateLimit {
   max: number;
   timeWindowMs: number;
@@ -24,6 +27,7 @@ export interface RateLimit {
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitClass, RateLimit>> = Object.freeze({
   public_read: { max: 120, timeWindowMs: 60_000 },
   checkout_bind: { max: 20, timeWindowMs: 60_000 },
+  machine_payment: { max: 600, timeWindowMs: 60_000 },
 });
 type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
 

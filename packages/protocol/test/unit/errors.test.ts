@@ -36,10 +36,14 @@ const FROM_WIRE: Record<string, number> = {
   challenge_already_consumed: 401,
   payer_mismatch: 401,
   invalid_mac: 401,
+  // machine payments (wire.md "Machine payments")
+  route_not_priced: 404,
+  transfer_not_found: 400,
 };
 
 // The codes the server needs beyond wire.md, with the statuses chosen for them.
 const ADDED: Record<string, number> = {
+  challenge_not_found: 404,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,

@@ -1,0 +1,56 @@
+import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
+import type { ChainConfig } from '../config/schema.ts';
+import { decodeTransferLog, type TransferLog } from '../chain/evm/rpc.ts';
+
+/**
+ * What verify needs from a chain: one transaction's receipt (its Transfer logs and block), the
+ * block's timestamp and the head, read together. A port so another chain family plugs in beside `evm`.
+ */
+export interface TxLookup {
+  /** undefined: the node does not know the transaction as mined (pending, dropped or never sent). */
+  getMinedTransfers(txHash: Hex): Promise<MinedTx | undefined>;
+}
+
+export interface MinedTx {
+  status: 'success' | 'reverted';
+  blockNumber: bigint;
+  blockHash: Hex;
+  /** Unix seconds of the including block. */
+  blockTimestamp: bigint;
+  transfers: TransferLog[];
+  /** The head block number, read after the receipt (so never below `blockNumber`). */
+  head: bigint;
+}
+
+/** The EVM implementation over JSON-RPC (viem, no transport retries: the caller answers 503). */
+export function createEvmTxLookup(chain: Pick<ChainConfig, 'rpcUrl' | 'chainId'>, timeoutMs = 10_000): TxLookup {
+  const client: PublicClient = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, timeout: timeoutMs }) });
+  return {
+    async getMinedTransfers(txHash) {
+      let receipt;
+      try {
+        receipt = await client.getTransactionReceipt({ hash: txHash });
+      } catch (err) {
+        if ((err as { name?: string }).name === 'TransactionReceiptNotFoundError') return undefined;
+        throw err;
+      }
+      // The block (for its timestamp) and the head in one round trip each, side by side.
+      const [block, head] = await Promise.all([client.getBlock({ blockHash: receipt.blockHash }), client.getBlockNumber({ cacheTime: 0 })]);
+      const transfers: TransferLog[] = [];
+      for (const l of receipt.logs) {
+        const t = decodeTransferLog({
+          address: l.address,
+          topics: l.topics,
+          data: l.data,
+          transactionHash: l.transactionHash,
+          logIndex: l.logIndex === null ? null : String(l.logIndex),
+          blockNumber: l.blockNumber === null ? null : String(l.blockNumber),
+          blockHash: l.blockHash,
+          removed: l.removed,
+        });
+        if (t) transfers.push(t);
+      }
+      return { status: receipt.status, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, blockTimestamp: block.timestamp, head, transfers };
+    }
+  };
+}

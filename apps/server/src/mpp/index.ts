@@ -1,0 +1,51 @@
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
+import type { MerchantService } from '../merchants/service.ts';
+import { createEvmTxLookup, type TxLookup } from './chain.ts';
+import { ChallengeIssuer } from './challenges.ts';
+import { deriveMacKeys } from './mac.ts';
+import { RoutePricing } from './pricing.ts';
+import { ReceiptSigner } from './receipts.ts';
+import { PaymentVerifier, VERIFY_GRACE_SECONDS } from './verify.ts';
+import { listPaidChallenges, pruneExpiredChallenges, type ChallengeRow } from './repo.ts';
+
+/**
+ * Machine payments, as the composition root wires them: route prices, challenges, the verify core
+ * and receipts. Front doors (the /mpp/v1 routes, the `Payment` scheme) use these and nothing else.
+ */
+export interface Mpp {
+  pricing: RoutePricing;
+  challenges: ChallengeIssuer;
+  verifier: PaymentVerifier;
+  receipts: ReceiptSigner;
+  /** The merchant's paid machine payments, newest first. */
+  payments(merchantId: string, limit: number, before?: Date): Promise<ChallengeRow[]>;
+  /** Deletes unpaid challenges past expiry + verify grace + one hour (the worker calls it). */
+  pruneExpired(): Promise<number>;
+}
+
+export function createMpp(db: Database, config: Config, merchants: MerchantService, clock: Clock): Mpp {
+  const keys = deriveMacKeys(config.masterKey);
+  const pricing = new RoutePricing(db, config, merchants);
+  const receipts = new ReceiptSigner(db, config.masterKey);
+  // One JSON-RPC client per configured chain, made on first use (routes that never verify open none).
+  const lookups = new Map<number, TxLookup>();
+  const lookupOf = (chainId: number): TxLookup | undefined => {
+    const chain = config.chains.find((c) => c.chainId === chainId);
+    if (!chain) return undefined;
+    let l = lookups.get(chainId);
+    if (!l) lookups.set(chainId, (l = createEvmTxLookup(chain)));
+    return l;
+  };
+  return {
+    pricing,
+    challenges: new ChallengeIssuer(db, config, clock, keys, pricing),
+    verifier: new PaymentVerifier(db, config, clock, keys, receipts, lookupOf),
+    receipts,
+    payments: (merchantId, limit, before) => listPaidChallenges(db, merchantId, limit, before),
+    // The hour past the grace keeps a refused verify answering challenge_expired (not
+    // challenge_not_found) for a while after the last moment it could have succeeded.
+    pruneExpired: () => pruneExpiredChallenges(db, new Date(clock.now() - (VERIFY_GRACE_SECONDS + 3600) * 1000)),
+  };
+}

@@ -1,0 +1,164 @@
+import type { Queryable } from '../db/database.ts';
+
+/** Row shapes and SQL of machine payments; no business rules here. */
+export interface RouteRow {
+  merchant_id: string;
+  route_canonical: string;
+  chain_id: number;
+  token_symbol: string;
+  token_contract: string;
+  amount_wei: string;
+  recipient: string;
+  version: number;
+  updated_at: Date;
+}
+
+/**
+ * Sets the price of a route; every call that changes something increments `version` (a PUT that
+ * repeats the current price changes nothing and keeps the version, so retries are harmless).
+ */
+export async function upsertRoute(q: Queryable, r: Omit<RouteRow, 'version' | 'updated_at'>): Promise<RouteRow> {
+  const { rows } = await q.query<RouteRow>(
+    `INSERT INTO mpp_routes AS r (merchant_id, route_canonical, chain_id, token_symbol, token_contract, amount_wei, recipient)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (merchant_id, route_canonical) DO UPDATE SET
+       chain_id = EXCLUDED.chain_id, token_symbol = EXCLUDED.token_symbol, token_contract = EXCLUDED.token_contract,
+       amount_wei = EXCLUDED.amount_wei, recipient = EXCLUDED.recipient,
+       version = CASE WHEN (r.chain_id, r.token_symbol, r.token_contract, r.amount_wei, r.recipient)
+                         = (EXCLUDED.chain_id, EXCLUDED.token_symbol, EXCLUDED.token_contract, EXCLUDED.amount_wei, EXCLUDED.recipient)
+                      THEN r.version ELSE r.version + 1 END,
+       updated_at = now()
+     RETURNING *`,
+    [r.merchant_id, r.route_canonical, r.chain_id, r.token_symbol, r.token_contract, r.amount_wei, r.recipient],
+  );
+  return rows[0]!;
+}
+
+export async function getRoute(q: Queryable, merchantId: string, routeCanonical: string): Promise<RouteRow | undefined> {
+  const { rows } = await q.query<RouteRow>('SELECT * FROM mpp_routes WHERE merchant_id = $1 AND route_canonical = $2', [merchantId, routeCanonical]);
+  return rows[0];
+}
+
+export async function listRoutes(q: Queryable, merchantId: string): Promise<RouteRow[]> {
+  const { rows } = await q.query<RouteRow>('SELECT * FROM mpp_routes WHERE merchant_id = $1 ORDER BY route_canonical', [merchantId]);
+  return rows;
+}
+
+export interface ChallengeRow {
+  id: string;
+  merchant_id: string;
+  route_canonical: string;
+  request_canonical: string;
+  payer_addr: string;
+  chain_id: number;
+  token_contract: string;
+  recipient: string;
+  amount_wei: string;
+  route_pricing_version: number;
+  mac: string;
+  issued_at: Date;
+  expires_at: Date;
+  status: 'OPEN' | 'PAID';
+  tx_hash: string | null;
+  log_index: number | null;
+  block_number: number | null;
+  paid_amount_wei: string | null;
+  receipt_jws: string | null;
+  paid_at: Date | null;
+}
+
+export async function insertChallenge(q: Queryable, c: Omit<ChallengeRow, 'status' | 'tx_hash' | 'log_index' | 'block_number' | 'paid_amount_wei' | 'receipt_jws' | 'paid_at'>): Promise<void> {
+  await q.query(
+    `INSERT INTO mpp_challenges (id, merchant_id, route_canonical, request_canonical, payer_addr, chain_id, token_contract, recipient,
+       amount_wei, route_pricing_version, mac, issued_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    [c.id, c.merchant_id, c.route_canonical, c.request_canonical, c.payer_addr, c.chain_id, c.token_contract, c.recipient,
+      c.amount_wei, c.route_pricing_version, c.mac, c.issued_at, c.expires_at],
+  );
+}
+
+export async function getChallenge(q: Queryable, id: string, forUpdate = false): Promise<ChallengeRow | undefined> {
+  const { rows } = await q.query<ChallengeRow>(`SELECT * FROM mpp_challenges WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  return rows[0];
+}
+
+/** The challenge that claimed a transfer, if any. */
+export async function findClaim(q: Queryable, chainId: number, txHash: string, logIndex: number): Promise<string | undefined> {
+  const { rows } = await q.query<{ challenge_id: string }>(
+    'SELECT challenge_id FROM mpp_claims WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $3',
+    [chainId, txHash, logIndex],
+  );
+  return rows[0]?.challenge_id;
+}
+
+/** Claims a transfer for a challenge; false when the transfer (or the challenge) already has a claim. */
+export async function insertClaim(q: Queryable, c: { chainId: number; txHash: string; logIndex: number; challengeId: string }): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO mpp_claims (chain_id, tx_hash, log_index, challenge_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+    [c.chainId, c.txHash, c.logIndex, c.challengeId],
+  );
+  return r.rowCount === 1;
+}
+
+export async function markChallengePaid(
+  q: Queryable,
+  p: { id: string; txHash: string; logIndex: number; blockNumber: bigint; paidAmountWei: bigint; receiptJws: string; paidAt: Date },
+): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE mpp_challenges SET status = 'PAID', tx_hash = $2, log_index = $3, block_number = $4, paid_amount_wei = $5, receipt_jws = $6, paid_at = $7
+     WHERE id = $1 AND status = 'OPEN'`,
+    [p.id, p.txHash, p.logIndex, p.blockNumber.toString(), p.paidAmountWei.toString(), p.receiptJws, p.paidAt],
+  );
+  return r.rowCount === 1;
+}
+
+/** A merchant's paid machine payments, newest first, keyset-paginated by `paid_at`. */
+export async function listPaidChallenges(q: Queryable, merchantId: string, limit: number, before?: Date): Promise<ChallengeRow[]> {
+  const { rows } = await q.query<ChallengeRow>(
+    `SELECT * FROM mpp_challenges WHERE merchant_id = $1 AND status = 'PAID' AND ($2::timestamptz IS NULL OR paid_at < $2)
+     ORDER BY paid_at DESC LIMIT $3`,
+    [merchantId, before ?? null, limit],
+  );
+  return rows;
+}
+
+export interface ReceiptKeyRow {
+  kid: string;
+  private_ciphertext: string;
+  public_jwk: Record<string, string>;
+  created_at: Date;
+  retired_at: Date | null;
+}
+
+export async function listReceiptKeys(q: Queryable): Promise<ReceiptKeyRow[]> {
+  const { rows } = await q.query<ReceiptKeyRow>('SELECT * FROM mpp_receipt_keys ORDER BY created_at DESC');
+  return rows;
+}
+
+/** Retires the active key (if any) and inserts a new active one, in the caller's transaction. */
+export async function rotateReceiptKey(q: Queryable, k: { kid: string; privateCiphertext: string; publicJwk: object }): Promise<void> {
+  await q.query('UPDATE mpp_receipt_keys SET retired_at = now() WHERE retired_at IS NULL');
+  await q.query('INSERT INTO mpp_receipt_keys (kid, private_ciphertext, public_jwk) VALUES ($1, $2, $3::jsonb)', [k.kid, k.privateCiphertext, JSON.stringify(k.publicJwk)]);
+}
+
+/** Inserts the first key unless one is already active (two processes starting at once: one wins). */
+export async function insertFirstReceiptKey(q: Queryable, k: { kid: string; privateCiphertext: string; publicJwk: object }): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO mpp_receipt_keys (kid, private_ciphertext, public_jwk) VALUES ($1, $2, $3::jsonb) ON CONFLICT DO NOTHING`,
+    [k.kid, k.privateCiphertext, JSON.stringify(k.publicJwk)],
+  );
+  return r.rowCount === 1;
+}
+
+/**
+ * Deletes up to `limit` unpaid challenges that expired before `before` (nothing can pay them any
+ * more); paid challenges are the merchant's records and stay. Returns how many were deleted.
+ */
+export async function pruneExpiredChallenges(q: Queryable, before: Date, limit = 1000): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM mpp_challenges WHERE id IN (
+       SELECT id FROM mpp_challenges WHERE status = 'OPEN' AND expires_at < $1 ORDER BY expires_at LIMIT $2)`,
+    [before, limit],
+  );
+  return r.rowCount;
+}

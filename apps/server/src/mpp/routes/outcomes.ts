@@ -1,0 +1,33 @@
+import { AppError } from '../../http/errors.ts';
+import type { ReceiptClaims } from '../receipts.ts';
+import type { VerifyOutcome } from '../verify.ts';
+
+/** The `Payment-Receipt` header value: base64url JSON in the `Payment` scheme's receipt shape, carrying the JWS. */
+export function paymentReceiptHeader(claims: ReceiptClaims, jws: string): string {
+  const receipt = { method: 'evm', reference: claims.tx_hash, status: 'success', timestamp: new Date(claims.issued_at * 1000).toISOString(), challengeId: claims.challenge_id, receipt: jws };
+  return Buffer.from(JSON.stringify(receipt)).toString('base64url');
+}
+
+/** Maps a refused verification to its error (every 401 of the machine-payment catalog, 409, 400, 404, 503). */
+export function verifyError(out: Exclude<VerifyOutcome, { kind: 'paid' } | { kind: 'pending' }>): AppError {
+  switch (out.kind) {
+    case 'invalid_mac':
+      return new AppError('invalid_mac', 'the challenge id or MAC does not verify', 'mac');
+    case 'challenge_not_found':
+      return new AppError('challenge_not_found', 'no challenge with this id', 'challenge_id');
+    case 'payer_mismatch':
+      return new AppError('payer_mismatch', 'payer_addr is not the payer the challenge was issued to', 'payer_addr');
+    case 'challenge_expired':
+      return new AppError('challenge_expired', 'the challenge expired before the payment was mined; request a new challenge', 'challenge_id');
+    case 'challenge_already_consumed':
+      return new AppError('challenge_already_consumed', 'the challenge was already paid by another transaction', 'challenge_id');
+    case 'tx_already_claimed':
+      return new AppError('tx_already_claimed', 'this transaction already paid another challenge', 'tx_hash');
+    case 'transfer_not_found':
+      return new AppError('transfer_not_found', out.reason, 'tx_hash');
+    case 'request_mismatch':
+      return new AppError('invalid_request', 'the credential answers a challenge for another merchant, route or request');
+    case 'chain_unavailable':
+      return new AppError('service_unavailable', 'the chain could not be read; retry later');
+  }
+}

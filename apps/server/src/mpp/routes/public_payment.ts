@@ -1,0 +1,80 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route.ts';
+import { AppError } from '../../http/errors.ts';
+import { EvmAddress } from '../../http/schemas.ts';
+import { parseCredential } from '../payment/credential.ts';
+import { paymentReceiptHeader, verifyError } from './outcomes.ts';
+import { ChallengeBodySchema, ReceiptSchema } from './views.ts';
+
+/**
+ * The IETF `Payment` scheme front door, for resource servers (or Tollgate's middleware) that relay
+ * a client's request: without `Authorization: Payment …` → 402 with a fresh challenge in
+ * `WWW-Authenticate`; with a `hash` credential → the same verify core as /mpp/v1/verify: 200 with
+ * `Payment-Receipt`, 202 with Retry-After while the transfer becomes final, and any refusal
+ * answered, as the draft asks, with a fresh challenge (402) whose body names the refusal's code.
+ */
+export const publicMppPayment = defineRoute({
+  method: 'POST',
+  url: '/mpp/v1/payment',
+  auth: 'public',
+  summary: 'Payment-scheme front door: 402 + WWW-Authenticate: Payment, or verify an Authorization: Payment credential',
+  tags: ['machine payments'],
+  rateLimit: 'machine_payment',
+  body: Type.Object(
+    {
+      merchant_id: Type.String({ minLength: 1, maxLength: 64 }),
+      route_canonical: Type.String({ minLength: 1, maxLength: 512 }),
+      request_canonical: Type.String({ minLength: 1, maxLength: 512 }),
+      payer_addr: Type.Optional(EvmAddress),
+    },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: ReceiptSchema,
+    202: Type.Object({ status: Type.String(), challenge_id: Type.String(), tx_hash: Type.String() }),
+    402: Type.Intersect([ChallengeBodySchema, Type.Object({ error: Type.Optional(Type.String()), code: Type.Optional(Type.String()) })]),
+  },
+  errors: [429, 503],
+  async handler(req, reply, deps) {
+    const b = req.body;
+    reply.header('cache-control', 'no-store');
+    const fresh = async (refusal?: AppError) => {
+      const out = await deps.mpp.challenges.issue({ merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical, payerAddr: b.payer_addr });
+      switch (out.kind) {
+        case 'merchant_not_found':
+          throw new AppError('merchant_not_found', `merchant ${b.merchant_id} not found`, 'merchant_id');
+        case 'route_not_priced':
+          throw new AppError('route_not_priced', 'the merchant has no price for this route', 'route_canonical');
+        case 'invalid_request_canonical':
+          throw new AppError('invalid_request', 'request_canonical must equal route_canonical or extend it with :suffix segments', 'request_canonical');
+        case 'issued':
+          reply.status(402).header('www-authenticate', out.wwwAuthenticate);
+          return refusal ? { ...out.body, error: refusal.message, code: refusal.code } : out.body;
+      }
+    };
+    const auth = req.raw.headers.authorization;
+    if (!auth) return fresh();
+    const cred = parseCredential(auth);
+    if (cred.kind === 'malformed') return fresh(new AppError('invalid_request', cred.reason));
+    if (cred.kind === 'unsupported') return fresh(new AppError('invalid_request', `credential type ${cred.type} is not accepted; use hash`));
+    if (!cred.payer) return fresh(new AppError('payer_mismatch', 'the credential must name its payer in source (did:pkh:eip155:<chain>:<address>)'));
+    const out = await deps.mpp.verifier.verify({
+      challengeId: cred.challengeId,
+      txHash: cred.txHash,
+      payerAddr: cred.payer,
+      mac: undefined,
+      expect: { merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical },
+    });
+    if (out.kind === 'pending') {
+      reply.status(202).header('retry-after', String(out.retryAfterSeconds));
+      return { status: out.status, challenge_id: cred.challengeId, tx_hash: cred.txHash };
+    }
+    if (out.kind === 'paid') {
+      reply.header('payment-receipt', paymentReceiptHeader(out.claims, out.jws));
+      return { status: 'paid' as const, receipt: out.jws, ...out.claims };
+    }
+    // An outage is not the client's fault: answer 503, not a new challenge it would pay again.
+    if (out.kind === 'chain_unavailable') throw verifyError(out);
+    return fresh(verifyError(out));
+  },
+});

@@ -1,0 +1,42 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route.ts';
+import { EvmAddress } from '../../http/schemas.ts';
+import { paymentReceiptHeader, verifyError } from './outcomes.ts';
+import { ReceiptSchema } from './views.ts';
+
+export const publicMppVerify = defineRoute({
+  method: 'POST',
+  url: '/mpp/v1/verify',
+  auth: 'public',
+  summary: 'Verify the payment of a challenge: 202 while pending (honour Retry-After), 200 with the signed receipt once final',
+  tags: ['machine payments'],
+  rateLimit: 'machine_payment',
+  body: Type.Object(
+    {
+      challenge_id: Type.String({ minLength: 1, maxLength: 64 }),
+      tx_hash: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }),
+      payer_addr: EvmAddress,
+      mac: Type.String({ minLength: 1, maxLength: 128 }),
+    },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: ReceiptSchema,
+    202: Type.Object({ status: Type.Union([Type.Literal('pending_inclusion'), Type.Literal('pending_finality')]), challenge_id: Type.String(), tx_hash: Type.String() }),
+  },
+  errors: [409, 429, 503],
+  async handler(req, reply, deps) {
+    const b = req.body;
+    const out = await deps.mpp.verifier.verify({ challengeId: b.challenge_id, txHash: b.tx_hash, payerAddr: b.payer_addr, mac: b.mac });
+    reply.header('cache-control', 'no-store');
+    if (out.kind === 'pending') {
+      reply.status(202).header('retry-after', String(out.retryAfterSeconds));
+      return { status: out.status, challenge_id: b.challenge_id, tx_hash: b.tx_hash.toLowerCase() };
+    }
+    if (out.kind === 'paid') {
+      reply.header('payment-receipt', paymentReceiptHeader(out.claims, out.jws));
+      return { status: 'paid' as const, receipt: out.jws, ...out.claims };
+    }
+    throw verifyError(out);
+  },
+});

@@ -1,0 +1,169 @@
+import type { Hex } from 'viem';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
+import type { TxLookup } from './chain.ts';
+import { challengeMac, checkChallengeId, macEquals, type MacKeys } from './mac.ts';
+import type { ReceiptClaims, ReceiptSigner } from './receipts.ts';
+import * as repo from './repo.ts';
+
+/**
+ * The verification core shared by every front door (/mpp/v1/verify, the `Payment` scheme).
+ *
+ * It promises: a receipt only for a transfer of the challenge's token, from its payer, to its
+ * recipient, of at least its price, in a successful transaction mined no earlier than the second
+ * the challenge was issued and no later than its expiry, and at least `finality_confirmations`
+ * deep; each (chain, tx, log index) pays at most one challenge and each challenge is paid once,
+ * both enforced by the database (primary key of mpp_claims, conditional update of the challenge)
+ * so that concurrent verifies in several processes cannot both win; repeats are idempotent.
+ *
+ * It refuses, before any chain read: a forged id or MAC, another payer, a consumed challenge, a
+ * challenge past its expiry plus VERIFY_GRACE_SECONDS. A transfer mined in time may finish
+ * becoming final after the expiry (a slow chain must not cost a payer who paid in time); a
+ * transaction not mined by the expiry is refused as expired.
+ *
+ * Timestamps are block timestamps (1 s granularity): a transfer mined in the same second the
+ * challenge was issued counts as after it.
+ */
+export const VERIFY_GRACE_SECONDS = 600;
+
+export type VerifyOutcome =
+  | { kind: 'pending'; status: 'pending_inclusion' | 'pending_finality'; retryAfterSeconds: number }
+  | { kind: 'paid'; claims: ReceiptClaims; jws: string }
+  | { kind: 'invalid_mac' }
+  | { kind: 'challenge_not_found' }
+  | { kind: 'payer_mismatch' }
+  | { kind: 'challenge_expired' }
+  | { kind: 'challenge_already_consumed' }
+  | { kind: 'tx_already_claimed' }
+  | { kind: 'transfer_not_found'; reason: string }
+  | { kind: 'chain_unavailable' }
+  | { kind: 'request_mismatch' };
+
+export interface VerifyInput {
+  challengeId: string;
+  txHash: string;
+  payerAddr: string;
+  /** The challenge MAC; the `Payment` scheme passes the stored one (its credential echoes the challenge instead). */
+  mac: string | undefined;
+  /** The `Payment` scheme: the request the credential is presented for must be the challenge's. */
+  expect?: { merchantId: string; routeCanonical: string; requestCanonical: string };
+}
+
+export class PaymentVerifier {
+  constructor(
+    private readonly db: Database,
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly keys: MacKeys,
+    private readonly receipts: ReceiptSigner,
+    private readonly lookups: (chainId: number) => TxLookup | undefined,
+  ) {}
+
+  async verify(input: VerifyInput): Promise<VerifyOutcome> {
+    if (checkChallengeId(this.keys, input.challengeId) === undefined) return { kind: 'invalid_mac' };
+    const row = await repo.getChallenge(this.db, input.challengeId);
+    if (!row) return { kind: 'challenge_not_found' };
+    const expiresSec = Math.floor(row.expires_at.getTime() / 1000);
+    const expected = challengeMac(this.keys, {
+      challengeId: row.id,
+      merchantId: row.merchant_id,
+      routeCanonical: row.route_canonical,
+      requestCanonical: row.request_canonical,
+      payerAddr: row.payer_addr,
+      chainId: row.chain_id,
+      tokenContract: row.token_contract,
+      recipient: row.recipient,
+      amountWei: row.amount_wei,
+      routePricingVersion: row.route_pricing_version,
+      expiresAtSec: expiresSec,
+    });
+    // The stored row must still match its MAC (a row edited in the database is not honoured).
+    if (!macEquals(expected, row.mac) || (input.mac !== undefined && !macEquals(input.mac, row.mac))) return { kind: 'invalid_mac' };
+    const e = input.expect;
+    if (e && (e.merchantId !== row.merchant_id || e.routeCanonical !== row.route_canonical || e.requestCanonical !== row.request_canonical)) {
+      return { kind: 'request_mismatch' };
+    }
+    // An open challenge ('' payer, `Payment` scheme) takes the payer its credential names.
+    const payer = row.payer_addr || input.payerAddr.toLowerCase();
+    if (input.payerAddr.toLowerCase() !== payer || !/^0x[0-9a-f]{40}$/.test(payer)) return { kind: 'payer_mismatch' };
+    const tx = input.txHash.toLowerCase();
+    if (row.status === 'PAID') return this.paidOrConsumed(row, tx, payer);
+
+    const nowSec = Math.floor(this.clock.now() / 1000);
+    if (nowSec > expiresSec + VERIFY_GRACE_SECONDS) return { kind: 'challenge_expired' };
+    const chain = this.config.chains.find((c) => c.chainId === row.chain_id);
+    const lookup = this.lookups(row.chain_id);
+    if (!chain || !lookup) return { kind: 'chain_unavailable' };
+    const retryAfterSeconds = Math.max(1, Math.ceil(chain.pollIntervalMs / 1000));
+
+    let mined;
+    try {
+      mined = await lookup.getMinedTransfers(tx as Hex);
+    } catch {
+      return { kind: 'chain_unavailable' };
+    }
+    if (!mined) return nowSec > expiresSec ? { kind: 'challenge_expired' } : { kind: 'pending', status: 'pending_inclusion', retryAfterSeconds };
+    if (mined.status !== 'success') return { kind: 'transfer_not_found', reason: 'the transaction reverted' };
+    if (mined.blockTimestamp > BigInt(expiresSec)) return { kind: 'challenge_expired' };
+    if (mined.blockTimestamp < BigInt(Math.floor(row.issued_at.getTime() / 1000))) {
+      return { kind: 'transfer_not_found', reason: 'the transaction was mined before the challenge was issued' };
+    }
+    const price = BigInt(row.amount_wei);
+    const toUs = mined.transfers.filter((t) => t.token === row.token_contract && t.to === row.recipient && t.from === payer);
+    const enough = toUs.filter((t) => t.value >= price).sort((a, b) => a.logIndex - b.logIndex);
+    if (enough.length === 0) {
+      return {
+        kind: 'transfer_not_found',
+        reason: toUs.length
+          ? `the transfer of ${toUs[0]!.value} is less than the price ${price}`
+          : 'the transaction holds no transfer of the token from the payer to the recipient',
+      };
+    }
+    const depth = mined.head - mined.blockNumber + 1n;
+    if (depth < BigInt(chain.finalityConfirmations)) return { kind: 'pending', status: 'pending_finality', retryAfterSeconds };
+
+    const sign = await this.receipts.activeSigner();
+    return this.db.transaction(async (q): Promise<VerifyOutcome> => {
+      const locked = await repo.getChallenge(q, row.id, true);
+      if (!locked) return { kind: 'challenge_not_found' };
+      if (locked.status === 'PAID') return this.paidOrConsumed(locked, tx, payer);
+      for (const t of enough) {
+        if (!(await repo.insertClaim(q, { chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, challengeId: row.id }))) continue;
+        const claims: ReceiptClaims = {
+          challenge_id: row.id,
+          merchant_id: row.merchant_id,
+          route_canonical: row.route_canonical,
+          request_canonical: row.request_canonical,
+          chain_id: row.chain_id,
+          tx_hash: tx,
+          log_index: t.logIndex,
+          amount_wei: t.value.toString(),
+          payer,
+          recipient: row.recipient,
+          finality: chain.finalityConfirmations,
+          issued_at: Math.floor(this.clock.now() / 1000),
+        };
+        const jws = sign(claims);
+        const ok = await repo.markChallengePaid(q, {
+          id: row.id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
+        });
+        if (!ok) throw new Error('challenge changed under its row lock');
+        return { kind: 'paid', claims, jws };
+      }
+      return { kind: 'tx_already_claimed' };
+    });
+  }
+
+  private paidOrConsumed(row: repo.ChallengeRow, tx: string, payer: string): VerifyOutcome {
+    if (row.tx_hash !== tx || !row.receipt_jws) return { kind: 'challenge_already_consumed' };
+    const claims = decodeClaims(row.receipt_jws);
+    if (claims.payer !== payer) return { kind: 'payer_mismatch' };
+    return { kind: 'paid', claims, jws: row.receipt_jws };
+  }
+}
+
+/** The claims of a receipt this gateway signed (stored, so not re-verified here). */
+export function decodeClaims(jws: string): ReceiptClaims {
+  return JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString('utf8')) as ReceiptClaims;
+}

@@ -1,0 +1,54 @@
+// Shared fixtures of the machine-payment tests (mpp-*.test.ts): an anvil chain, a Tollgate (API role:
+// verify reads the chain itself, no watcher needed) with a merchant whose USDC route is priced,
+// and helpers to ask for challenges, pay them and verify.
+import { mine, transferToken, type DevChain } from '@tollgate/devchain';
+import type { Hex } from 'viem';
+import type { Backend } from '../helpers/db.ts';
+import { setupMerchant } from '../helpers/orders.ts';
+import { startTestServer, type Creds, type TestResponse, type TestServer } from '../helpers/server.ts';
+import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
+
+export const PRICE = 1_000_000n;
+export const ROUTE = 'GET:api:data';
+/** Confirmations for finality on the test chain: a payment is final at depth 3. */
+export const FINALITY = 3;
+
+export interface MppStack {
+  dev: DevChain;
+  s: TestServer;
+  m: Creds;
+  usdc: Hex;
+  close(): Promise<void>;
+}
+
+export async function startMppStack(backend: Backend): Promise<MppStack> {
+  const dev = await startTestChain();
+  const s = await startTestServer({
+    backend,
+    chains: [chainConfigOf(dev, { confirmations: 1, finalityConfirmations: FINALITY, pollIntervalMs: 1000 })],
+    role: 'api',
+    http: { rateLimits: false },
+  });
+  const m = await setupMerchant(s);
+  const r = await s.signed(m, 'PUT', `/api/v1/mpp/routes/${ROUTE}`, { body: { amount_wei: PRICE.toString(), chain_id: dev.chainId, token_symbol: 'USDC' } });
+  if (r.status !== 200) throw new Error(`price route: ${r.status} ${r.text}`);
+  const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase() as Hex;
+  return { dev, s, m, usdc, close: async () => { await s.close(); await dev.stop(); } };
+}
+
+export function challenge(st: MppStack, payer: string, request = ROUTE): Promise<TestResponse> {
+  return st.s.request('POST', '/mpp/v1/challenge', { body: { merchant_id: st.m.merchantId, route_canonical: ROUTE, request_canonical: request, payer_addr: payer } });
+}
+
+export function verify(st: MppStack, body: { challenge_id: string; tx_hash: string; payer_addr: string; mac: string }): Promise<TestResponse> {
+  return st.s.request('POST', '/mpp/v1/verify', { body });
+}
+
+/** A transfer of `amount` from payer `i` to `to` (the recipient by default); mined at once (automine). */
+export function pay(st: MppStack, i: number, to: string, amount = PRICE): Promise<Hex> {
+  const p = st.dev.payers[i]!;
+  return transferToken({ rpcUrl: st.dev.rpcUrl, chainId: st.dev.chainId, privateKey: p.privateKey, token: st.usdc, to: to as Hex, amount });
+}
+
+/** Mines blocks until a transfer mined now is final. */
+export const finalize = (st: MppStack) => mine(st.dev.rpcUrl, FINALITY - 1);

@@ -1,0 +1,122 @@
+/**
+ * Machine-payment verify/s against getOrderStatus/s in the same run, on PostgreSQL and a real anvil
+ * chain, with Tollgate as an operator runs it (`serve --role api`, one child process):
+ * - `verify (first)`: the first verify of a final payment — three JSON-RPC reads (receipt, block,
+ *   head) and one transaction (claim row + challenge update + EdDSA signature);
+ * - `verify (repeat)`: the same verify again — the stored receipt, no chain read;
+ * - `getOrderStatus`: the signed GET of orders-api.ts.
+ * Rounds are interleaved; medians are reported. Each first-verify round has its own fresh set of
+ * paid challenges, so no request of that round can be a repeat.
+ *
+ *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/mpp-verify.ts
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signedHeaders } from '@tollgate/protocol';
+import { mine, startDevChain, transferToken } from '@tollgate/devchain';
+import type { Hex } from 'viem';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { adminCall, writeGatewayConfig } from '../apps/server/test/helpers/reliability.ts';
+import { TEST_ADMIN_TOKEN } from '../apps/server/test/helpers/server.ts';
+import { scratchDb } from './lib/db.ts';
+import { median, runLoad, type LoadRequest, type LoadResult } from './lib/load.ts';
+
+const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+/** Paid challenges prepared per first-verify round: more than a round can consume. */
+const PER_ROUND = Number(process.env.BENCH_MPP_PER_ROUND ?? 2000);
+const WALLET = '0x' + '11'.repeat(20);
+
+async function post(base: string, path: string, body: unknown): Promise<any> {
+  const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return r.json();
+}
+
+async function main() {
+  const db = await scratchDb(BASE_DB);
+  const dev = await startDevChain({ chainId: 31337 });
+  const cfg = writeGatewayConfig(mkdtempSync(join(tmpdir(), 'tg-bench-mpp-')), dev, { confirmations: 1, finality: 1, pollMs: 1000 });
+  // Tollgate as `serve --role api` runs it, in its own process, without per-IP rate limits.
+  const tg = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/serve-unlimited.ts', import.meta.url))], {
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      tg.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      tg.once('exit', (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
+    });
+    const m = (await adminCall(url, 'POST', '/admin/v1/merchants', { name: 'bench' })).body;
+    await adminCall(url, 'POST', `/admin/v1/merchants/${m.merchant_id}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: WALLET });
+    await adminCall(url, 'POST', `/admin/v1/merchants/${m.merchant_id}/fee-balance/top-ups`, { amount: '1000' });
+    await adminCall(url, 'PUT', `/admin/v1/merchants/${m.merchant_id}/mpp/routes/GET:api:data`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
+    const creds = { apiKey: m.api_key as string, apiSecret: m.api_secret as string };
+    const orderBody = { dapp_order_id: 'bench-status', chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: '1000000' };
+    const order = await (await fetch(url + '/api/v1/orders', { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders({ ...creds, body: orderBody }) }, body: JSON.stringify(orderBody) })).json();
+    const usdc = dev.tokens[0]!.address;
+
+    /** PER_ROUND challenges, each paid by its own final transfer (payers in parallel, each in nonce order). */
+    let seq = 0;
+    async function paidSet(): Promise<LoadRequest[]> {
+      const out: LoadRequest[] = new Array(PER_ROUND);
+      const per = Math.ceil(PER_ROUND / dev.payers.length);
+      await Promise.all(dev.payers.map(async (p, pi) => {
+        for (let k = pi * per; k < Math.min(PER_ROUND, (pi + 1) * per); k++) {
+          const c = await post(url, '/mpp/v1/challenge', { merchant_id: m.merchant_id, route_canonical: 'GET:api:data', request_canonical: `GET:api:data:${++seq}`, payer_addr: p.address });
+          const tx = await transferToken({ rpcUrl: dev.rpcUrl, chainId: 31337, privateKey: p.privateKey, token: usdc, to: WALLET as Hex, amount: 1000n });
+          out[k] = { method: 'POST', path: '/mpp/v1/verify', body: JSON.stringify({ challenge_id: c.challenge_id, tx_hash: tx, payer_addr: p.address, mac: c.mac }) };
+        }
+      }));
+      await mine(dev.rpcUrl, 1);
+      return out;
+    }
+
+    const results: Record<string, LoadResult[]> = { first: [], repeat: [], status: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const set = await paidSet();
+      const first = await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } });
+      if (first.requests > PER_ROUND) console.log(`round ${round}: ${first.requests} first verifies > ${PER_ROUND} prepared; raise BENCH_MPP_PER_ROUND`);
+      results.first!.push(first);
+      if (first.statusCounts[202]) {
+        // Which requests were still pending, and why (printed, never hidden in the rate).
+        for (const r of set.slice(0, first.requests)) {
+          const res = await fetch(url + r.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: r.body });
+          if (res.status === 202) {
+            console.log(`round ${round}: a verify still answers 202 after the round: ${await res.text()} (request ${r.body})`);
+            break;
+          }
+        }
+      }
+      results.repeat!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, PER_ROUND)]! }));
+      results.status!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) }));
+    }
+    const row = (name: string, rs: LoadResult[]) =>
+      `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
+    console.log(`\nrounds=${ROUNDS} duration=${DURATION_MS}ms concurrency=${CONCURRENCY}\n`);
+    console.log('| workload | req/s (median) | p50 ms | p99 ms | non-expected statuses |');
+    console.log('|---|---|---|---|---|');
+    console.log(row('verify, first (chain reads + claim + signature)', results.first!));
+    console.log(row('verify, repeat (stored receipt)', results.repeat!));
+    console.log(row('getOrderStatus (signed GET)', results.status!));
+    const perRound = (a: string) => median(results[a]!.map((r, k) => r.rps / results.status![k]!.rps)).toFixed(2);
+    console.log(`\nverify first / getOrderStatus = ${perRound('first')}; verify repeat / getOrderStatus = ${perRound('repeat')} (medians of per-round ratios)`);
+    for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
+  } finally {
+    tg.kill('SIGTERM');
+    await new Promise((r) => tg.once('exit', r));
+    await dev.stop();
+    await db.drop();
+  }
+}
+
+await main();
