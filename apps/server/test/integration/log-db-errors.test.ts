@@ -24,6 +24,10 @@ import { send, TABLES, type Answer } from './fuzz-fixtures.ts';
 
 const T = randomBytes(6).toString('hex');
 /** Request values that must never be logged (a body or query value, or a secret). */
+const MPP_ROUTE = 'GET:api:data';
+const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'mpp_claims', 'mpp_receipt_keys'];
+/** Tables whose writes fail in phase 1 (the fuzzers' list plus the machine-payment tables). */
+const WRITTEN = [...TABLES, ...MPP_TABLES];
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
@@ -62,6 +66,14 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { enabled: true } };
     case 'PUT /admin/v1/merchants/:merchant_id/return-urls':
       return { path, body: { return_urls: [SENTINELS.returnUrl] } };
+    case 'PUT /api/v1/mpp/routes/:route_canonical':
+    case 'PUT /admin/v1/merchants/:merchant_id/mpp/routes/:route_canonical':
+      return { path, body: { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' } };
+    case 'POST /mpp/v1/challenge':
+    case 'POST /mpp/v1/payment':
+      return { path, body: { merchant_id: ids.merchant_id, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER } };
+    case 'POST /mpp/v1/verify':
+      return { path, body: { challenge_id: ids.challenge_id, tx_hash: `0x${'ab'.repeat(32)}`, payer_addr: PAYER, mac: ids.challenge_mac } };
     case 'PUT /admin/v1/merchants/:merchant_id/underpayment-tolerance':
       return { path, body: { underpay_tolerance_bps: 50 } };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks':
@@ -133,10 +145,13 @@ for (const backend of backends()) {
         return a.json;
       };
       const order = await signedPost('/api/v1/orders', buildOrderBody());
+      await admin('PUT', `/admin/v1/merchants/${m.merchantId}/mpp/routes/${MPP_ROUTE}`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
+      const ch = await send(tg.url!, { method: 'POST', path: '/mpp/v1/challenge', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_id: m.merchantId, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER }) });
+      assert.equal(ch.status, 402, ch.text);
       const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00' });
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/trigger`, { event: 'order.invoiced' });
       const { rows } = await database.db.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY created_at DESC LIMIT 1');
-      ids = { merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id };
+      ids = { route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id };
     });
     after(async () => {
       await tg?.close();
@@ -147,7 +162,7 @@ for (const backend of backends()) {
       await database.db.query(`CREATE FUNCTION tollgate_test_boom() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE r text := row_to_json(coalesce(NEW, OLD))::text;
         BEGIN RAISE EXCEPTION USING MESSAGE = 'TRIGGER-BOOM ' || r, DETAIL = 'TRIGGER-BOOM ' || r, HINT = 'TRIGGER-BOOM ' || r, ERRCODE = 'P0001'; END $$`);
-      for (const t of TABLES) await database.db.query(`CREATE TRIGGER boom BEFORE INSERT OR UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION tollgate_test_boom()`);
+      for (const t of WRITTEN) await database.db.query(`CREATE TRIGGER boom BEFORE INSERT OR UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION tollgate_test_boom()`);
       for (const route of ROUTES) {
         const a = await call(route);
         if (a.status === 500) failed.set(`${route.method} ${route.url}`, a);
@@ -158,12 +173,12 @@ for (const backend of backends()) {
       const h = signedHeaders({ apiKey: m.apiKey, apiSecret: m.apiSecret, body, now: () => clock.now() });
       const nul = await send(tg.url!, { method: 'POST', path: '/api/v1/checkout/sessions', headers: { ...h, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       assert.ok(nul.status === 400 || nul.status === 500, nul.text);
-      for (const t of TABLES) await database.db.query(`DROP TRIGGER boom ON ${t}`);
+      for (const t of WRITTEN) await database.db.query(`DROP TRIGGER boom ON ${t}`);
       assert.ok(failed.size >= 10, `writes failed: ${[...failed.keys()].join(', ')}`);
     });
 
     it('phase 2: every remaining route fails reading a table that is gone', async () => {
-      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts'];
+      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', ...MPP_TABLES];
       for (const t of reads) await database.db.query(`ALTER TABLE ${t} RENAME TO ${t}_gone`);
       for (const route of ROUTES.filter((r) => !failed.has(`${r.method} ${r.url}`))) {
         const a = await call(route);

@@ -45,7 +45,7 @@ describe('README admin CLI table and config example', () => {
     assert.deepEqual(cmds.map((c) => c.split(' ').slice(0, 3).join(' ')), [
       'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
       'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
-      'tollgate merchant set-tolerance',
+      'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
     ]);
     const fill = (c: string, key = '') =>
       c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
@@ -70,6 +70,13 @@ describe('README admin CLI table and config example', () => {
     assert.match(shown, /https:\/\/shop\.example\/thanks/);
     assert.match(await run(`${bare}`), /https:\/\/shop\.example\/thanks/);
     assert.match(await run(fill(cmds[7]!)), /underpay_tolerance_bps: 50/);
+    // Machine payments: the price row names a second command (`mpp routes ID`) after the first.
+    const priceRow = README.split('\n').find((l) => l.includes('`tollgate mpp set-price'))!;
+    const listCmd = /, `(tollgate mpp routes [^`]+)`/.exec(priceRow)?.[1];
+    assert.equal(listCmd, 'tollgate mpp routes ID');
+    assert.match(await run(fill(cmds[8]!)), /GET:api:data/);
+    assert.match(await run(fill(listCmd!)), /1000000/);
+    assert.match(await run(fill(cmds[9]!)), /kid/);
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
