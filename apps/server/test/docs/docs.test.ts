@@ -70,7 +70,7 @@ describe('documentation', () => {
   it('the link checker itself refuses what it must', () => {
     const readme = join(ROOT, 'README.md');
     assert.equal(problem(readme, 'docs/orders.md#status-record'), undefined);
-    assert.match(problem(readme, '../shared/spec/interface.md') ?? '', /leaves the repository/);
+    assert.match(problem(readme, '../outside/spec.md') ?? '', /leaves the repository/);
     assert.match(problem(readme, 'docs/nope.md') ?? '', /does not exist/);
     assert.deepEqual(links('see [a](docs/a.md) and ![i](img.png "t") and `[x](no.md)`\n```\n[y](no2.md)\n```\n[r]: ref.md'), ['docs/a.md', 'img.png', 'ref.md']);
   });
