@@ -1,7 +1,7 @@
 // Shared fixtures of the machine-payment tests (mpp-*.test.ts): an anvil chain, a Tollgate (API role:
 // verify reads the chain itself, no watcher needed) with a merchant whose USDC route is priced,
 // and helpers to ask for challenges, pay them and verify.
-import { mine, transferToken, type DevChain } from '@tollgate/devchain';
+import { mine, rpcRequest, transferToken, type DevChain } from '@tollgate/devchain';
 import type { Hex } from 'viem';
 import type { Backend } from '../helpers/db.ts';
 import { setupMerchant } from '../helpers/orders.ts';
@@ -45,9 +45,20 @@ export function verify(st: MppStack, body: { challenge_id: string; tx_hash: stri
 }
 
 /** A transfer of `amount` from payer `i` to `to` (the recipient by default); mined at once (automine). */
-export function pay(st: MppStack, i: number, to: string, amount = PRICE): Promise<Hex> {
+/**
+ * Sends a USDC transfer and, with automine on, waits until the node reports it mined: anvil mines
+ * in the background after eth_sendRawTransaction returns, so a verify sent at once could rightly
+ * answer pending_inclusion. With automine off (`mined: false`) it returns after sending.
+ */
+export async function pay(st: MppStack, i: number, to: string, amount = PRICE, mined = true): Promise<Hex> {
   const p = st.dev.payers[i]!;
-  return transferToken({ rpcUrl: st.dev.rpcUrl, chainId: st.dev.chainId, privateKey: p.privateKey, token: st.usdc, to: to as Hex, amount });
+  const hash = await transferToken({ rpcUrl: st.dev.rpcUrl, chainId: st.dev.chainId, privateKey: p.privateKey, token: st.usdc, to: to as Hex, amount });
+  const deadline = Date.now() + 15_000;
+  while (mined && !(await rpcRequest<unknown>(st.dev.rpcUrl, 'eth_getTransactionReceipt', [hash]))) {
+    if (Date.now() > deadline) throw new Error(`payment ${hash} not mined in 15 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return hash;
 }
 
 /** Mines blocks until a transfer mined now is final. */

@@ -84,7 +84,7 @@ for (const backend of backends()) {
       const c = (await challenge(st, payer, `${ROUTE}:q2`)).body;
       await setAutomine(st.dev.rpcUrl, false);
       try {
-        const tx = await pay(st, 0, c.recipient);
+        const tx = await pay(st, 0, c.recipient, PRICE, false);
         const r = await verify(st, { challenge_id: c.challenge_id, tx_hash: tx, payer_addr: payer, mac: c.mac });
         assert.equal(r.status, 202, r.text);
         assert.equal(r.body.status, 'pending_inclusion');
