@@ -1,0 +1,144 @@
+// The framework-agnostic core: one incoming request in, one decision out. It relays the client's
+// `Authorization: Payment …` (if any) to Tollgate's `POST /mpp/v1/payment` and either lets the
+// request through with a receipt it verified itself (Ed25519 JWS against the gateway's cached JWKS)
+// or returns the response to send: the gateway's 402 + `WWW-Authenticate: Payment` challenge, or a
+// 502/503 when the gateway misbehaves or cannot answer. Only node:crypto (through the SDK) and fetch.
+import type { MppReceiptClaims } from '@tollgate/sdk';
+import { JwksCache } from './jwks.ts';
+
+export interface TollgateMppOptions {
+  /** Base URL of the Tollgate gateway, e.g. `https://pay.example.com`. */
+  gateway: string;
+  merchantId: string;
+  /** The priced route (`route_canonical`), e.g. `GET:api:data`. */
+  route: string;
+  /**
+   * The concrete request a challenge is bound to (`request_canonical`): the route, or the route
+   * followed by `:suffix` segments (an item id). Default: the route.
+   */
+  request?: (req: IncomingRequest) => string;
+  /** The payer's address when the server knows its client (an account); binds challenges to it. */
+  payer?: (req: IncomingRequest) => string | undefined;
+  /** How long to wait for a mined transfer to become final before answering 503 + Retry-After. Default 20 s. */
+  pendingWaitMs?: number;
+  /** How long the receipt keys are cached. Default 10 min. */
+  jwksTtlMs?: number;
+  fetch?: typeof fetch;
+}
+
+export interface IncomingRequest {
+  method: string;
+  /** Path and query as received, e.g. `/api/data?x=1`. */
+  url: string;
+  authorization: string | undefined;
+}
+
+export interface VerifiedReceipt {
+  claims: MppReceiptClaims;
+  /** The compact JWS, for the merchant's records. */
+  jws: string;
+  /** The `Payment-Receipt` header value to forward to the client. */
+  paymentReceipt: string;
+}
+
+export type MppDecision =
+  | { kind: 'pass'; receipt: VerifiedReceipt }
+  | { kind: 'respond'; status: number; headers: Record<string, string>; body: string };
+
+/** Codes of responses the middleware makes itself (the gateway's own codes pass through unchanged). */
+export type MiddlewareErrorCode = 'service_unavailable' | 'payment_pending' | 'receipt_invalid' | 'gateway_error';
+
+export interface MppGuard {
+  check(req: IncomingRequest): Promise<MppDecision>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function respond(status: number, code: MiddlewareErrorCode, message: string, extra: Record<string, string> = {}): MppDecision {
+  return { kind: 'respond', status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...extra }, body: JSON.stringify({ error: message, code }) };
+}
+
+/** @example const guard = createMppGuard({ gateway, merchantId, route: 'GET:api:data' }); const d = await guard.check(req); */
+export function createMppGuard(o: TollgateMppOptions): MppGuard {
+  const gateway = o.gateway.replace(/\/+$/, '');
+  const doFetch = o.fetch ?? fetch;
+  const pendingWaitMs = o.pendingWaitMs ?? 20_000;
+  const jwks = new JwksCache(`${gateway}/.well-known/jwks.json`, { ttlMs: o.jwksTtlMs ?? 600_000, refreshFloorMs: 30_000, fetch: doFetch, now: Date.now });
+
+  async function ask(body: object, authorization: string | undefined): Promise<Response | undefined> {
+    try {
+      return await doFetch(`${gateway}/mpp/v1/payment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify(body),
+      });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Verifies the gateway's 200 locally: the signature, the claims this route expects, and that the forwarded header carries that receipt. */
+  async function accept(r: Response, expect: { request: string; payer: string | undefined }): Promise<MppDecision> {
+    const header = r.headers.get('payment-receipt');
+    let outer: { receipt?: unknown; reference?: unknown; challengeId?: unknown };
+    try {
+      outer = JSON.parse(Buffer.from(header ?? '', 'base64url').toString('utf8'));
+    } catch {
+      return respond(502, 'receipt_invalid', 'the gateway answered without a readable Payment-Receipt');
+    }
+    if (typeof outer.receipt !== 'string') return respond(502, 'receipt_invalid', 'the Payment-Receipt carries no receipt');
+    let v;
+    try {
+      v = await jwks.verify(outer.receipt);
+    } catch {
+      return respond(503, 'service_unavailable', 'the gateway receipt keys could not be read; retry', { 'retry-after': '1' });
+    }
+    if (!v.ok) return respond(502, 'receipt_invalid', `the receipt does not verify (${v.reason})`);
+    const c = v.claims;
+    const mismatch =
+      c.merchant_id !== o.merchantId || c.route_canonical !== o.route || c.request_canonical !== expect.request ||
+      (expect.payer !== undefined && c.payer !== expect.payer.toLowerCase()) ||
+      outer.reference !== c.tx_hash || outer.challengeId !== c.challenge_id;
+    if (mismatch) return respond(502, 'receipt_invalid', 'the receipt is for another merchant, route, request or payer');
+    return { kind: 'pass', receipt: { claims: c, jws: outer.receipt, paymentReceipt: header! } };
+  }
+
+  return {
+    async check(req) {
+      const request = o.request ? o.request(req) : o.route;
+      const payer = o.payer?.(req);
+      const body = { merchant_id: o.merchantId, route_canonical: o.route, request_canonical: request, ...(payer ? { payer_addr: payer } : {}) };
+      const deadline = Date.now() + pendingWaitMs;
+      for (;;) {
+        const r = await ask(body, req.authorization);
+        if (!r) return respond(503, 'service_unavailable', 'the payment gateway could not be reached; retry', { 'retry-after': '1' });
+        if (r.status === 200) return accept(r, { request, payer });
+        if (r.status === 402) {
+          // The challenge (or a refusal answered with a fresh one): forwarded as the gateway wrote it.
+          const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+          const www = r.headers.get('www-authenticate');
+          if (www) headers['www-authenticate'] = www;
+          return { kind: 'respond', status: 402, headers, body: await r.text() };
+        }
+        const retryAfter = Math.max(1, Number(r.headers.get('retry-after')) || 1);
+        if (r.status === 202) {
+          // Mined but not final: wait here while it is worth it, else tell the client to retry the same credential.
+          await r.body?.cancel();
+          if (Date.now() + retryAfter * 1000 <= deadline) {
+            await sleep(retryAfter * 1000);
+            continue;
+          }
+          return respond(503, 'payment_pending', 'the payment is not final yet; retry the same request', { 'retry-after': String(retryAfter) });
+        }
+        const text = await r.text();
+        if (r.status === 429 || r.status === 503) return respond(503, 'service_unavailable', 'the payment gateway is busy or cannot read the chain; retry', { 'retry-after': String(retryAfter) });
+        // 400/404 here are the merchant's configuration (unknown merchant, unpriced route, bad request name).
+        let code = '';
+        try {
+          code = String(JSON.parse(text).code ?? '');
+        } catch { /* not JSON */ }
+        return respond(502, 'gateway_error', `the payment gateway refused the route configuration (${r.status}${code ? ` ${code}` : ''})`);
+      }
+    },
+  };
+}
