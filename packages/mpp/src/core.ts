@@ -21,6 +21,12 @@ export interface TollgateMppOptions {
   payer?: (req: IncomingRequest) => string | undefined;
   /** How long to wait for a mined transfer to become final before answering 503 + Retry-After. Default 20 s. */
   pendingWaitMs?: number;
+  /**
+   * Claims a paid challenge for this response; false refuses it (a client replaying the exact
+   * credential of a request it was already served). Default: an in-process set kept for 24 h; pass
+   * a shared store's atomic insert when several processes serve the route.
+   */
+  claimOnce?: (challengeId: string) => boolean | Promise<boolean>;
   /** How long the receipt keys are cached. Default 10 min. */
   jwksTtlMs?: number;
   fetch?: typeof fetch;
@@ -46,7 +52,7 @@ export type MppDecision =
   | { kind: 'respond'; status: number; headers: Record<string, string>; body: string };
 
 /** Codes of responses the middleware makes itself (the gateway's own codes pass through unchanged). */
-export type MiddlewareErrorCode = 'service_unavailable' | 'payment_pending' | 'receipt_invalid' | 'gateway_error';
+export type MiddlewareErrorCode = 'service_unavailable' | 'payment_pending' | 'receipt_invalid' | 'gateway_error' | 'credential_already_used';
 
 export interface MppGuard {
   check(req: IncomingRequest): Promise<MppDecision>;
@@ -58,11 +64,28 @@ function respond(status: number, code: MiddlewareErrorCode, message: string, ext
   return { kind: 'respond', status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...extra }, body: JSON.stringify({ error: message, code }) };
 }
 
+/** The default `claimOnce`: challenge ids served in this process, forgotten after `ttlMs` (a challenge is answerable for minutes, not days). */
+export function memoryClaims(ttlMs = 24 * 3600_000): (challengeId: string) => boolean {
+  const seen = new Map<string, number>();
+  return (id) => {
+    const now = Date.now();
+    // Map iteration is insertion order: drop expired entries from the front.
+    for (const [k, t] of seen) {
+      if (now - t < ttlMs) break;
+      seen.delete(k);
+    }
+    if (seen.has(id)) return false;
+    seen.set(id, now);
+    return true;
+  };
+}
+
 /** @example const guard = createMppGuard({ gateway, merchantId, route: 'GET:api:data' }); const d = await guard.check(req); */
 export function createMppGuard(o: TollgateMppOptions): MppGuard {
   const gateway = o.gateway.replace(/\/+$/, '');
   const doFetch = o.fetch ?? fetch;
   const pendingWaitMs = o.pendingWaitMs ?? 20_000;
+  const claimOnce = o.claimOnce ?? memoryClaims();
   const jwks = new JwksCache(`${gateway}/.well-known/jwks.json`, { ttlMs: o.jwksTtlMs ?? 600_000, refreshFloorMs: 30_000, fetch: doFetch, now: Date.now });
 
   async function ask(body: object, authorization: string | undefined): Promise<Response | undefined> {
@@ -103,6 +126,20 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
     return { kind: 'pass', receipt: { claims: c, jws: outer.receipt, paymentReceipt: header! } };
   }
 
+  /** The gateway's 402 (a challenge, or a refusal answered with a fresh one), forwarded as written; `refusal` names the middleware's own reason. */
+  async function challengeResponse(r: Response, refusal?: { code: MiddlewareErrorCode; error: string }): Promise<MppDecision> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+    const www = r.headers.get('www-authenticate');
+    if (www) headers['www-authenticate'] = www;
+    const text = await r.text();
+    if (!refusal) return { kind: 'respond', status: 402, headers, body: text };
+    let challenge: object = {};
+    try {
+      challenge = JSON.parse(text);
+    } catch { /* the header still carries the challenge */ }
+    return { kind: 'respond', status: 402, headers, body: JSON.stringify({ ...challenge, ...refusal }) };
+  }
+
   return {
     async check(req) {
       const request = o.request ? o.request(req) : o.route;
@@ -112,14 +149,18 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
       for (;;) {
         const r = await ask(body, req.authorization);
         if (!r) return respond(503, 'service_unavailable', 'the payment gateway could not be reached; retry', { 'retry-after': '1' });
-        if (r.status === 200) return accept(r, { request, payer });
-        if (r.status === 402) {
-          // The challenge (or a refusal answered with a fresh one): forwarded as the gateway wrote it.
-          const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store' };
-          const www = r.headers.get('www-authenticate');
-          if (www) headers['www-authenticate'] = www;
-          return { kind: 'respond', status: 402, headers, body: await r.text() };
+        if (r.status === 200) {
+          const d = await accept(r, { request, payer });
+          if (d.kind === 'pass' && !(await claimOnce(d.receipt.claims.challenge_id))) {
+            // The gateway's verify is idempotent (a repeat returns the same receipt), so one payment
+            // would otherwise buy the resource again and again: answer with a fresh challenge.
+            const again = await ask(body, undefined);
+            if (again?.status !== 402) return respond(503, 'service_unavailable', 'the payment gateway could not issue a challenge; retry', { 'retry-after': '1' });
+            return challengeResponse(again, { code: 'credential_already_used', error: 'this credential was already used for a response; pay the new challenge' });
+          }
+          return d;
         }
+        if (r.status === 402) return challengeResponse(r);
         const retryAfter = Math.max(1, Number(r.headers.get('retry-after')) || 1);
         if (r.status === 202) {
           // Mined but not final: wait here while it is worth it, else tell the client to retry the same credential.
