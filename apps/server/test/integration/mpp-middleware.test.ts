@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Credential, Method, Receipt, z } from 'mppx';
 import { Mppx } from 'mppx/client';
-import { mppReceipt, tollgateMpp } from '@tollgate/mpp';
+import { mppReceipt, tollgateMpp, type TollgateMppOptions } from '@tollgate/mpp';
 import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import { parseChallengeParams } from '../../src/mpp/payment/header.ts';
 import { backends } from '../helpers/db.ts';
@@ -37,8 +37,8 @@ for (const backend of backends()) {
     const served: { payer: string; request: string }[] = [];
 
     /** A resource server using the express-style middleware on plain node:http; `gateway` may be a proxy. */
-    async function resourceServer(gateway: string): Promise<string> {
-      const guard = tollgateMpp({ gateway, merchantId: st.m.merchantId, route: ROUTE });
+    async function resourceServer(gateway: string, o: Partial<TollgateMppOptions> = {}): Promise<string> {
+      const guard = tollgateMpp({ gateway, merchantId: st.m.merchantId, route: ROUTE, ...o });
       const s = createServer((req, res) =>
         guard(req, res, (err) => {
           if (err) {
@@ -107,7 +107,7 @@ for (const backend of backends()) {
     }
 
     /** Plain fetch: read the challenge, transfer, and present the transaction hash as a `hash` credential. */
-    async function payByHand(url: string, payerIndex: number, txHash?: string) {
+    async function payByHand(url: string, payerIndex: number, txHash?: string, final = true) {
       const first = await fetch(url);
       assert.equal(first.status, 402);
       const www = first.headers.get('www-authenticate')!;
@@ -115,7 +115,7 @@ for (const backend of backends()) {
       const request = JSON.parse(Buffer.from(params.request!, 'base64url').toString());
       assert.equal(request.amount, PRICE.toString());
       const hash = txHash ?? (await pay(st, payerIndex, request.recipient));
-      if (!txHash) await finalize(st);
+      if (!txHash && final) await finalize(st);
       const challenge = { id: params.id, realm: params.realm, method: params.method, intent: params.intent, request: params.request, expires: params.expires };
       const credential = Buffer.from(JSON.stringify({ challenge, payload: { type: 'hash', hash }, source: `did:pkh:eip155:${st.dev.chainId}:${st.dev.payers[payerIndex]!.address}` })).toString('base64url');
       const authorization = `Payment ${credential}`;
@@ -171,6 +171,44 @@ for (const backend of backends()) {
       assert.equal(body.code, 'receipt_invalid');
       assert.match(body.error, /bad_signature/);
       assert.equal(res.headers.get('payment-receipt'), null);
+      assert.equal(served.length, n);
+    });
+
+    it('a transfer not final yet: 503 + Retry-After (payment_pending) without waiting; the same credential once final → 200', async () => {
+      const url = await resourceServer(st.s.url, { pendingWaitMs: 0 });
+      const { authorization, res } = await payByHand(url, 4, undefined, false);
+      assert.equal(res.status, 503);
+      assert.equal((await res.json()).code, 'payment_pending');
+      assert.match(res.headers.get('retry-after')!, /^[1-9]\d*$/);
+      await finalize(st);
+      const done = await fetch(url, { headers: { authorization } });
+      assert.equal(done.status, 200, await done.clone().text());
+      assert.ok(done.headers.get('payment-receipt'));
+    });
+
+    it('with the default wait, the middleware holds the request until the transfer is final, then serves it', async () => {
+      const url = await resourceServer(st.s.url);
+      const later = setTimeout(() => void finalize(st), 300);
+      const t0 = Date.now();
+      const { res } = await payByHand(url, 5, undefined, false);
+      clearTimeout(later);
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.ok(Date.now() - t0 >= 300);
+    });
+
+    it('an unreachable gateway → 503 service_unavailable; an unpriced route → 502 gateway_error (never the resource)', async () => {
+      const closed = createServer();
+      const deadUrl = await listen(closed);
+      await new Promise((ok) => closed.close(ok));
+      const n = served.length;
+      const down = await fetch(await resourceServer(deadUrl));
+      assert.equal(down.status, 503);
+      assert.equal((await down.json()).code, 'service_unavailable');
+      const unpriced = await fetch(await resourceServer(st.s.url, { route: 'GET:api:other' }));
+      assert.equal(unpriced.status, 502);
+      const body = await unpriced.json();
+      assert.equal(body.code, 'gateway_error');
+      assert.match(body.error, /route_not_priced/);
       assert.equal(served.length, n);
     });
 
