@@ -86,7 +86,7 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
   const doFetch = o.fetch ?? fetch;
   const pendingWaitMs = o.pendingWaitMs ?? 20_000;
   const claimOnce = o.claimOnce ?? memoryClaims();
-  const jwks = new JwksCache(`${gateway}/.well-known/jwks.json`, { ttlMs: o.jwksTtlMs ?? 600_000, refreshFloorMs: 30_000, fetch: doFetch, now: Date.now });
+  const jwks = new JwksCache(`${gateway}/.well-known/jwks.json`, { ttlMs: o.jwksTtlMs ?? 600_000, unknownKidMs: 30_000, fetch: doFetch, now: Date.now });
 
   async function ask(body: object, authorization: string | undefined): Promise<Response | undefined> {
     try {

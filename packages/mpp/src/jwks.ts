@@ -1,33 +1,48 @@
 // The gateway's receipt keys (`GET {gateway}/.well-known/jwks.json`), cached so a paid request costs
-// no extra round trip. A receipt signed by a key the cache does not know (a rotation) refreshes the
-// set at most once per `refreshFloorMs`: a stream of forged `kid`s cannot turn into a stream of fetches.
+// no extra round trip. The gateway publishes a key before signing with it, so a receipt whose `kid`
+// the cache does not know (a rotation) triggers one fresh fetch; a `kid` still missing after that
+// fetch is remembered as unknown for `unknownKidMs`, so repeating it does not refetch every time.
 import { verifyMppReceipt, type MppReceiptJwk, type MppReceiptVerification } from '@tollgate/sdk';
 
 export interface JwksCacheOptions {
   ttlMs: number;
-  refreshFloorMs: number;
+  unknownKidMs: number;
   fetch: typeof fetch;
   now: () => number;
 }
 
+type Jwks = { keys: MppReceiptJwk[] };
+
 export class JwksCache {
-  private keys: { keys: MppReceiptJwk[] } | undefined;
+  private keys: Jwks | undefined;
   private fetchedAt = -Infinity;
-  private inflight: Promise<{ keys: MppReceiptJwk[] }> | undefined;
+  private inflight: Promise<Jwks> | undefined;
+  private generation = 0;
+  private readonly unknown = new Map<string, number>();
 
   constructor(private readonly url: string, private readonly o: JwksCacheOptions) {}
 
-  /** Verifies a receipt JWS against the cached set, refreshing it when stale or when the `kid` is unknown. */
+  /** Verifies a receipt JWS against the cached set, refreshing it when stale or when the `kid` is new. */
   async verify(jws: string): Promise<MppReceiptVerification> {
     const fresh = this.keys && this.o.now() - this.fetchedAt < this.o.ttlMs;
-    const first = verifyMppReceipt(jws, fresh ? this.keys! : await this.load());
-    if (first.ok || first.reason !== 'unknown_kid' || this.o.now() - this.fetchedAt < this.o.refreshFloorMs) return first;
-    return verifyMppReceipt(jws, await this.load());
+    const first = verifyMppReceipt(jws, fresh ? this.keys! : await this.load(false));
+    if (first.ok || first.reason !== 'unknown_kid') return first;
+    const kid = kidOf(jws);
+    const seen = this.unknown.get(kid);
+    if (seen !== undefined && this.o.now() - seen < this.o.unknownKidMs) return first;
+    // A fetch already under way may have started before the key was published: fetch anew.
+    const again = verifyMppReceipt(jws, await this.load(true));
+    if (!again.ok && again.reason === 'unknown_kid') {
+      if (this.unknown.size >= 1000) this.unknown.clear();
+      this.unknown.set(kid, this.o.now());
+    }
+    return again;
   }
 
-  private load(): Promise<{ keys: MppReceiptJwk[] }> {
-    // Concurrent requests share one fetch.
-    this.inflight ??= (async () => {
+  private load(force: boolean): Promise<Jwks> {
+    if (this.inflight && !force) return this.inflight;
+    const gen = ++this.generation;
+    const p = (async () => {
       try {
         const r = await this.o.fetch(this.url, { headers: { accept: 'application/json' } });
         if (r.status !== 200) throw new Error(`JWKS: HTTP ${r.status}`);
@@ -37,9 +52,19 @@ export class JwksCache {
         this.fetchedAt = this.o.now();
         return this.keys;
       } finally {
-        this.inflight = undefined;
+        // Only the latest fetch clears the slot (a forced fetch may have replaced an older one).
+        if (this.generation === gen) this.inflight = undefined;
       }
     })();
-    return this.inflight;
+    this.inflight = p;
+    return p;
+  }
+}
+
+function kidOf(jws: string): string {
+  try {
+    return String(JSON.parse(Buffer.from(jws.split('.')[0]!, 'base64url').toString('utf8')).kid);
+  } catch {
+    return '';
   }
 }

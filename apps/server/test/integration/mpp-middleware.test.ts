@@ -174,6 +174,16 @@ for (const backend of backends()) {
       assert.equal(served.length, n);
     });
 
+    it('after a receipt-key rotation the cached JWKS is refreshed for the new kid: the next payment is served', async () => {
+      // The plain server has cached the JWKS while serving the earlier tests.
+      const rot = await st.s.admin('POST', '/admin/v1/mpp/receipt-keys');
+      assert.equal(rot.status, 201);
+      const { res } = await payByHand(plainUrl, 6);
+      assert.equal(res.status, 200, await res.clone().text());
+      const outer = JSON.parse(Buffer.from(res.headers.get('payment-receipt')!, 'base64url').toString());
+      assert.equal(JSON.parse(Buffer.from(outer.receipt.split('.')[0], 'base64url').toString()).kid, rot.body.kid);
+    });
+
     it('a transfer not final yet: 503 + Retry-After (payment_pending) without waiting; the same credential once final → 200', async () => {
       const url = await resourceServer(st.s.url, { pendingWaitMs: 0 });
       const { authorization, res } = await payByHand(url, 4, undefined, false);
