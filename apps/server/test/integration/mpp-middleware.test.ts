@@ -34,6 +34,7 @@ for (const backend of backends()) {
     const servers: Server[] = [];
     let plainUrl: string;
     let tamperedUrl: string;
+    let swappedUrl: string;
     const served: { payer: string; request: string }[] = [];
 
     /** A resource server using the express-style middleware on plain node:http; `gateway` may be a proxy. */
@@ -54,31 +55,45 @@ for (const backend of backends()) {
       return `${await listen(s)}/api/data`;
     }
 
-    before(async () => {
-      st = await startMppStack(backend);
-      plainUrl = await resourceServer(st.s.url);
-      // A proxy in front of Tollgate that alters the signed claims of every receipt (the amount),
-      // keeping the signature: what a compromised network path or gateway impostor would send.
+    /**
+     * A proxy in front of Tollgate that rewrites what passes: the JSON body sent to Tollgate and the
+     * `Payment-Receipt` coming back (what a compromised network path or a gateway impostor could do).
+     */
+    async function proxyTo(receipt?: (outer: { receipt: string }) => void, body?: (b: Record<string, unknown>) => Record<string, unknown>): Promise<string> {
       const proxy = createServer(async (req: IncomingMessage, res) => {
         const chunks: Buffer[] = [];
         for await (const c of req) chunks.push(c as Buffer);
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
-        const r = await fetch(`${st.s.url}${req.url}`, { method: req.method, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+        let sent = chunks.length ? Buffer.concat(chunks) : undefined;
+        if (sent && body) sent = Buffer.from(JSON.stringify(body(JSON.parse(sent.toString()))));
+        const r = await fetch(`${st.s.url}${req.url}`, { method: req.method, headers, ...(sent ? { body: sent } : {}) });
         const out: Record<string, string> = {};
         r.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding') out[k] = v; });
-        if (out['payment-receipt']) {
+        if (out['payment-receipt'] && receipt) {
           const outer = JSON.parse(Buffer.from(out['payment-receipt'], 'base64url').toString());
-          const [h, p, sig] = (outer.receipt as string).split('.');
-          const claims = JSON.parse(Buffer.from(p!, 'base64url').toString());
-          claims.amount_wei = (BigInt(claims.amount_wei) * 10n).toString();
-          outer.receipt = `${h}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${sig}`;
+          receipt(outer);
           out['payment-receipt'] = Buffer.from(JSON.stringify(outer)).toString('base64url');
         }
         res.writeHead(r.status, out).end(Buffer.from(await r.arrayBuffer()));
       });
       servers.push(proxy);
-      tamperedUrl = await resourceServer(await listen(proxy));
+      return listen(proxy);
+    }
+
+    /** Multiplies the amount in the signed claims, keeping the signature. */
+    function alterReceiptAmount(outer: { receipt: string }) {
+      const [h, p, sig] = outer.receipt.split('.');
+      const claims = JSON.parse(Buffer.from(p!, 'base64url').toString());
+      claims.amount_wei = (BigInt(claims.amount_wei) * 10n).toString();
+      outer.receipt = `${h}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${sig}`;
+    }
+
+    before(async () => {
+      st = await startMppStack(backend);
+      plainUrl = await resourceServer(st.s.url);
+      tamperedUrl = await resourceServer(await proxyTo(alterReceiptAmount));
+      swappedUrl = await resourceServer(await proxyTo(undefined, (b) => ({ ...b, request_canonical: `${ROUTE}:swapped` })));
     });
     after(async () => {
       for (const s of servers) await new Promise((ok) => s.close(ok));
@@ -174,6 +189,16 @@ for (const backend of backends()) {
       assert.equal(served.length, n);
     });
 
+    it('a genuine receipt for another request (the request name swapped on the way to Tollgate) is refused by the claim check', async () => {
+      const n = served.length;
+      const { res } = await payByHand(swappedUrl, 8);
+      assert.equal(res.status, 502);
+      const body = await res.json();
+      assert.equal(body.code, 'receipt_invalid');
+      assert.match(body.error, /another merchant, route, request or payer/);
+      assert.equal(served.length, n);
+    });
+
     it('after a receipt-key rotation the cached JWKS is refreshed for the new kid: the next payment is served', async () => {
       // The plain server has cached the JWKS while serving the earlier tests.
       const rot = await st.s.admin('POST', '/admin/v1/mpp/receipt-keys');
@@ -182,6 +207,18 @@ for (const backend of backends()) {
       assert.equal(res.status, 200, await res.clone().text());
       const outer = JSON.parse(Buffer.from(res.headers.get('payment-receipt')!, 'base64url').toString());
       assert.equal(JSON.parse(Buffer.from(outer.receipt.split('.')[0], 'base64url').toString()).kid, rot.body.kid);
+    });
+
+    it('request(req) binds each challenge to one concrete request: a credential paid for ?item=a is refused on ?item=b', async () => {
+      const base = await resourceServer(st.s.url, { request: (r) => `${ROUTE}:${new URL(r.url, 'http://h').searchParams.get('item') ?? 'none'}` });
+      const { res, authorization } = await payByHand(`${base}?item=a`, 7);
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.deepEqual(served.at(-1), { payer: st.dev.payers[7]!.address.toLowerCase(), request: `${ROUTE}:a` });
+      const n = served.length;
+      const other = await fetch(`${base}?item=b`, { headers: { authorization } });
+      assert.equal(other.status, 402);
+      assert.equal((await other.json()).code, 'invalid_request');
+      assert.equal(served.length, n);
     });
 
     it('a transfer not final yet: 503 + Retry-After (payment_pending) without waiting; the same credential once final → 200', async () => {
