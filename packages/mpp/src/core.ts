@@ -23,10 +23,19 @@ export interface TollgateMppOptions {
   pendingWaitMs?: number;
   /**
    * Claims a paid challenge for this response; false refuses it (a client replaying the exact
-   * credential of a request it was already served). Default: an in-process set kept for 24 h; pass
+   * credential of a request it was already served). Default: an in-process set kept for twice
+   * `maxReceiptAgeSeconds`; pass
    * a shared store's atomic insert when several processes serve the route.
    */
   claimOnce?: (challengeId: string) => boolean | Promise<boolean>;
+  /**
+   * Refuse receipts signed longer ago than this (default 3600 s). Tollgate answers a repeated
+   * credential with the receipt it signed the first time, so this bounds how long `claimOnce` must
+   * remember a challenge. Keep it above the clock skew between you and the gateway.
+   */
+  maxReceiptAgeSeconds?: number;
+  /** Timeout of each call to the gateway (default 10 s). */
+  timeoutMs?: number;
   /** How long the receipt keys are cached. Default 10 min. */
   jwksTtlMs?: number;
   fetch?: typeof fetch;
@@ -65,7 +74,7 @@ function respond(status: number, code: MiddlewareErrorCode, message: string, ext
 }
 
 /** The default `claimOnce`: challenge ids served in this process, forgotten after `ttlMs` (a challenge is answerable for minutes, not days). */
-export function memoryClaims(ttlMs = 24 * 3600_000): (challengeId: string) => boolean {
+export function memoryClaims(ttlMs: number): (challengeId: string) => boolean {
   const seen = new Map<string, number>();
   return (id) => {
     const now = Date.now();
@@ -85,12 +94,15 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
   const gateway = o.gateway.replace(/\/+$/, '');
   const doFetch = o.fetch ?? fetch;
   const pendingWaitMs = o.pendingWaitMs ?? 20_000;
-  const claimOnce = o.claimOnce ?? memoryClaims();
-  const jwks = new JwksCache(`${gateway}/.well-known/jwks.json`, { ttlMs: o.jwksTtlMs ?? 600_000, unknownKidMs: 30_000, fetch: doFetch, now: Date.now });
+  const maxAgeSec = o.maxReceiptAgeSeconds ?? 3600;
+  const claimOnce = o.claimOnce ?? memoryClaims(2 * maxAgeSec * 1000);
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const timedFetch: typeof fetch = (url, init) => doFetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  const jwks = new JwksCache(`${gateway}/.well-known/jwks.json`, { ttlMs: o.jwksTtlMs ?? 600_000, unknownKidMs: 30_000, fetch: timedFetch, now: Date.now });
 
   async function ask(body: object, authorization: string | undefined): Promise<Response | undefined> {
     try {
-      return await doFetch(`${gateway}/mpp/v1/payment`, {
+      return await timedFetch(`${gateway}/mpp/v1/payment`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
         body: JSON.stringify(body),
@@ -140,45 +152,55 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
     return { kind: 'respond', status: 402, headers, body: JSON.stringify({ ...challenge, ...refusal }) };
   }
 
+  async function decide(req: IncomingRequest): Promise<MppDecision> {
+    const request = o.request ? o.request(req) : o.route;
+    const payer = o.payer?.(req);
+    const body = { merchant_id: o.merchantId, route_canonical: o.route, request_canonical: request, ...(payer ? { payer_addr: payer } : {}) };
+    const deadline = Date.now() + pendingWaitMs;
+    for (;;) {
+      const r = await ask(body, req.authorization);
+      if (!r) return respond(503, 'service_unavailable', 'the payment gateway could not be reached; retry', { 'retry-after': '1' });
+      if (r.status === 200) {
+        const d = await accept(r, { request, payer });
+        const stale = d.kind === 'pass' && Date.now() - d.receipt.claims.issued_at * 1000 > maxAgeSec * 1000;
+        if (d.kind === 'pass' && (stale || !(await claimOnce(d.receipt.claims.challenge_id)))) {
+          // The gateway's verify is idempotent (a repeat returns the same receipt), so one payment
+          // would otherwise buy the resource again and again: answer with a fresh challenge.
+          const again = await ask(body, undefined);
+          if (again?.status !== 402) return respond(503, 'service_unavailable', 'the payment gateway could not issue a challenge; retry', { 'retry-after': '1' });
+          return challengeResponse(again, { code: 'credential_already_used', error: 'this credential was already used for a response; pay the new challenge' });
+        }
+        return d;
+      }
+      if (r.status === 402) return challengeResponse(r);
+      const retryAfter = Math.max(1, Number(r.headers.get('retry-after')) || 1);
+      if (r.status === 202) {
+        // Mined but not final: wait here while it is worth it, else tell the client to retry the same credential.
+        await r.body?.cancel();
+        if (Date.now() + retryAfter * 1000 <= deadline) {
+          await sleep(retryAfter * 1000);
+          continue;
+        }
+        return respond(503, 'payment_pending', 'the payment is not final yet; retry the same request', { 'retry-after': String(retryAfter) });
+      }
+      const text = await r.text();
+      if (r.status === 429 || r.status === 503) return respond(503, 'service_unavailable', 'the payment gateway is busy or cannot read the chain; retry', { 'retry-after': String(retryAfter) });
+      // 400/404 here are the merchant's configuration (unknown merchant, unpriced route, bad request name).
+      let code = '';
+      try {
+        code = String(JSON.parse(text).code ?? '');
+      } catch { /* not JSON */ }
+      return respond(502, 'gateway_error', `the payment gateway refused the route configuration (${r.status}${code ? ` ${code}` : ''})`);
+    }
+  }
+
   return {
     async check(req) {
-      const request = o.request ? o.request(req) : o.route;
-      const payer = o.payer?.(req);
-      const body = { merchant_id: o.merchantId, route_canonical: o.route, request_canonical: request, ...(payer ? { payer_addr: payer } : {}) };
-      const deadline = Date.now() + pendingWaitMs;
-      for (;;) {
-        const r = await ask(body, req.authorization);
-        if (!r) return respond(503, 'service_unavailable', 'the payment gateway could not be reached; retry', { 'retry-after': '1' });
-        if (r.status === 200) {
-          const d = await accept(r, { request, payer });
-          if (d.kind === 'pass' && !(await claimOnce(d.receipt.claims.challenge_id))) {
-            // The gateway's verify is idempotent (a repeat returns the same receipt), so one payment
-            // would otherwise buy the resource again and again: answer with a fresh challenge.
-            const again = await ask(body, undefined);
-            if (again?.status !== 402) return respond(503, 'service_unavailable', 'the payment gateway could not issue a challenge; retry', { 'retry-after': '1' });
-            return challengeResponse(again, { code: 'credential_already_used', error: 'this credential was already used for a response; pay the new challenge' });
-          }
-          return d;
-        }
-        if (r.status === 402) return challengeResponse(r);
-        const retryAfter = Math.max(1, Number(r.headers.get('retry-after')) || 1);
-        if (r.status === 202) {
-          // Mined but not final: wait here while it is worth it, else tell the client to retry the same credential.
-          await r.body?.cancel();
-          if (Date.now() + retryAfter * 1000 <= deadline) {
-            await sleep(retryAfter * 1000);
-            continue;
-          }
-          return respond(503, 'payment_pending', 'the payment is not final yet; retry the same request', { 'retry-after': String(retryAfter) });
-        }
-        const text = await r.text();
-        if (r.status === 429 || r.status === 503) return respond(503, 'service_unavailable', 'the payment gateway is busy or cannot read the chain; retry', { 'retry-after': String(retryAfter) });
-        // 400/404 here are the merchant's configuration (unknown merchant, unpriced route, bad request name).
-        let code = '';
-        try {
-          code = String(JSON.parse(text).code ?? '');
-        } catch { /* not JSON */ }
-        return respond(502, 'gateway_error', `the payment gateway refused the route configuration (${r.status}${code ? ` ${code}` : ''})`);
+      try {
+        return await decide(req);
+      } catch {
+        // A body cut off by the timeout or the network: the gateway did not answer.
+        return respond(503, 'service_unavailable', 'the payment gateway did not answer in time; retry', { 'retry-after': '1' });
       }
     },
   };

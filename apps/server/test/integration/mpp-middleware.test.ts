@@ -175,6 +175,12 @@ for (const backend of backends()) {
       const replay = await payByHand(plainUrl, 1, hash);
       assert.equal(replay.res.status, 402);
       assert.equal((await replay.res.json()).code, 'tx_already_claimed');
+      // Another instance (no shared claimOnce memory) refuses it too once the receipt is older than
+      // maxReceiptAgeSeconds: Tollgate hands back the receipt it signed the first time.
+      await new Promise((r) => setTimeout(r, 1100));
+      const other = await fetch(await resourceServer(st.s.url, { maxReceiptAgeSeconds: 0 }), { headers: { authorization } });
+      assert.equal(other.status, 402);
+      assert.equal((await other.json()).code, 'credential_already_used');
       assert.equal(served.length, n);
     });
 
