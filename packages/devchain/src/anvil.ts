@@ -26,6 +26,13 @@ export interface StartAnvilOptions {
   blockTime?: number;
   /** Interface to bind. Default 127.0.0.1: a dev chain with funded keys must not face a network. */
   host?: string;
+  /**
+   * Start anvil in its own process group. A terminal's Ctrl-C signals the whole foreground group;
+   * a parent that handles signals and stops the chain after its own work (`tollgate serve`) wants
+   * anvil to outlive that signal until `stop()`, or its in-flight requests fail during shutdown.
+   * Default false: anvil then dies with the group, which suits scripts and tests.
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface AnvilHandle {
@@ -148,7 +155,7 @@ export async function startAnvil(opts: StartAnvilOptions = {}): Promise<AnvilHan
 
   // Empty environment: RUST_LOG or ANVIL_IP_ADDR in the caller's shell must not change what anvil
   // prints or where it binds. The binary is spawned by absolute path, so PATH is not needed.
-  const child = spawn(resolveAnvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: {} });
+  const child = spawn(resolveAnvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: {}, detached: opts.ownProcessGroup === true });
   trackChild(child);
 
   // Anvil prints its banner, then "Listening on host:port" once bound, on stdout; errors go to

@@ -16,6 +16,8 @@ export interface StartDevChainOptions {
   fundAmount?: bigint;
   /** Which contract plays USDT; default 'eip3009' (a TestToken, as before). See UsdtFlavour. */
   usdt?: UsdtFlavour;
+  /** See StartAnvilOptions.ownProcessGroup. */
+  ownProcessGroup?: boolean;
 }
 
 export interface DevChain {
@@ -55,6 +57,7 @@ export async function startDevChain(opts: StartDevChainOptions = {}): Promise<De
   const anvil = await startAnvil({
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     ...(opts.chainId !== undefined ? { chainId: opts.chainId } : {}),
+    ...(opts.ownProcessGroup ? { ownProcessGroup: true } : {}),
   });
   try {
     const [deployer, ...payers] = anvil.accounts;

@@ -31,10 +31,12 @@ export const DEMO_RETURN_URLS = [
  */
 export async function startDevProfileChain(config: Config): Promise<DevChain> {
   let chain: DevChain;
+  // Own process group: a Ctrl-C reaches the gateway only, which stops anvil after its watcher
+  // (otherwise anvil died first and the last watcher tick logged an error at every stop).
   try {
-    chain = await startDevChain({ port: 8545, blockTime: 1 });
+    chain = await startDevChain({ port: 8545, blockTime: 1, ownProcessGroup: true });
   } catch {
-    chain = await startDevChain({ port: 0, blockTime: 1 });
+    chain = await startDevChain({ port: 0, blockTime: 1, ownProcessGroup: true });
   }
   const preset = CHAIN_PRESETS[31337]!;
   config.chains = [
