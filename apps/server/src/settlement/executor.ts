@@ -168,11 +168,8 @@ export class SettlementExecutor {
    * reverted; unchanged while it is not mined (or not deep enough).
    */
   async checkReceipt(rec: SettlementRecord): Promise<SettlementRecord> {
-    const receipt = await this.client.getTransactionReceipt({ hash: rec.txHash }).catch((err: unknown) => {
-      if (err instanceof BaseError && err.name === 'TransactionReceiptNotFoundError') return undefined;
-      throw err;
-    });
-    if (!receipt) return rec;
+    const receipt = await this.#receipt(rec.txHash);
+    if (!receipt) return this.#checkReplaced(rec);
     const blockNumber = Number(receipt.blockNumber);
     if (receipt.status === 'reverted') {
       return (await setSettlementStatus(this.#db, rec.id, ['pending', 'sent'], 'failed', { blockNumber, failureReason: 'reverted on chain' })) ?? (await this.#reload(rec));
@@ -205,6 +202,29 @@ export class SettlementExecutor {
       out.push(await this.checkReceipt(sent));
     }
     return out;
+  }
+
+  /**
+   * A row without a receipt whose nonce the chain has already used for another transaction (a
+   * second executor instance on a lost or different database signed the same nonce) can never be
+   * mined: it is failed, not waited on forever. The receipt is read once more first, in case the
+   * row's own transaction was mined between the two reads.
+   */
+  async #checkReplaced(rec: SettlementRecord): Promise<SettlementRecord> {
+    const used = await this.client.getTransactionCount({ address: this.#account.address, blockTag: 'latest' });
+    if (used <= rec.nonce) return rec;
+    // An RPC fault here throws (the row stays as it is): only a definite "no receipt" fails it.
+    if (await this.#receipt(rec.txHash)) return this.checkReceipt(rec);
+    const reason = 'nonce used by another transaction';
+    return (await setSettlementStatus(this.#db, rec.id, ['pending', 'sent'], 'failed', { failureReason: reason })) ?? (await this.#reload(rec));
+  }
+
+  /** The receipt, or undefined when the node has none; RPC faults throw. */
+  #receipt(hash: Hex) {
+    return this.client.getTransactionReceipt({ hash }).catch((err: unknown) => {
+      if (err instanceof BaseError && err.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw err;
+    });
   }
 
   async #reload(rec: SettlementRecord): Promise<SettlementRecord> {

@@ -162,6 +162,36 @@ for (const backend of backends()) {
       assert.equal(await balance(req.payee), AMOUNT, 'paid once');
     });
 
+    it('two executors on different databases (a lost database): the second settlement reverts on chain, paid once', async () => {
+      const req = await paidOrder();
+      const other = await paidOrder(); // funds for a second payout, so only the once-per-order rule can stop it
+      const lost = await openTestDatabase(backend);
+      extra.push(lost);
+      const [a, b] = [executor(), executor(lost.db)];
+      // b records another order first, then this one: it signs nonces N and N+1 while a signs N
+      const pa = await a.prepare(req);
+      const pbOther = await b.prepare(other);
+      const pb = await b.prepare(req);
+      assert.ok(pa.kind === 'recorded' && pbOther.kind === 'recorded' && pb.kind === 'recorded', JSON.stringify([pa, pbOther, pb]));
+      assert.equal(pbOther.record.nonce, pa.record.nonce);
+      assert.equal(pb.record.nonce, pa.record.nonce + 1);
+      assert.equal((await a.reconcile())[0]?.status, 'confirmed');
+      const rb = await b.reconcile();
+      // nonce N went to a's settlement: b's row for it can never be mined
+      assert.deepEqual(
+        rb.map((r) => [r.orderId, r.status, r.failureReason]),
+        [
+          [other.orderId, 'failed', 'nonce used by another transaction'],
+          // nonce N+1 was mined, and the contract refused the order a second time
+          [req.orderId, 'failed', 'reverted on chain'],
+        ],
+      );
+      const receipt = await client.getTransactionReceipt({ hash: pb.record.txHash });
+      assert.equal(receipt.status, 'reverted');
+      assert.equal(await balance(req.payee), AMOUNT, 'paid once');
+      assert.equal(await balance(other.payee), 0n);
+    });
+
     it('concurrent prepares take consecutive nonces', async () => {
       const [a, b] = [await paidOrder(), await paidOrder()];
       const ex = executor();
