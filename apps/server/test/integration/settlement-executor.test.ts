@@ -6,13 +6,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { orderIdToBytes32, TestTokenArtifact, TollgateSettlementArtifact } from '@tollgate/contracts';
-import { deploySettlement, startDevChain, transferToken, type DevChain } from '@tollgate/devchain';
+import { startDevChain, transferToken, type DevChain } from '@tollgate/devchain';
 import { createPublicClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { SettlementSigner, type ChainConfig } from '../../src/config/schema.ts';
+import type { ChainConfig, SettlementSigner } from '../../src/config/schema.ts';
 import { SettlementExecutor, type SettleRequest } from '../../src/settlement/executor.ts';
 import { findSettlement } from '../../src/settlement/repo.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { withSettlement } from '../helpers/settlement.ts';
 
 const AMOUNT = 2_500_000n;
 
@@ -29,11 +30,8 @@ for (const backend of backends()) {
     before(async () => {
       dev = await startDevChain();
       database = await openTestDatabase(backend);
-      const executorKey = dev.payers[8]!.privateKey;
-      signer = new SettlementSigner(executorKey, privateKeyToAccount(executorKey).address);
-      const dep = await deploySettlement({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, deployerKey: dev.deployer.privateKey, executor: signer.executorAddress });
       usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address;
-      chain = {
+      const setup = await withSettlement(dev, {
         chainId: dev.chainId,
         name: 'Anvil',
         rpcUrl: dev.rpcUrl,
@@ -41,8 +39,10 @@ for (const backend of backends()) {
         finalityConfirmations: 2,
         pollIntervalMs: 100,
         tokens: dev.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as Hex, decimals: t.decimals })),
-        settlementContract: dep.settlement.toLowerCase() as Hex,
-      };
+      });
+      chain = setup.chain;
+      signer = setup.signer;
+      assert.match(chain.settlementContract ?? '', /^0x[0-9a-f]{40}$/, 'deployed because the chain had none');
       client = createPublicClient({ transport: http(dev.rpcUrl) });
     });
     after(async () => {
