@@ -13,6 +13,7 @@ import type { ChainConfig, SettlementSigner } from '../../src/config/schema.ts';
 import { SettlementExecutor, type SettleRequest } from '../../src/settlement/executor.ts';
 import { findSettlement } from '../../src/settlement/repo.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startRpcProxy } from '../helpers/rpc-proxy.ts';
 import { withSettlement } from '../helpers/settlement.ts';
 
 const AMOUNT = 2_500_000n;
@@ -190,6 +191,37 @@ for (const backend of backends()) {
       assert.equal(receipt.status, 'reverted');
       assert.equal(await balance(req.payee), AMOUNT, 'paid once');
       assert.equal(await balance(other.payee), 0n);
+    });
+
+    it('RPC faults: a failed broadcast leaves the row pending, a failed receipt read changes nothing; both finish later, once', async () => {
+      const proxy = await startRpcProxy(dev.rpcUrl);
+      try {
+        const ex = new SettlementExecutor({ db: database.db, chain: { ...chain, rpcUrl: proxy.url }, signer, timeoutMs: 2_000 });
+        const req = await paidOrder();
+        const prepared = await ex.prepare(req);
+        assert.ok(prepared.kind === 'recorded');
+        const before = await executorNonce();
+        for (const mode of ['rpc-error', 'http-500', 'drop'] as const) {
+          proxy.set({ mode });
+          await assert.rejects(ex.broadcast(prepared.record), `${mode}: the broadcast fails loudly`);
+          assert.equal((await findSettlement(database.db, chain.chainId, req.orderId, 'settle'))?.status, 'pending', mode);
+          await assert.rejects(ex.reconcile(), mode);
+        }
+        assert.equal(await executorNonce(), before, 'nothing reached the chain');
+        proxy.set({ mode: 'pass' });
+        const sent = await ex.broadcast(prepared.record);
+        assert.equal(sent.status, 'sent');
+        proxy.set({ mode: 'rpc-error' });
+        await assert.rejects(ex.checkReceipt(sent));
+        assert.equal((await findSettlement(database.db, chain.chainId, req.orderId, 'settle'))?.status, 'sent', 'an RPC fault never fails a row');
+        proxy.set({ mode: 'pass' });
+        const [rec] = await ex.reconcile();
+        assert.equal(rec?.status, 'confirmed');
+        assert.equal(await executorNonce(), before + 1);
+        assert.equal(await balance(req.payee), AMOUNT);
+      } finally {
+        await proxy.close();
+      }
     });
 
     it('concurrent prepares take consecutive nonces', async () => {
