@@ -19,6 +19,7 @@ import {
   lastRecordedNonce,
   setSettlementStatus,
   unfinishedSettlements,
+  type SettlementKind,
   type SettlementRecord,
 } from './repo.ts';
 
@@ -57,6 +58,15 @@ export type PrepareOutcome =
   /** The simulation reverted: nothing was recorded or sent. `error` is the contract's custom error name when known. */
   | { kind: 'refused'; error: string };
 
+/** One executor call, before it is signed. */
+interface Plan {
+  kind: SettlementKind;
+  orderId: string;
+  data: Hex;
+  /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
+  estimate(account: Hex): Promise<bigint>;
+}
+
 export interface ExecutorOptions {
   db: Database;
   chain: ChainConfig;
@@ -93,7 +103,11 @@ export class SettlementExecutor {
 
   /** Prepare, broadcast and wait for confirmation: the whole path of one settlement. */
   async settle(req: SettleRequest, opts: { pollMs?: number; timeoutMs?: number } = {}): Promise<PrepareOutcome> {
-    const p = await this.prepare(req);
+    return this.finish(await this.prepare(req), opts);
+  }
+
+  /** Broadcasts a prepared row if needed and waits for its outcome. */
+  async finish(p: PrepareOutcome, opts: { pollMs?: number; timeoutMs?: number } = {}): Promise<PrepareOutcome> {
     if (p.kind === 'refused') return p;
     let rec = p.record;
     if (rec.status === 'pending') rec = await this.broadcast(rec);
@@ -101,31 +115,50 @@ export class SettlementExecutor {
     return { ...p, record: rec };
   }
 
-  /** Steps 1–2: simulate, sign with the next nonce, record (pending). Sends nothing. */
+  /** Steps 1–2 of a settlement: simulate, sign with the next nonce, record (pending). Sends nothing. */
   prepare(req: SettleRequest): Promise<PrepareOutcome> {
-    // Serialized: two concurrent prepares must not take the same nonce.
-    const run = this.#lock.then(() => this.#prepare(req));
-    this.#lock = run.catch(() => undefined);
-    return run;
-  }
-
-  async #prepare(req: SettleRequest): Promise<PrepareOutcome> {
-    const chainId = this.#chain.chainId;
-    const existing = await findSettlement(this.#db, chainId, req.orderId, 'settle');
-    if (existing) return { kind: 'existing', record: existing };
+    const abi = TollgateSettlementArtifact.abi;
     const args = [
       { orderId: orderIdToBytes32(req.orderId), payer: req.payer, token: req.token, amount: req.amount, payee: req.payee, callback: false },
       NO_CALLBACK_DATA,
     ] as const;
+    return this.#serialized({
+      kind: 'settle',
+      orderId: req.orderId,
+      data: encodeFunctionData({ abi, functionName: 'settle', args }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName: 'settle', args, account }),
+    });
+  }
+
+  /**
+   * Steps 1–2 of a refund of an unsettled order's pooled funds to its payer (the contract marks
+   * the order Refunded: it can never settle afterwards). Broadcast and confirm like a settlement.
+   */
+  prepareRefund(req: Omit<SettleRequest, 'payee'>): Promise<PrepareOutcome> {
+    const abi = TollgateSettlementArtifact.abi;
+    const args = [orderIdToBytes32(req.orderId), req.payer, req.token, req.amount] as const;
+    return this.#serialized({
+      kind: 'refund',
+      orderId: req.orderId,
+      data: encodeFunctionData({ abi, functionName: 'refund', args }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName: 'refund', args, account }),
+    });
+  }
+
+  #serialized(plan: Plan): Promise<PrepareOutcome> {
+    // Serialized: two concurrent prepares must not take the same nonce.
+    const run = this.#lock.then(() => this.#prepare(plan));
+    this.#lock = run.catch(() => undefined);
+    return run;
+  }
+
+  async #prepare(plan: Plan): Promise<PrepareOutcome> {
+    const chainId = this.#chain.chainId;
+    const existing = await findSettlement(this.#db, chainId, plan.orderId, plan.kind);
+    if (existing) return { kind: 'existing', record: existing };
     let gas: bigint;
     try {
-      gas = await this.client.estimateContractGas({
-        address: this.#chain.settlementContract,
-        abi: TollgateSettlementArtifact.abi,
-        functionName: 'settle',
-        args,
-        account: this.#account.address,
-      });
+      gas = await plan.estimate(this.#account.address);
     } catch (err) {
       const name = revertName(err);
       if (name) return { kind: 'refused', error: name };
@@ -140,15 +173,15 @@ export class SettlementExecutor {
       chainId,
       nonce,
       to: this.#chain.settlementContract,
-      data: encodeFunctionData({ abi: TollgateSettlementArtifact.abi, functionName: 'settle', args }),
+      data: plan.data,
       gas,
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    const record = await insertSettlement(this.#db, { chainId, orderId: req.orderId, kind: 'settle', executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
+    const record = await insertSettlement(this.#db, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
     if (record) return { kind: 'recorded', record };
     // Another writer recorded this order between our read and insert: never send a second transaction.
-    return { kind: 'existing', record: (await findSettlement(this.#db, chainId, req.orderId, 'settle'))! };
+    return { kind: 'existing', record: (await findSettlement(this.#db, chainId, plan.orderId, plan.kind))! };
   }
 
   /** Step 3: broadcast the recorded bytes (idempotent) and mark the row sent. */

@@ -224,6 +224,21 @@ for (const backend of backends()) {
       }
     });
 
+    it('refund: the payer gets the pooled amount back once, and the order can never settle afterwards', async () => {
+      const req = await paidOrder();
+      const ex = executor();
+      const payerBefore = await balance(req.payer);
+      const out = await ex.finish(await ex.prepareRefund(req), { pollMs: 50 });
+      assert.ok(out.kind === 'recorded' && out.record.status === 'confirmed', JSON.stringify(out));
+      assert.equal(out.record.kind, 'refund');
+      assert.equal(await balance(req.payer), payerBefore + AMOUNT);
+      assert.equal(await orderState(req.orderId), 2, 'Refunded on chain');
+      assert.equal((await ex.prepareRefund(req)).kind, 'existing', 'a second refund sends nothing');
+      await paidOrder(); // the pool could pay: only the once-per-order rule refuses
+      assert.deepEqual(await ex.prepare(req), { kind: 'refused', error: 'OrderAlreadyProcessed' });
+      assert.equal(await balance(req.payee), 0n);
+    });
+
     it('concurrent prepares take consecutive nonces', async () => {
       const [a, b] = [await paidOrder(), await paidOrder()];
       const ex = executor();
