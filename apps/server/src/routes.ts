@@ -29,6 +29,7 @@ import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
+import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
 import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
@@ -92,6 +93,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRedeliver,
   adminRedeliverSince,
   adminListEvents,
+  // operator: chains and DELEGATE settlement
+  adminListChains,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
+import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
@@ -18,6 +19,7 @@ const USAGE = `usage: tollgate <command> [options]
   merchant set-tolerance ID --bps N         under-payment tolerance, basis points of the amount (0–1000)
 ${WEBHOOK_USAGE}
 ${MPP_USAGE}
+${CHAINS_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -27,6 +29,7 @@ const enc = encodeURIComponent;
 async function main(argv: string[]): Promise<void> {
   if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
   if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
+  if (CHAINS_COMMANDS.includes(argv[0] ?? '')) return runChainsCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -4,8 +4,9 @@ import { join, resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { parseDecimal } from '@tollgate/protocol';
+import { privateKeyToAccount } from 'viem/accounts';
 import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
-import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env } from './schema.ts';
+import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env, SettlementSigner } from './schema.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
 export const FEE_DECIMALS = 6;
@@ -77,7 +78,8 @@ function chainFromFile(c: ConfigFile['chains'][number], i: number): ChainConfig 
     confirmations,
     finalityConfirmations: finality,
     pollIntervalMs: c.poll_interval_ms ?? preset?.poll_interval_ms ?? 2000,
-    tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as `0x${string}`, decimals: t.decimals })),
+    tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as `0x${string}`, decimals: t.decimals, ...(t.eip3009 ? { eip3009: true } : {}) })),
+    ...(c.settlement_contract ? { settlementContract: c.settlement_contract.toLowerCase() as `0x${string}` } : {}),
   };
 }
 
@@ -135,6 +137,10 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     if (ids.has(c.chainId)) throw new ConfigError(`chains.${i}.chain_id`, `duplicate chain ${c.chainId}`);
     ids.add(c.chainId);
   });
+  const settlement = settlementSigner(env.SETTLEMENT_KEY);
+  const withContract = chains.findIndex((c) => c.settlementContract);
+  // A settlement contract without an executor would advertise DELEGATE mode that can never settle.
+  if (withContract >= 0 && !settlement) throw new ConfigError('SETTLEMENT_KEY', `required by chains.${withContract}.settlement_contract`);
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? file?.public_base_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
     profile,
@@ -150,5 +156,22 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     orderTtlSeconds: file?.order_ttl_seconds ?? 600,
     fees: { perOrderMicros },
     chains,
+    ...(settlement ? { settlement } : {}),
   };
+}
+
+/**
+ * The executor key, checked to be a usable secp256k1 key. The error names the variable only: the
+ * value (or viem's message, which may quote it) never reaches a log.
+ */
+function settlementSigner(raw: string | undefined): SettlementSigner | undefined {
+  if (!raw) return undefined;
+  const key = (raw.startsWith('0x') ? raw : `0x${raw}`).toLowerCase() as `0x${string}`;
+  let address: `0x${string}`;
+  try {
+    address = privateKeyToAccount(key).address;
+  } catch {
+    throw new ConfigError('SETTLEMENT_KEY', 'not a valid secp256k1 private key');
+  }
+  return new SettlementSigner(key, address);
 }

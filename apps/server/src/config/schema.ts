@@ -13,6 +13,8 @@ export const TokenFileSchema = Type.Object(
     symbol: Type.String({ pattern: '^[A-Z0-9]{2,11}$' }),
     address: Address,
     decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+    /** the token implements EIP-3009 transferWithAuthorization (DELEGATE orders use flow ERC20_3009) */
+    eip3009: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -28,6 +30,8 @@ export const ChainFileSchema = Type.Object(
     finality_confirmations: Type.Optional(Type.Integer({ minimum: 0 })),
     poll_interval_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
     tokens: Type.Array(TokenFileSchema, { minItems: 1 }),
+    /** the deployed TollgateSettlement of this chain (DELEGATE mode); needs SETTLEMENT_KEY */
+    settlement_contract: Type.Optional(Address),
   },
   { additionalProperties: false },
 );
@@ -53,6 +57,8 @@ export const EnvSchema = Type.Object({
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   MASTER_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** the DELEGATE executor's private key (hex, 32 bytes); it pays settlement gas */
+  SETTLEMENT_KEY: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{64}$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   ),
@@ -64,6 +70,8 @@ export interface TokenConfig {
   /** lowercase 0x address */
   address: `0x${string}`;
   decimals: number;
+  /** EIP-3009 `transferWithAuthorization` support (false when absent). */
+  eip3009?: boolean;
 }
 
 export interface ChainConfig {
@@ -76,6 +84,8 @@ export interface ChainConfig {
   finalityConfirmations: number;
   pollIntervalMs: number;
   tokens: TokenConfig[];
+  /** The chain's TollgateSettlement (lowercase), when DELEGATE mode is set up on it. */
+  settlementContract?: `0x${string}`;
 }
 
 /** The parsed, validated configuration every module receives. */
@@ -95,4 +105,34 @@ export interface Config {
   orderTtlSeconds: number;
   fees: { perOrderMicros: bigint };
   chains: ChainConfig[];
+  /** DELEGATE executor (from SETTLEMENT_KEY); absent when DELEGATE mode is off. */
+  settlement?: SettlementSigner;
+}
+
+/**
+ * The executor key behind a wrapper that never prints it: JSON, `util.inspect` (console.log, a
+ * logger serializing the config) and string conversion all show `[redacted]`, so no config dump
+ * or error object can carry the key. Only `privateKey()` reveals it, for signing.
+ */
+export class SettlementSigner {
+  readonly #key: `0x${string}`;
+  constructor(
+    key: `0x${string}`,
+    /** Checksummed address derived from the key: public, shown by GET /admin/v1/chains. */
+    readonly executorAddress: `0x${string}`,
+  ) {
+    this.#key = key;
+  }
+  privateKey(): `0x${string}` {
+    return this.#key;
+  }
+  toJSON() {
+    return { executorAddress: this.executorAddress, key: '[redacted]' };
+  }
+  toString() {
+    return `SettlementSigner(${this.executorAddress}, key [redacted])`;
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return this.toString();
+  }
 }

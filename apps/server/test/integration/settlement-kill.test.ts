@@ -1,0 +1,87 @@
+// The executor killed with SIGKILL (a real process death, PostgreSQL shared with the restart):
+// after the row is recorded but before the broadcast, and after the broadcast but before the row
+// is marked sent. The restarted executor settles each order exactly once.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { TestTokenArtifact } from '@tollgate/contracts';
+import { startDevChain, transferToken, type DevChain } from '@tollgate/devchain';
+import { createPublicClient, http, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { ChainConfig, SettlementSigner } from '../../src/config/schema.ts';
+import { SettlementExecutor } from '../../src/settlement/executor.ts';
+import { findSettlement } from '../../src/settlement/repo.ts';
+import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { env } from '../helpers/env.ts';
+import { spawnTollgate } from '../helpers/process.ts';
+import { withSettlement } from '../helpers/settlement.ts';
+
+const CHILD = fileURLToPath(new URL('./settlement-kill-child.ts', import.meta.url));
+const AMOUNT = 1_250_000n;
+
+if (!env.TEST_DATABASE_URL && env.TOLLGATE_TEST_STRICT === '1') {
+  throw new Error('TOLLGATE_TEST_STRICT=1 but TEST_DATABASE_URL is not set: the settlement kill test cannot run');
+}
+
+describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (two processes share the database)' }, () => {
+  let dev: DevChain;
+  let database: TestDatabase;
+  let chain: ChainConfig;
+  let signer: SettlementSigner;
+  let usdc: Hex;
+  let client: ReturnType<typeof createPublicClient>;
+
+  before(async () => {
+    dev = await startDevChain();
+    database = await openTestDatabase('postgres');
+    usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address;
+    ({ chain, signer } = await withSettlement(dev, {
+      chainId: dev.chainId,
+      name: 'Anvil',
+      rpcUrl: dev.rpcUrl,
+      confirmations: 1,
+      finalityConfirmations: 2,
+      pollIntervalMs: 100,
+      tokens: dev.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as Hex, decimals: t.decimals })),
+    }));
+    client = createPublicClient({ transport: http(dev.rpcUrl) });
+  });
+  after(async () => {
+    await database?.drop();
+    await dev?.stop();
+  });
+
+  const balance = (who: Hex) => client.readContract({ address: usdc, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
+  const executorNonce = () => client.getTransactionCount({ address: signer.executorAddress });
+
+  for (const step of ['recorded', 'sent'] as const) {
+    it(`killed after "${step}": the restart settles once`, async () => {
+      const payer = dev.payers[0]!;
+      await client.waitForTransactionReceipt({
+        hash: await transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: payer.privateKey, token: usdc, to: chain.settlementContract!, amount: AMOUNT }),
+      });
+      const order = { orderId: `ord_${randomBytes(10).toString('hex')}`, payer: payer.address, token: usdc, amount: AMOUNT.toString(), payee: privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`).address };
+      const before = await executorNonce();
+      const child = spawnTollgate(
+        [JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })],
+        {},
+        undefined,
+        ['--import', 'tsx'],
+        CHILD,
+      );
+      const m = await child.waitFor(/STEP \w+ (0x[0-9a-f]{64})/, 30_000);
+      child.child.kill('SIGKILL');
+      await new Promise((r) => child.child.once('exit', r));
+      const row = await findSettlement(database.db, chain.chainId, order.orderId, 'settle');
+      assert.equal(row?.status, 'pending', 'the killed process never marked the row sent');
+      assert.equal(row?.txHash, m[1]);
+      assert.equal(await executorNonce(), step === 'sent' ? before + 1 : before);
+      const [rec] = await new SettlementExecutor({ db: database.db, chain, signer }).reconcile();
+      assert.equal(rec?.status, 'confirmed');
+      assert.equal(rec?.txHash, m[1]);
+      assert.equal(await executorNonce(), before + 1, 'exactly one transaction');
+      assert.equal(await balance(order.payee), AMOUNT, 'paid once');
+    });
+  }
+});
