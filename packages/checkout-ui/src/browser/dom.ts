@@ -37,3 +37,12 @@ export function replace(el: Element, ...children: Child[]): void {
 export function setText(el: Element, text: string): void {
   if (el.textContent !== text) el.textContent = text;
 }
+
+/** The tab's sessionStorage, or undefined where the browser refuses it (privacy modes, sandboxed frames). */
+export function sessionStore(): Storage | undefined {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return undefined;
+  }
+}

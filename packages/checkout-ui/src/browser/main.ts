@@ -10,7 +10,7 @@ import { buildEip681Transfer } from '../lib/eip681.ts';
 import { formatUnits } from '../lib/money.ts';
 import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type BindTerms, type PaymentOption, type PublicSession, type StatusProjection } from '../lib/types.ts';
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
-import { h, replace, setText } from './dom.ts';
+import { h, replace, sessionStore as storage, setText } from './dom.ts';
 import { optionKey, sentTx, termsFor, type Terms } from '../lib/terms.ts';
 import { chooseScreen, doneScreen, lineItems, loadErrorScreen, messageScreen, optionAmount, payLine, payScreen, shell, walletButtons } from './views.ts';
 
@@ -101,13 +101,6 @@ const notFound = () =>
   finish(messageScreen('not-found', 'error', 'Checkout not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.'));
 
 const termsOf = (t: Parameters<typeof termsFor>[1]) => termsFor(session.payment_options, t);
-const storage = (): Storage | undefined => {
-  try {
-    return window.sessionStorage;
-  } catch {
-    return undefined;
-  }
-};
 
 function setTotal() {
   if (!ui) return;

@@ -1,4 +1,5 @@
 import { AppError } from '../../http/errors.ts';
+import type { IssueOutcome } from '../challenges.ts';
 import type { ReceiptClaims } from '../receipts.ts';
 import type { VerifyOutcome } from '../verify.ts';
 
@@ -6,6 +7,20 @@ import type { VerifyOutcome } from '../verify.ts';
 export function paymentReceiptHeader(claims: ReceiptClaims, jws: string): string {
   const receipt = { method: 'evm', reference: claims.tx_hash, status: 'success', timestamp: new Date(claims.issued_at * 1000).toISOString(), challengeId: claims.challenge_id, receipt: jws };
   return Buffer.from(JSON.stringify(receipt)).toString('base64url');
+}
+
+/** The issued challenge of an issue outcome; throws the refusal (unknown merchant, unpriced route, bad request_canonical). */
+export function issuedOrThrow(out: IssueOutcome, merchantId: string): Extract<IssueOutcome, { kind: 'issued' }> {
+  switch (out.kind) {
+    case 'merchant_not_found':
+      throw new AppError('merchant_not_found', `merchant ${merchantId} not found`, 'merchant_id');
+    case 'route_not_priced':
+      throw new AppError('route_not_priced', 'the merchant has no price for this route', 'route_canonical');
+    case 'invalid_request_canonical':
+      throw new AppError('invalid_request', 'request_canonical must equal route_canonical or extend it with :suffix segments', 'request_canonical');
+    case 'issued':
+      return out;
+  }
 }
 
 /** Maps a refused verification to its error (every 401 of the machine-payment catalog, 409, 400, 404, 503). */

@@ -3,7 +3,7 @@ import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
 import { EvmAddress } from '../../http/schemas.ts';
 import { parseCredential } from '../payment/credential.ts';
-import { paymentReceiptHeader, verifyError } from './outcomes.ts';
+import { issuedOrThrow, paymentReceiptHeader, verifyError } from './outcomes.ts';
 import { ChallengeBodySchema, ReceiptSchema } from './views.ts';
 
 /**
@@ -39,18 +39,12 @@ export const publicMppPayment = defineRoute({
     const b = req.body;
     reply.header('cache-control', 'no-store');
     const fresh = async (refusal?: AppError) => {
-      const out = await deps.mpp.challenges.issue({ merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical, payerAddr: b.payer_addr });
-      switch (out.kind) {
-        case 'merchant_not_found':
-          throw new AppError('merchant_not_found', `merchant ${b.merchant_id} not found`, 'merchant_id');
-        case 'route_not_priced':
-          throw new AppError('route_not_priced', 'the merchant has no price for this route', 'route_canonical');
-        case 'invalid_request_canonical':
-          throw new AppError('invalid_request', 'request_canonical must equal route_canonical or extend it with :suffix segments', 'request_canonical');
-        case 'issued':
-          reply.status(402).header('www-authenticate', out.wwwAuthenticate);
-          return refusal ? { ...out.body, error: refusal.message, code: refusal.code } : out.body;
-      }
+      const out = issuedOrThrow(
+        await deps.mpp.challenges.issue({ merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical, payerAddr: b.payer_addr }),
+        b.merchant_id,
+      );
+      reply.status(402).header('www-authenticate', out.wwwAuthenticate);
+      return refusal ? { ...out.body, error: refusal.message, code: refusal.code } : out.body;
     };
     const auth = req.raw.headers.authorization;
     if (!auth) return fresh();
