@@ -109,3 +109,86 @@ export async function unfinishedSettlements(q: Queryable, chainId: number, limit
   const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM settlements WHERE chain_id = $1 AND status IN ('pending', 'sent') ORDER BY id LIMIT $2`, [chainId, limit]);
   return rows.map(toRecord);
 }
+
+// ---------------------------------------------------------------- callback registrations
+
+/** A `merchant_callbacks` row: a merchant's callback adapter on one chain. */
+export interface CallbackRow {
+  id: string;
+  merchant_id: string;
+  chain_id: number;
+  callback_contract: `0x${string}`;
+  eip712_name: string;
+  eip712_version: string;
+  created_at: Date;
+  replaced_at: Date | null;
+}
+
+/**
+ * Registers a callback for (merchant, chain), closing the active one in the same transaction
+ * (one active registration per chain; older rows stay, orders point at them).
+ */
+export async function insertCallback(
+  q: Queryable,
+  r: { id: string; merchantId: string; chainId: number; callbackContract: string; eip712Name: string; eip712Version: string },
+): Promise<CallbackRow> {
+  await q.query('UPDATE merchant_callbacks SET replaced_at = now() WHERE merchant_id = $1 AND chain_id = $2 AND replaced_at IS NULL', [r.merchantId, r.chainId]);
+  const { rows } = await q.query<CallbackRow>(
+    `INSERT INTO merchant_callbacks (id, merchant_id, chain_id, callback_contract, eip712_name, eip712_version)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [r.id, r.merchantId, r.chainId, r.callbackContract.toLowerCase(), r.eip712Name, r.eip712Version],
+  );
+  return rows[0]!;
+}
+
+/** The active registrations of a merchant, by chain. */
+export async function listCallbacks(q: Queryable, merchantId: string): Promise<CallbackRow[]> {
+  const { rows } = await q.query<CallbackRow>('SELECT * FROM merchant_callbacks WHERE merchant_id = $1 AND replaced_at IS NULL ORDER BY chain_id', [merchantId]);
+  return rows;
+}
+
+export async function activeCallback(q: Queryable, merchantId: string, chainId: number): Promise<CallbackRow | undefined> {
+  const { rows } = await q.query<CallbackRow>('SELECT * FROM merchant_callbacks WHERE merchant_id = $1 AND chain_id = $2 AND replaced_at IS NULL', [merchantId, chainId]);
+  return rows[0];
+}
+
+export async function getCallback(q: Queryable, id: string): Promise<CallbackRow | undefined> {
+  const { rows } = await q.query<CallbackRow>('SELECT * FROM merchant_callbacks WHERE id = $1', [id]);
+  return rows[0];
+}
+
+// ---------------------------------------------------------------- worker leases
+
+/**
+ * Takes or renews the named lease for `holder` (the conditional upsert of chain/evm/lease.ts,
+ * judged by the database clock); true when `holder` now holds it.
+ */
+export async function acquireWorkerLease(q: Queryable, name: string, holder: string, leaseMs: number): Promise<boolean> {
+  const { rows } = await q.query<{ holder: string }>(
+    `INSERT INTO worker_leases (name, holder, expires_at)
+     VALUES ($1, $2, now() + $3::double precision * interval '1 millisecond')
+     ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+       WHERE worker_leases.expires_at < now() OR worker_leases.holder = EXCLUDED.holder
+     RETURNING holder`,
+    [name, holder, leaseMs],
+  );
+  return rows[0]?.holder === holder;
+}
+
+export async function releaseWorkerLease(q: Queryable, name: string, holder: string): Promise<void> {
+  await q.query('DELETE FROM worker_leases WHERE name = $1 AND holder = $2', [name, holder]);
+}
+
+// ---------------------------------------------------------------- DELEGATE orders
+
+/**
+ * Stores the payer's calldata signature unless one is stored already; returns the stored one
+ * (equal to `signature` when it was stored now or before).
+ */
+export async function storeCalldataSignature(q: Queryable, orderId: string, signature: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ calldata_signature: string }>(
+    'UPDATE orders SET calldata_signature = coalesce(calldata_signature, $2), updated_at = now() WHERE id = $1 RETURNING calldata_signature',
+    [orderId, signature],
+  );
+  return rows[0]?.calldata_signature;
+}
