@@ -18,6 +18,7 @@ import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
+import { startSettlementWorkers } from './settlement/worker.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -83,6 +84,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
+      workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
     }
   } catch (err) {

@@ -32,6 +32,7 @@ import { getOrderProof } from './orders/routes/getOrderProof.ts';
 import { adminListCallbacks } from './settlement/routes/admin_listCallbacks.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
+import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
 import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
@@ -101,6 +102,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminListChains,
   adminRegisterCallback,
   adminListCallbacks,
+  adminRefundOrder,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

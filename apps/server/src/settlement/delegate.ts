@@ -9,6 +9,7 @@ import * as orders from '../orders/repo.ts';
 import { delegateFlowFor, delegateFlowNamed } from './flows/index.ts';
 import * as repo from './repo.ts';
 import { isPayerSignature, signRequestOf } from './sign-request.ts';
+import { SettlementExecutor } from './executor.ts';
 
 /** wire.md: `callback_calldata` is at most 8 KiB. */
 export const MAX_CALLBACK_CALLDATA_BYTES = 8192;
@@ -48,6 +49,11 @@ export type PlanOutcome =
   | { kind: 'plan'; plan: DelegatePlan }
   | { kind: 'refused'; code: 'delegate_not_enabled' | 'callback_not_registered' | 'invalid_request'; message: string; param?: string };
 
+export type RefundOutcome =
+  | { kind: 'refund'; orderId: string; refundTxHash: string }
+  | { kind: 'order_not_found' }
+  | { kind: 'not_refundable'; reason: string };
+
 export type SignatureOutcome =
   | { kind: 'accepted'; orderId: string }
   | { kind: 'order_not_found' }
@@ -67,6 +73,45 @@ export class DelegateService {
     private readonly config: Config,
     private readonly clock: Clock,
   ) {}
+
+  readonly #executors = new Map<number, SettlementExecutor>();
+
+  /**
+   * The one executor of a chain in this process (the worker's and the refund route's: one nonce
+   * lock). Its rows count as `confirmed` at the chain's finality depth, so a confirmed settlement
+   * is a final one.
+   */
+  executorFor(chainId: number): SettlementExecutor | undefined {
+    const chain = this.chain(chainId);
+    if (!chain?.settlementContract || !this.config.settlement) return undefined;
+    let ex = this.#executors.get(chainId);
+    if (!ex) {
+      ex = new SettlementExecutor({ db: this.db, chain: { ...chain, confirmations: Math.max(1, chain.finalityConfirmations) }, signer: this.config.settlement });
+      this.#executors.set(chainId, ex);
+    }
+    return ex;
+  }
+
+  /**
+   * Operator refund of a FAILED DELEGATE order whose payment reached the settlement contract:
+   * records the refund transaction (signed, before it is sent) and broadcasts it; the settlement
+   * worker finishes it after a crash. Idempotent: a second call returns the same transaction.
+   */
+  async refund(orderId: string): Promise<RefundOutcome> {
+    const o = await repo.getDelegateOrder(this.db, orderId);
+    if (!o) return { kind: 'order_not_found' };
+    if (!delegateFlowNamed(o.flow)) return { kind: 'not_refundable', reason: 'only DELEGATE orders are refunded by the gateway' };
+    if (o.status !== 'FAILED') return { kind: 'not_refundable', reason: `order is ${o.status}; only FAILED orders are refundable` };
+    if (o.transfer_id === null) return { kind: 'not_refundable', reason: 'no payment of this order reached the settlement contract' };
+    const ex = this.executorFor(o.chain_id);
+    if (!ex) return { kind: 'not_refundable', reason: `DELEGATE settlement is not set up on chain ${o.chain_id}` };
+    const p = await ex.prepareRefund({ orderId: o.id, payer: o.from_address, token: o.token_contract, amount: BigInt(o.amount_wei) });
+    if (p.kind === 'refused') return { kind: 'not_refundable', reason: `the settlement contract refuses the refund (${p.error})` };
+    await repo.markRefundSent(this.db, o.id, p.record.txHash);
+    // Best effort now; the worker re-broadcasts a pending row on its next tick.
+    if (p.record.status === 'pending') await ex.broadcast(p.record).catch(() => undefined);
+    return { kind: 'refund', orderId: o.id, refundTxHash: p.record.txHash };
+  }
 
   chain(chainId: number): ChainConfig | undefined {
     return this.config.chains.find((c) => c.chainId === chainId);

@@ -192,3 +192,108 @@ export async function storeCalldataSignature(q: Queryable, orderId: string, sign
   );
   return rows[0]?.calldata_signature;
 }
+
+/** A DELEGATE order as the settlement worker needs it. */
+export interface DelegateOrderRow {
+  id: string;
+  merchant_id: string;
+  flow: string;
+  status: 'CHECKOUT_VERIFIED' | 'PAYMENT_CONFIRMED' | 'INVOICED' | 'FAILED' | 'EXPIRED' | 'CANCELLED';
+  chain_id: number;
+  token_contract: `0x${string}`;
+  token_symbol: string;
+  from_address: `0x${string}`;
+  amount_wei: string;
+  expires_at: Date;
+  callback_id: string | null;
+  callback_calldata: string | null;
+  calldata_signature: `0x${string}` | null;
+  transfer_id: number | null;
+  refund_tx_hash: string | null;
+  /** the merchant's wallet for the order's (chain, token): the payee of a plain settlement */
+  wallet: `0x${string}` | null;
+}
+
+const DELEGATE_COLUMNS = `o.id, o.merchant_id, o.flow, o.status, o.chain_id, o.token_contract, o.token_symbol, o.from_address, o.amount_wei, o.expires_at,
+  o.callback_id, o.callback_calldata, o.calldata_signature, o.transfer_id, o.refund_tx_hash,
+  (SELECT mw.address FROM merchant_wallets mw WHERE mw.merchant_id = o.merchant_id AND mw.chain_id = o.chain_id AND mw.token_symbol = o.token_symbol) AS wallet`;
+
+/**
+ * Orders ready to settle from the pool: payment final (`confirmations` ≥ finality), signed when
+ * a signing request was issued, no settlement recorded yet. Oldest first.
+ */
+export async function ordersDueForSettlement(q: Queryable, chainId: number, flows: readonly string[], finality: number, limit: number): Promise<DelegateOrderRow[]> {
+  const { rows } = await q.query<DelegateOrderRow>(
+    `SELECT ${DELEGATE_COLUMNS} FROM orders o
+      WHERE o.chain_id = $1 AND o.flow = ANY($2::text[]) AND o.status = 'PAYMENT_CONFIRMED' AND o.settlement_tx_hash IS NULL
+        AND o.confirmations >= $3 AND (o.callback_calldata IS NULL OR o.calldata_signature IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.chain_id = o.chain_id AND s.order_id = o.id AND s.kind = 'settle')
+      ORDER BY o.created_at LIMIT $4`,
+    [chainId, [...flows], finality, limit],
+  );
+  return rows;
+}
+
+/**
+ * Live orders of a pulling flow with no payment seen yet, signed when needed, not about to
+ * expire (`minExpiry`): candidates for approve-and-pull.
+ */
+export async function ordersToPull(q: Queryable, chainId: number, flows: readonly string[], minExpiry: Date, limit: number): Promise<DelegateOrderRow[]> {
+  const { rows } = await q.query<DelegateOrderRow>(
+    `SELECT ${DELEGATE_COLUMNS} FROM orders o
+      WHERE o.chain_id = $1 AND o.flow = ANY($2::text[]) AND o.status = 'CHECKOUT_VERIFIED' AND o.transfer_id IS NULL AND o.settlement_tx_hash IS NULL
+        AND o.expires_at > $3 AND (o.callback_calldata IS NULL OR o.calldata_signature IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.chain_id = o.chain_id AND s.order_id = o.id AND s.kind = 'settle')
+      ORDER BY o.created_at LIMIT $4`,
+    [chainId, [...flows], minExpiry, limit],
+  );
+  return rows;
+}
+
+/** Paid DELEGATE orders whose signing request is still unsigned at expiry: they fail. */
+export async function unsignedExpiredOrders(q: Queryable, chainId: number, flows: readonly string[], now: Date, limit: number): Promise<DelegateOrderRow[]> {
+  const { rows } = await q.query<DelegateOrderRow>(
+    `SELECT ${DELEGATE_COLUMNS} FROM orders o
+      WHERE o.chain_id = $1 AND o.flow = ANY($2::text[]) AND o.status = 'PAYMENT_CONFIRMED' AND o.settlement_tx_hash IS NULL
+        AND o.callback_calldata IS NOT NULL AND o.calldata_signature IS NULL AND o.expires_at <= $3
+      ORDER BY o.created_at LIMIT $4`,
+    [chainId, [...flows], now, limit],
+  );
+  return rows;
+}
+
+/** Finished settlement rows (confirmed or failed) whose order has not moved yet. */
+export async function finishedUnapplied(q: Queryable, chainId: number, limit: number): Promise<(SettlementRecord & { orderStatus: DelegateOrderRow['status']; callbackId: string | null })[]> {
+  const { rows } = await q.query<Row & { order_status: DelegateOrderRow['status']; callback_id: string | null }>(
+    `SELECT ${COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}, o.status AS order_status, o.callback_id
+       FROM settlements s JOIN orders o ON o.id = s.order_id
+      WHERE s.chain_id = $1 AND s.kind = 'settle' AND s.status IN ('confirmed', 'failed') AND o.status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED')
+      ORDER BY s.id LIMIT $2`,
+    [chainId, limit],
+  );
+  return rows.map((r) => ({ ...toRecord(r), orderStatus: r.order_status, callbackId: r.callback_id }));
+}
+
+/** Records the settlement transaction on its order (no status change: INVOICED comes at finality). */
+export async function markSettlementSent(q: Queryable, orderId: string, txHash: string): Promise<void> {
+  await q.query(
+    `UPDATE orders SET settlement_tx_hash = $2, callback_status = CASE WHEN callback_id IS NOT NULL THEN 'pending' END, updated_at = now() WHERE id = $1`,
+    [orderId, txHash],
+  );
+}
+
+/** Records the refund transaction on its (FAILED) order. */
+export async function markRefundSent(q: Queryable, orderId: string, txHash: string): Promise<void> {
+  await q.query('UPDATE orders SET refund_tx_hash = $2, updated_at = now() WHERE id = $1', [orderId, txHash]);
+}
+
+/** Unfinished executor rows of a chain (the backlog gauge of /metrics). */
+export async function settlementBacklog(q: Queryable): Promise<Map<number, number>> {
+  const { rows } = await q.query<{ chain_id: number; n: number | string }>(`SELECT chain_id, count(*) AS n FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id`);
+  return new Map(rows.map((r) => [Number(r.chain_id), Number(r.n)]));
+}
+
+export async function getDelegateOrder(q: Queryable, orderId: string): Promise<DelegateOrderRow | undefined> {
+  const { rows } = await q.query<DelegateOrderRow>(`SELECT ${DELEGATE_COLUMNS} FROM orders o WHERE o.id = $1`, [orderId]);
+  return rows[0];
+}
