@@ -9,6 +9,7 @@ import { ExampleCreditAdapterArtifact, NO_CALLBACK_DATA, orderIdToBytes32, toSig
 import { mine, transferToken } from '@tollgate/devchain';
 import { createPublicClient, createWalletClient, encodeAbiParameters, erc20Abi, http, pad, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { signCalldataSignRequest, TollgateClient } from '../../../../packages/sdk/src/index.ts';
 import { backends } from '../helpers/db.ts';
 import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
 import type { Creds } from '../helpers/server.ts';
@@ -86,9 +87,12 @@ for (const backend of backends()) {
 
     it('callback with signed calldata: adapter credited on chain, INVOICED with callback_status succeeded; a second settle reverts', async () => {
       const o = await create(withCb, { token_symbol: 'USDC', from_address: payerN(2).address, callback_calldata: CALLDATA });
-      const sig = await privateKeyToAccount(payerN(2).privateKey).signTypedData(toSignableTypedData(o.calldata_sign_request));
-      const s = await st.s.signed(withCb, 'POST', `/api/v1/orders/${o.order_id}/calldata-signature`, { body: { signature: sig } });
-      assert.equal(s.status, 200, s.text);
+      // The merchant SDK's path: sign with a viem account through the SDK helper, submit with the client.
+      const sig = await signCalldataSignRequest(privateKeyToAccount(payerN(2).privateKey), o.calldata_sign_request);
+      assert.equal(sig, await privateKeyToAccount(payerN(2).privateKey).signTypedData(toSignableTypedData(o.calldata_sign_request)));
+      const sdk = new TollgateClient({ baseUrl: st.s.url, apiKey: withCb.apiKey, apiSecret: withCb.apiSecret });
+      const s = await sdk.submitCalldataSignature(o.order_id, sig);
+      assert.equal(s.status, 'ok');
       const adapter = st.setup.adapter!.address;
       const creditsBefore = await client().readContract({ address: adapter, abi: ExampleCreditAdapterArtifact.abi, functionName: 'credits', args: [ACCOUNT, token('USDC')] });
       await pay(2, 'USDC', o.accepts[0].amount);
