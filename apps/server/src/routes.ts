@@ -29,6 +29,18 @@ import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
+import { merchantCreateLink } from './quickpay/routes/merchant_createLink.ts';
+import { merchantCreateProduct } from './quickpay/routes/merchant_createProduct.ts';
+import { merchantGetLink } from './quickpay/routes/merchant_getLink.ts';
+import { merchantGetProduct } from './quickpay/routes/merchant_getProduct.ts';
+import { merchantListLinks } from './quickpay/routes/merchant_listLinks.ts';
+import { merchantListLinkSessions } from './quickpay/routes/merchant_listLinkSessions.ts';
+import { merchantListProducts } from './quickpay/routes/merchant_listProducts.ts';
+import { merchantUpdateLink } from './quickpay/routes/merchant_updateLink.ts';
+import { merchantUpdateProduct } from './quickpay/routes/merchant_updateProduct.ts';
+import { publicCreateQuickPaySession } from './quickpay/routes/public_createSession.ts';
+import { publicGetLink } from './quickpay/routes/public_getLink.ts';
+import { publicGetQuickPaySession } from './quickpay/routes/public_getSession.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
@@ -57,6 +69,16 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   merchantSetRoutePrice,
   merchantListRoutePrices,
   merchantListMppPayments,
+  // merchant API: hosted quick-pay (products, payment links, their sessions)
+  merchantCreateProduct,
+  merchantListProducts,
+  merchantGetProduct,
+  merchantUpdateProduct,
+  merchantCreateLink,
+  merchantListLinks,
+  merchantGetLink,
+  merchantUpdateLink,
+  merchantListLinkSessions,
   // public
   publicGetMerchant,
   // public machine payments (no merchant key; rate-limited per IP)
@@ -68,6 +90,10 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
   publicBindCheckoutSession,
+  // public hosted quick-pay (link ids are public; rate-limited per IP like checkout)
+  publicGetLink,
+  publicCreateQuickPaySession,
+  publicGetQuickPaySession,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,

@@ -117,6 +117,16 @@ export const ERROR_CATALOG = {
   route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
   challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
   transfer_not_found: { status: 400, description: 'The mined transaction holds no matching transfer (token, payer, recipient, amount, time).' },
+
+  // Hosted quick-pay (issue 18): products, payment links, quick-pay sessions
+  product_not_found: { status: 404, description: 'No product with this ID for this merchant.' },
+  link_not_found: { status: 404, description: 'No payment link with this ID.' },
+  link_inactive: { status: 410, description: 'The payment link was deactivated by the merchant; it takes no new payment.' },
+  link_expired: { status: 410, description: 'The payment link is past its expiry; it takes no new payment.' },
+  link_sold_out: { status: 410, description: 'The payment link reached its payment limit or its product is out of stock.' },
+  amount_out_of_range: { status: 400, description: 'The amount of an any-amount payment is below the link minimum or above its maximum.' },
+  idempotency_key_conflict: { status: 409, description: 'The idempotency key was already used for a different quick-pay request on this link.' },
+  quickpay_session_not_found: { status: 404, description: 'No quick-pay session with this ID.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */
