@@ -39,7 +39,9 @@ import { merchantListProducts } from './quickpay/routes/merchant_listProducts.ts
 import { merchantUpdateLink } from './quickpay/routes/merchant_updateLink.ts';
 import { merchantUpdateProduct } from './quickpay/routes/merchant_updateProduct.ts';
 import { publicCreateQuickPaySession } from './quickpay/routes/public_createSession.ts';
+import { publicGetAgentMd } from './quickpay/routes/public_getAgentMd.ts';
 import { publicGetLink } from './quickpay/routes/public_getLink.ts';
+import { publicGetManifest } from './quickpay/routes/public_getManifest.ts';
 import { publicGetQuickPaySession } from './quickpay/routes/public_getSession.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
@@ -94,6 +96,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetLink,
   publicCreateQuickPaySession,
   publicGetQuickPaySession,
+  publicGetManifest,
+  publicGetAgentMd,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,
