@@ -29,6 +29,11 @@ import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
+import { adminCreateLink } from './quickpay/routes/admin_createLink.ts';
+import { adminCreateProduct } from './quickpay/routes/admin_createProduct.ts';
+import { adminDeactivateLink } from './quickpay/routes/admin_deactivateLink.ts';
+import { adminListLinks } from './quickpay/routes/admin_listLinks.ts';
+import { adminListLinkSessions } from './quickpay/routes/admin_listLinkSessions.ts';
 import { merchantCreateLink } from './quickpay/routes/merchant_createLink.ts';
 import { merchantCreateProduct } from './quickpay/routes/merchant_createProduct.ts';
 import { merchantGetLink } from './quickpay/routes/merchant_getLink.ts';
@@ -123,6 +128,12 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRedeliver,
   adminRedeliverSince,
   adminListEvents,
+  // operator: hosted quick-pay
+  adminCreateProduct,
+  adminCreateLink,
+  adminListLinks,
+  adminDeactivateLink,
+  adminListLinkSessions,
   // operator: chains and DELEGATE settlement
   adminListChains,
 ];

@@ -51,6 +51,7 @@ export class QuickPayService {
   async createProduct(merchantId: string, body: ProductBody): Promise<{ kind: 'ok'; product: repo.ProductRow } | Refused> {
     const d = draftProduct(body);
     if (isRefusal(d)) return refused(d.code, d.message, d.param);
+    if (!(await this.deps.merchants.getMerchant(merchantId))) return refused('merchant_not_found', 'merchant not found', 'merchant_id');
     return { kind: 'ok', product: await repo.insertProduct(this.deps.db, newId('prd'), merchantId, d) };
   }
 

@@ -77,8 +77,10 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { challenge_id: ids.challenge_id, tx_hash: `0x${'ab'.repeat(32)}`, payer_addr: PAYER, mac: ids.challenge_mac } };
     case 'POST /api/v1/products':
     case 'POST /api/v1/products/:product_id':
+    case 'POST /admin/v1/merchants/:merchant_id/products':
       return { path, body: { name: SENTINELS.item, description: SENTINELS.publicNote, price: '1.00' } };
     case 'POST /api/v1/payment-links':
+    case 'POST /admin/v1/merchants/:merchant_id/payment-links':
       return { path, body: { product_id: ids.product_id } };
     case 'POST /api/v1/payment-links/:link_id':
       return { path, body: { active: true } };
