@@ -17,6 +17,7 @@ import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
+import { settleSummedPayments } from './quickpay/partial.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -82,6 +83,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
+      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
+      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
     }
   } catch (err) {
     unobserve();

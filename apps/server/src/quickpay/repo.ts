@@ -277,3 +277,23 @@ export async function markCompleted(q: Queryable, id: string, orderId: string, m
 }
 
 export type { LinkOption };
+
+/**
+ * Crypto sessions whose order is not paid by one transfer but whose recorded, not yet accepted
+ * short payments (underpaid, late; not orphaned) add up to its amount: the partial-payment
+ * worker's batch (quickpay/partial.ts re-checks each under the order's lock). Sessions older
+ * than `since` are left alone: attribution records late payments for 7 days only.
+ */
+export async function listSummableSessions(q: Queryable, since: Date, limit: number): Promise<{ session_id: string; order_id: string; merchant_id: string }[]> {
+  const { rows } = await q.query<{ session_id: string; order_id: string; merchant_id: string }>(
+    `SELECT s.id AS session_id, o.id AS order_id, o.merchant_id
+     FROM quickpay_sessions s JOIN orders o ON o.id = s.order_id
+     WHERE s.completed_at IS NULL AND s.rail = 'crypto' AND s.created_at > $1
+       AND o.transfer_id IS NULL AND o.status IN ('CHECKOUT_VERIFIED', 'EXPIRED', 'CANCELLED')
+       AND (SELECT coalesce(sum(t.amount_wei), 0) FROM chain_transfers t
+            WHERE t.order_id = o.id AND t.match_status IN ('late', 'underpaid') AND t.orphaned_at IS NULL AND t.accepted_at IS NULL) >= o.amount_wei
+     ORDER BY s.created_at LIMIT $2`,
+    [since, limit],
+  );
+  return rows;
+}

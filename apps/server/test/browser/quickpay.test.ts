@@ -82,7 +82,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.equal(await page.locator('#link-h').textContent(), 'House blend, 250 g');
     assert.equal(await page.locator('#price').textContent(), '9.75 USDC');
     assert.ok(await page.locator('img.product-image').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'product image loaded');
-    assert.equal(await page.getByRole('radio', { name: /Stablecoin/ }).isChecked(), true);
+    assert.equal(await page.getByRole('radio', { name: /Crypto wallet/ }).isChecked(), true);
     await page.getByRole('radio', { name: /^USDT on/ }).check();
     assert.equal(await page.locator('#price').textContent(), '9.75 USDT');
     await page.getByRole('radio', { name: /^USDC on/ }).check();

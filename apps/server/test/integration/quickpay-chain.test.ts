@@ -101,5 +101,32 @@ for (const backend of backends()) {
       const [ev] = await events(r.body.session_id);
       assert.deepEqual([ev!.payload.amount_paid, ev!.payload.memo, ev!.payload.line_items[0].name], ['3.141592', 'tip', 'Payment']);
     });
+
+    it('a session paid in two transfers completes when the total is reached (short payments summed)', async () => {
+      const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!;
+      const payer = dev.payers[2]!;
+      const p = await s.signed(m, 'POST', '/api/v1/products', { body: { name: 'Chair', price: '10' } });
+      const l = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { product_id: p.body.product_id } });
+      const r = await s.request('POST', `/quickpay/v1/links/${l.body.link_id}/sessions`, { body: { chain_id: dev.chainId, token_symbol: 'USDC', from_address: payer.address } });
+      assert.equal(r.status, 200, r.text);
+      const pay = (amount: bigint) => transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: payer.privateKey, token: usdc.address, to: r.body.terms.pay_to_address as Hex, amount });
+      const first = await pay(4_000_000n);
+      await mine(dev.rpcUrl, 5);
+      // One short transfer is recorded against the session's order and pays nothing on its own.
+      const recorded = await waitFor('underpaid recorded', () => s.signed(m, 'GET', `/api/v1/orders/${r.body.terms.order_id}`).then((x) => x.body), (o) => o.observed_transfers?.length === 1);
+      assert.deepEqual([recorded.status, recorded.observed_transfers[0].kind, recorded.observed_transfers[0].tx_hash], ['CHECKOUT_VERIFIED', 'underpaid', first]);
+      await new Promise((res) => setTimeout(res, 2500)); // a worker tick: still short
+      assert.equal((await status(r.body.session_id)).status, 'OPEN');
+      const second = await pay(6_000_000n);
+      await mine(dev.rpcUrl, 5);
+      const done = await waitFor('summed', () => status(r.body.session_id), (v) => v.status === 'PAYMENT_CONFIRMED');
+      assert.deepEqual([done.order_status, done.tx_hash, done.amount_paid_wei], ['INVOICED', second, '10000000']);
+      await new Promise((res) => setTimeout(res, 2500));
+      const ev = await events(r.body.session_id);
+      assert.equal(ev.length, 1, 'completed once');
+      assert.deepEqual([ev[0]!.payload.amount_paid, ev[0]!.payload.tx_hash], ['10', second]);
+      const audit = (await s.db.query<{ trigger: string; detail: any }>(`SELECT trigger, detail FROM order_transitions WHERE order_id = $1 AND to_status = 'INVOICED'`, [r.body.terms.order_id])).rows;
+      assert.deepEqual(audit.map((a) => [a.trigger, a.detail.summed.map((x: any) => [x.tx_hash, x.amount_wei])]), [['accept', [[first, '4000000'], [second, '6000000']]]]);
+    });
   });
 }

@@ -10,7 +10,7 @@ import { copyButton } from './copy.ts';
 import { h } from './dom.ts';
 import { qrSvg } from './qr.ts';
 
-const RAIL_LABEL: Record<string, string> = { crypto: 'Stablecoin (USDC, USDT)', card: 'Card' };
+const RAIL_LABEL: Record<string, string> = { crypto: 'Crypto wallet (stablecoin transfer)', card: 'Card' };
 
 /** "12.50 USDC" for a fixed price; undefined for an any-amount link. */
 export const priceOf = (o: QuickPayOption) => (o.amount_wei ? `${formatUnits(o.amount_wei, o.decimals)} ${o.token_symbol}` : undefined);

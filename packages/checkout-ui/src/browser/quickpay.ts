@@ -283,6 +283,8 @@ async function boot() {
   document.title = link.product ? `${link.product.name} · ${link.merchant.name}` : `Pay ${link.merchant.name}`;
   ui = shell({ merchant: link.merchant, line_items: [] } as unknown as Parameters<typeof shell>[0], location.origin);
   ui.root.querySelector('.summary')?.remove();
+  const eyebrow = ui.root.querySelector('.eyebrow');
+  if (eyebrow) eyebrow.textContent = 'Payment link';
   ui.root.querySelector('.foot')?.prepend(shareBlock(link, say));
   replace(mount, ui.root);
   discoverWallets(window as unknown as Parameters<typeof discoverWallets>[0], (list) => {

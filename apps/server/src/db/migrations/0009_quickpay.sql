@@ -73,3 +73,5 @@ CREATE UNIQUE INDEX quickpay_sessions_idempotency_key ON quickpay_sessions (link
 CREATE UNIQUE INDEX quickpay_sessions_order_key ON quickpay_sessions (order_id) WHERE order_id IS NOT NULL;
 CREATE INDEX quickpay_sessions_link_idx ON quickpay_sessions (link_id, created_at);
 CREATE INDEX quickpay_sessions_product_idx ON quickpay_sessions (product_id) WHERE product_id IS NOT NULL;
+-- The partial-payment worker reads the sessions that are not completed yet (recent ones).
+CREATE INDEX quickpay_sessions_open_idx ON quickpay_sessions (created_at) WHERE completed_at IS NULL;
