@@ -19,6 +19,7 @@ import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
 import { startSettlementWorkers } from './settlement/worker.ts';
+import { settleSummedPayments } from './quickpay/partial.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -86,6 +87,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
+      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
+      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
     }
   } catch (err) {
     unobserve();

@@ -4,6 +4,7 @@ import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
 import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegate.ts';
+import { LINK_COMMANDS, LINK_USAGE, runLinkCommand } from './links.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
@@ -20,6 +21,7 @@ const USAGE = `usage: tollgate <command> [options]
   merchant set-tolerance ID --bps N         under-payment tolerance, basis points of the amount (0–1000)
 ${WEBHOOK_USAGE}
 ${MPP_USAGE}
+${LINK_USAGE}
 ${CHAINS_USAGE}
 ${DELEGATE_USAGE}
 
@@ -33,6 +35,7 @@ async function main(argv: string[]): Promise<void> {
   if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   if (CHAINS_COMMANDS.includes(argv[0] ?? '')) return runChainsCommand(argv);
   if (isDelegateCommand(argv)) return runDelegateCommand(argv);
+  if (LINK_COMMANDS.includes(argv[0] ?? '')) return runLinkCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,
