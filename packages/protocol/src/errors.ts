@@ -117,6 +117,12 @@ export const ERROR_CATALOG = {
   route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
   challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
   transfer_not_found: { status: 400, description: 'The mined transaction holds no matching transfer (token, payer, recipient, amount, time).' },
+  // merchant portal (docs/portal.md)
+  login_failed: { status: 401, description: 'The email and password (or the admin token) do not match; the message does not say which.' },
+  portal_session_required: { status: 401, description: 'No portal session: the session cookie is missing, expired or signed out; sign in again.' },
+  csrf_token_invalid: { status: 403, description: 'An unsafe portal request without the session\'s `X-CSRF-Token` header, or with a wrong one.' },
+  invitation_not_usable: { status: 410, description: 'The invitation link is unknown, expired or already used; ask the owner for a new one.' },
+  portal_user_exists: { status: 409, description: 'A portal user with this email already exists.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

@@ -140,6 +140,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
         securitySchemes: {
           merchantHmac: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-Timestamp, X-Nonce and X-Sign (HMAC-SHA256 of the canonical request string, see docs/authentication.md)' },
           adminBearer: { type: 'http', scheme: 'bearer' },
+          portalSession: { type: 'apiKey', in: 'cookie', name: 'tollgate_portal', description: 'portal session cookie (`__Host-tollgate_portal` over https) set by POST /portal/api/login; unsafe methods also need the `X-CSRF-Token` header (docs/portal.md)' },
         },
       },
     },

@@ -81,6 +81,11 @@ const ADDED: Record<string, number> = {
   zero_from_address: 400,
   no_payment_to_accept: 409,
   payment_not_final: 409,
+  login_failed: 401,
+  portal_session_required: 401,
+  csrf_token_invalid: 403,
+  invitation_not_usable: 410,
+  portal_user_exists: 409,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {
