@@ -9,6 +9,7 @@ import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClas
 import { installObservability } from './observability.ts';
 import { installBodyStallGuard, onClientError } from './transport.ts';
 import { registerHostedPages } from '../hosted/routes.ts';
+import { registerPortalPages } from '../portal/pages.ts';
 
 /**
  * The URL as logged. Checkout ids are bearer capabilities (never in a log line), and a query string
@@ -157,6 +158,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   }
   installObservability(app, deps, opts.metricsRegistry);
   await registerHostedPages(app, deps);
+  await registerPortalPages(app, deps);
   registerRoutes(app, routes, deps, limits);
   return app;
 }
