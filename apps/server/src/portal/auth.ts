@@ -126,6 +126,11 @@ export class PortalAuth {
     });
   }
 
+  /** Sets a user's password (dev profile: its password file was recreated). */
+  async resetPassword(email: string, password: string): Promise<boolean> {
+    return repo.setPasswordHash(this.db, normalizeEmail(email), await hashPassword(password));
+  }
+
   /** A single-use invitation link, shown once (only its hash is stored). */
   async invite(input: { merchantId: string; email: string; role: repo.UserRole; invitedBy: string | null }): Promise<{ kind: 'invited'; url: string; expiresAt: Date } | { kind: 'exists' }> {
     const email = normalizeEmail(input.email);

@@ -36,6 +36,11 @@ export async function insertUser(q: Queryable, u: { id: string; merchantId: stri
   return rowCount === 1;
 }
 
+export async function setPasswordHash(q: Queryable, email: string, passwordHash: string): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE portal_users SET password_hash = $2 WHERE email = $1', [email, passwordHash]);
+  return rowCount === 1;
+}
+
 export async function findUserByEmail(q: Queryable, email: string): Promise<UserRow | undefined> {
   const { rows } = await q.query<UserRow>('SELECT * FROM portal_users WHERE email = $1', [email]);
   return rows[0];

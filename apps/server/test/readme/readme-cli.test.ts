@@ -46,7 +46,7 @@ describe('README admin CLI table and config example', () => {
       'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
       'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
       'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
-      'tollgate chains',
+      'tollgate chains', 'tollgate portal add-user',
     ]);
     const fill = (c: string, key = '') =>
       c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
@@ -79,6 +79,11 @@ describe('README admin CLI table and config example', () => {
     assert.match(await run(fill(listCmd!)), /1000000/);
     assert.match(await run(fill(cmds[9]!)), /kid/);
     assert.match(await run(cmds[10]!), /31337/);
+    const user = await run(fill(cmds[11]!).replace('EMAIL', 'owner@cli-shop.example'));
+    const password = /password: (\S+)/.exec(user)?.[1];
+    assert.ok(password, user);
+    const login = await fetch(`${server.url}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@cli-shop.example', password }) });
+    assert.equal(login.status, 200, 'the printed password signs in');
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
