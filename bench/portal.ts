@@ -22,7 +22,7 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? 100);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 /** Orders spread over 359 days (one every 31 s), statuses and two tokens in fixed proportions. */
-function fillSql(prefix: string, count: number) {
+function fillSql(prefix: string, first: number, count: number) {
   return `INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
       from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, tx_hash, log_index, block_number, paid_amount_wei, created_at, updated_at)
     SELECT '${prefix}' || lpad(g::text, 9, '0'), $1, 'dapp-' || g, 'DIRECT', 31337, 31337,
@@ -34,7 +34,7 @@ function fillSql(prefix: string, count: number) {
       CASE WHEN g % 7 IN (0, 1, 2, 5) THEN 0 END, CASE WHEN g % 7 IN (0, 1, 2, 5) THEN 1000 + g END,
       CASE WHEN g % 7 IN (0, 1, 2, 5) THEN 1000000 + g END,
       now() - g * interval '31 seconds', now()
-    FROM generate_series(1, ${count}) g`;
+    FROM generate_series(${first}, ${first + count - 1}) g`;
 }
 
 function rssKb(pid: number): number {
@@ -52,9 +52,9 @@ async function main() {
     await c.connect();
     let t = Date.now();
     for (let done = 0; done < N; done += 250_000) {
-      await c.query(fillSql(`ord_b${done / 250_000}_`, Math.min(250_000, N - done)).replace("'dapp-' || g", `'dapp-${done}-' || g`), [m.merchantId]);
+      await c.query(fillSql('ord_b', done + 1, Math.min(250_000, N - done)), [m.merchantId]);
     }
-    await c.query(fillSql('ord_o', Math.round(N / 10)), [other.merchantId]);
+    await c.query(fillSql('ord_o', 1, Math.round(N / 10)), [other.merchantId]);
     await c.query('ANALYZE orders');
     console.log(`filled ${N} + ${Math.round(N / 10)} orders in ${((Date.now() - t) / 1000).toFixed(0)} s`);
     const { rows: [sample] } = await c.query(`SELECT tx_hash, from_address, dapp_order_id FROM orders WHERE merchant_id = $1 AND tx_hash IS NOT NULL ORDER BY created_at LIMIT 1 OFFSET ${Math.floor(N / 3)}`, [m.merchantId]);

@@ -115,6 +115,12 @@ export class PortalAuth {
     await repo.deleteSession(this.db, sha256(sessionId));
   }
 
+  /** Deletes expired sessions and finished throttling windows (a worker runs it every 10 minutes). */
+  async pruneExpired(): Promise<number> {
+    const now = this.now();
+    return (await repo.pruneSessions(this.db, now)) + (await repo.pruneLoginFailures(this.db, new Date(now.getTime() - THROTTLE_WINDOW_SECONDS * 1000)));
+  }
+
   /** Creates a user directly (CLI `tollgate portal user add`, the dev profile). */
   async createUser(input: { merchantId: string; email: string; password: string; role: repo.UserRole }): Promise<{ kind: 'created'; userId: string } | { kind: 'merchant_not_found' } | { kind: 'exists' }> {
     const passwordHash = await hashPassword(input.password);

@@ -149,6 +149,12 @@ export async function clearLoginFailures(q: Queryable, key: string): Promise<voi
   await q.query('DELETE FROM portal_login_failures WHERE key = $1', [key]);
 }
 
+/** Failure windows that ended before `before` count nothing any more. */
+export async function pruneLoginFailures(q: Queryable, before: Date): Promise<number> {
+  const { rowCount } = await q.query('DELETE FROM portal_login_failures WHERE window_start < $1', [before]);
+  return rowCount;
+}
+
 export async function listMerchants(q: Queryable): Promise<{ id: string; name: string; created_at: Date }[]> {
   const { rows } = await q.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM merchants ORDER BY created_at, id LIMIT 1000');
   return rows;

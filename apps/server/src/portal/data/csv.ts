@@ -28,11 +28,11 @@ export const ORDER_COLUMNS = [
 
 const iso = (d: Date | null) => (d ? d.toISOString() : '');
 
-/** Line items as `name x quantity @ amount; …` (amounts as the session stored them, decimal strings). */
+/** Line items as `name x quantity @ amount; …` (amounts as the session stored them, decimal strings; items without one have no `@`). */
 function lineItems(v: unknown): string {
   if (!Array.isArray(v) || v.length === 0) return '';
   return v
-    .map((i: { name?: unknown; quantity?: unknown; amount?: unknown }) => `${String(i.name ?? '')} x ${String(i.quantity ?? 1)} @ ${String(i.amount ?? '')}`)
+    .map((i: { name?: unknown; quantity?: unknown; amount?: unknown }) => `${String(i.name ?? '')} x ${String(i.quantity ?? 1)}${i.amount === undefined ? '' : ` @ ${String(i.amount)}`}`)
     .join('; ');
 }
 
