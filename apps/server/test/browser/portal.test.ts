@@ -83,9 +83,10 @@ for (const backend of backends()) {
       await page.getByLabel('Search').fill(TX);
       await page.keyboard.press('Enter');
       await page.waitForURL(/q=0x/);
+      // The list re-renders when the search answer arrives: wait for it, then exactly the paid order.
+      await page.waitForFunction(() => document.querySelectorAll('a[href^="#/orders/ord_"]').length === 1);
       const link = page.getByRole('link', { name: orders[1]! });
       await link.waitFor();
-      assert.equal(await page.getByRole('link', { name: /^ord_/ }).count(), 1, 'exactly the paid order');
       await clean(page, watch, 'orders');
       await link.click();
       await page.getByRole('heading', { name: `Order ${orders[1]}` }).waitFor();
