@@ -49,7 +49,7 @@ export async function settingsPage(session: Session): Promise<HTMLElement> {
   const out = h('div', {});
   const owner = session.role === 'owner' || session.role === 'operator';
   const name = h('input', { name: 'name', value: s.name, required: true, maxlength: '200', ...(owner ? {} : { readonly: true }) });
-  const logo = h('input', { name: 'logo_url', type: 'url', value: s.logo_url ?? '', placeholder: 'https://…', ...(owner ? {} : { readonly: true }) });
+  const logo = h('input', { name: 'logo_url', type: 'url', value: s.logo_url ?? '', placeholder: 'https://shop.example/logo.svg', ...(owner ? {} : { readonly: true }) });
   return page(
     'Settings',
     out,

@@ -92,7 +92,11 @@ export async function ordersPage(params: URLSearchParams): Promise<HTMLElement> 
       for (const el of [q, status, flow, chain, token, from, to]) if (el.value.trim()) p.set(el.name, el.value.trim());
       location.hash = `#/orders?${p}`;
     } },
-    field('Search', q), field('Status', status), field('Flow', flow), field('Chain id', chain), field('Token', token), field('Created from', from), field('Created before', to),
+    field('Search', q), field('Status', status),
+    // The rarer filters fold away (a 375-px screen shows the list without scrolling past them).
+    h('details', { class: 'more', ...(['flow', 'chain_id', 'token', 'from', 'to'].some((k) => params.get(k)) ? { open: true } : {}) },
+      h('summary', {}, 'More filters'),
+      h('div', { class: 'inline' }, field('Flow', flow), field('Chain id', chain), field('Token', token), field('Created from', from), field('Created before', to))),
     h('button', { type: 'submit', class: 'primary' }, 'Search'),
   );
   const filters: Record<string, string | undefined> = {};
