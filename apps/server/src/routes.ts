@@ -41,6 +41,8 @@ import { adminRedeliverSince } from './webhooks/routes/admin_redeliverSince.ts';
 import { adminRotateWebhookSecret } from './webhooks/routes/admin_rotateWebhookSecret.ts';
 import { adminTriggerWebhookEvent } from './webhooks/routes/admin_triggerWebhookEvent.ts';
 import { adminCreatePortalUser } from './portal/routes/admin_createPortalUser.ts';
+import { portalListCheckoutSessions } from './portal/routes/listCheckoutSessions.ts';
+import { portalSetReturnUrls } from './portal/routes/setReturnUrls.ts';
 import { portalLogin } from './portal/routes/public_login.ts';
 import { portalOperatorLogin } from './portal/routes/public_operatorLogin.ts';
 import { portalAcceptInvitation } from './portal/routes/public_acceptInvitation.ts';
@@ -150,6 +152,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalGetFees,
   portalGetSettings,
   portalUpdateSettings,
+  portalSetReturnUrls,
+  portalListCheckoutSessions,
   portalListTeam,
   portalInvite,
   portalDisableUser,

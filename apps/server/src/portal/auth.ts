@@ -96,8 +96,10 @@ export class PortalAuth {
   /** The operator signs in with the admin token (ADMIN_TOKEN); throttled per address like users. */
   async operatorLogin(input: { adminToken: string; ip: string; presented?: string | undefined }): Promise<LoginOutcome | { kind: 'disabled' }> {
     if (!this.config.adminToken) return { kind: 'disabled' };
-    const keys = { ip: `ip:${input.ip}`, acct: 'acct:operator' };
-    const wait = await this.throttled({ ip: keys.ip });
+    // Per address only: an account lock on the one operator credential would let anyone lock the
+    // operator out with five wrong guesses.
+    const keys = { ip: `ip:${input.ip}` };
+    const wait = await this.throttled(keys);
     if (wait > 0) return { kind: 'throttled', retryAfterSeconds: wait };
     const ok = timingSafeEqual(Buffer.from(sha256(input.adminToken)), Buffer.from(sha256(this.config.adminToken)));
     if (!ok) {

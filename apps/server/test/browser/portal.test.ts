@@ -91,6 +91,7 @@ for (const backend of backends()) {
       await link.click();
       await page.getByRole('heading', { name: `Order ${orders[1]}` }).waitFor();
       await clean(page, watch, 'order detail');
+      await screenshot(page, 'portal-order-desktop');
 
       // redeliver the failed webhook
       await page.goto(`${server.url}/portal/#/webhooks`);
@@ -132,6 +133,18 @@ for (const backend of backends()) {
         assert.equal(row.amount, (Number(db[i]!.amount_wei) / 1e6).toString());
         assert.equal(row.tx_hash, db[i]!.tx_hash ?? '');
       });
+
+      // checkout sessions page, and the return-URL allowlist edited by the owner
+      await page.getByRole('link', { name: 'Checkout' }).click();
+      await page.getByRole('heading', { name: 'Checkout sessions' }).waitFor();
+      await clean(page, watch, 'checkout sessions');
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.getByLabel('Allowed success/cancel URLs, one per line').fill('https://acme.example/thanks\nhttps://acme.example/cart');
+      await page.getByRole('button', { name: 'Save return URLs' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved 2 return URL(s).' }).waitFor();
+      await clean(page, watch, 'settings');
+      const { rows: [merchant] } = await server.db.query<{ return_urls: string[] }>('SELECT return_urls FROM merchants WHERE id = $1', [a.merchantId]);
+      assert.deepEqual(merchant!.return_urls, ['https://acme.example/thanks', 'https://acme.example/cart']);
 
       // another merchant's order id: not found
       await page.goto(`${server.url}/portal/#/orders/${orderB}`);

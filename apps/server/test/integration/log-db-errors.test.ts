@@ -99,6 +99,8 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { url: SENTINELS.hookUrl, events: ['order.invoiced'] } };
     case 'POST /portal/api/webhooks/test-event':
       return { path, body: { event: 'order.invoiced' } };
+    case 'PUT /portal/api/settings/return-urls':
+      return { path, body: { return_urls: [SENTINELS.returnUrl] } };
     case 'PUT /portal/api/settings':
       return { path, body: { name: SENTINELS.merchantName, logo_url: null } };
     case 'POST /portal/api/team/invitations':

@@ -5,13 +5,13 @@ import { h, replace } from './dom.ts';
 import { message } from './ui.ts';
 import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
 import { exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
-import { orderPage, ordersPage, overviewPage } from './pages-orders.ts';
+import { checkoutPage, orderPage, ordersPage, overviewPage } from './pages-orders.ts';
 
 const app = document.getElementById('app')!;
 let session: Session | undefined;
 
 const NAV: [string, string, Session['role']][] = [
-  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
+  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
   ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
 ];
 
@@ -57,6 +57,7 @@ async function route(): Promise<void> {
   try {
     switch (name) {
       case 'orders': content = arg ? await orderPage(decodeURIComponent(arg), s) : await ordersPage(new URLSearchParams(query)); break;
+      case 'checkout': content = await checkoutPage(new URLSearchParams(query)); break;
       case 'webhooks': content = await webhooksPage(s); break;
       case 'keys': content = await keysPage(s); break;
       case 'fees': content = await feesPage(); break;

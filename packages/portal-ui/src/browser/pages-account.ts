@@ -66,8 +66,24 @@ export async function settingsPage(session: Session): Promise<HTMLElement> {
     h('dl', { class: 'facts' }, h('dt', {}, 'Merchant id'), h('dd', {}, s.merchant_id), h('dt', {}, 'Mode'), h('dd', {}, s.receive_type)),
     table('Wallets', ['Chain', 'Token', 'Address'], s.wallets.map((w: any) => [String(w.chain_id), w.token_symbol, w.address])),
     h('h2', {}, 'Return URLs'),
-    s.return_urls.length ? h('ul', {}, s.return_urls.map((u: string) => h('li', {}, u))) : h('p', {}, 'None: the hosted checkout accepts no success/cancel URL.'),
+    owner ? returnUrlsForm(s.return_urls) : s.return_urls.length ? h('ul', {}, s.return_urls.map((u: string) => h('li', {}, u))) : h('p', {}, 'None: the hosted checkout accepts no success/cancel URL.'),
   );
+}
+
+/** The return-URL allowlist, one URL per line (owner). */
+function returnUrlsForm(urls: string[]): HTMLElement {
+  const out = h('div', {});
+  const area = h('textarea', { name: 'return_urls', rows: '5', spellcheck: 'false' }, urls.join('\n'));
+  return h('form', { class: 'card', onsubmit: async (e: Event) => {
+    e.preventDefault();
+    try {
+      const list = area.value.split('\n').map((l) => l.trim()).filter(Boolean);
+      const r = await api('PUT', 'settings/return-urls', { return_urls: list });
+      out.replaceChildren(message(`Saved ${r.return_urls.length} return URL(s).`));
+    } catch (err) {
+      out.replaceChildren(message((err as Error).message, 'error'));
+    }
+  } }, out, field('Allowed success/cancel URLs, one per line', area, 'origin + path prefix; no query or fragment'), h('button', { type: 'submit' }, 'Save return URLs'));
 }
 
 export async function teamPage(): Promise<HTMLElement> {

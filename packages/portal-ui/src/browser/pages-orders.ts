@@ -133,7 +133,7 @@ export async function orderPage(id: string, session: Session): Promise<HTMLEleme
       : h('p', {}, 'No webhook deliveries for this order.'));
   renderDeliveries(d.deliveries);
   const facts: [string, string | Node][] = [
-    ['Status', o.status], ['dapp_order_id', o.dapp_order_id], ['Amount', `${o.amount_wei} (smallest unit), ${o.token_symbol}, ${d.decimals} decimals`], ['Fee', `${d.fee} (fee units)`],
+    ['Status', o.status], ['dapp_order_id', o.dapp_order_id], ['Amount', `${d.amount} ${o.token_symbol} (${o.amount_wei} in the smallest unit, ${d.decimals} decimals)`], ['Fee', d.fee],
     ['Flow', o.flow], ['Chain', String(o.chain_id)], ['Payer', o.from_address], ['Pay to', o.pay_to_address], ['Created', fmtTime(o.created_at)],
     ['Transaction', o.tx_hash ? (d.explorer_url ? h('a', { href: d.explorer_url, rel: 'noopener noreferrer', target: '_blank' }, o.tx_hash) : o.tx_hash) : '—'],
   ];
@@ -151,5 +151,21 @@ export async function orderPage(id: string, session: Session): Promise<HTMLEleme
     h('h2', {}, 'Webhook deliveries'),
     out,
     deliveries,
+  );
+}
+
+export async function checkoutPage(params: URLSearchParams): Promise<HTMLElement> {
+  const before = params.get('before') ?? undefined;
+  const r = await api<any>('GET', `checkout-sessions${qs({ before })}`);
+  return page(
+    'Checkout sessions',
+    h('p', {}, 'Hosted checkout sessions your server created, newest first.'),
+    r.sessions.length
+      ? table('Checkout sessions', ['Session', 'Status', 'Price', 'Reference', 'Order', 'Return URL', 'Created'], r.sessions.map((s: any) => [
+          short(s.checkout_id, 8), s.status, s.price ?? s.fiat ?? '—', s.client_reference_id ?? '—',
+          s.order_id ? h('a', { href: `#/orders/${encodeURIComponent(s.order_id)}` }, s.order_id) : '—', s.success_url ?? '—', fmtTime(s.created_at),
+        ]))
+      : h('p', { role: 'status' }, 'No checkout sessions yet.'),
+    h('nav', { 'aria-label': 'Pages', class: 'pager' }, before ? h('a', { href: '#/checkout' }, 'First page') : null, r.next ? h('a', { href: `#/checkout?before=${encodeURIComponent(r.next)}`, rel: 'next' }, 'Next page') : null),
   );
 }

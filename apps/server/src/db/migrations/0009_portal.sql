@@ -62,3 +62,7 @@ CREATE INDEX orders_merchant_created_idx ON orders (merchant_id, created_at DESC
 CREATE INDEX orders_merchant_payer_idx ON orders (merchant_id, from_address, created_at DESC);
 -- Search by transaction hash: partial, so creating an order (no tx yet) writes nothing here.
 CREATE INDEX orders_tx_hash_idx ON orders (tx_hash) WHERE tx_hash IS NOT NULL;
+
+-- The checkout sessions page of one merchant, newest first (paid when a session is created, not
+-- on the order path).
+CREATE INDEX checkout_sessions_merchant_created_idx ON checkout_sessions (merchant_id, created_at DESC, id DESC);

@@ -163,3 +163,30 @@ export async function exportPage(q: Queryable, merchantId: string, a: { from: Da
   );
   return rows;
 }
+
+export interface SessionListRow {
+  id: string;
+  status: string;
+  price: string | null;
+  fiat_currency: string | null;
+  fiat_amount: string | null;
+  client_reference_id: string | null;
+  order_id: string | null;
+  success_url: string | null;
+  cancel_url: string | null;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/** A merchant's checkout sessions, newest first, paged by (created_at, id) of the last one. */
+export async function listCheckoutSessions(q: Queryable, merchantId: string, before: string | undefined, limit: number): Promise<SessionListRow[]> {
+  const { rows } = await q.query<SessionListRow>(
+    `SELECT s.id, s.status, s.price, s.fiat_currency, s.fiat_amount, s.client_reference_id, s.order_id, s.success_url, s.cancel_url, s.expires_at, s.created_at
+       FROM checkout_sessions s
+      WHERE s.merchant_id = $1
+        AND ($2::text IS NULL OR (s.created_at, s.id) < (SELECT b.created_at, b.id FROM checkout_sessions b WHERE b.id = $2 AND b.merchant_id = $1))
+      ORDER BY s.created_at DESC, s.id DESC LIMIT $3`,
+    [merchantId, before ?? null, limit],
+  );
+  return rows;
+}

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { formatUnits } from '@tollgate/protocol';
 import { defineRoute } from '../../http/route.ts';
+import { FEE_DECIMALS } from '../../config/load.ts';
 import { AppError } from '../../http/errors.ts';
 import { OrderStatusRecordSchema } from '../../orders/views.ts';
 import { DeliverySchema, deliveryView } from '../../webhooks/routes/views.ts';
@@ -17,7 +19,8 @@ export const portalGetOrder = defineRoute({
     200: Type.Object({
       order: OrderStatusRecordSchema,
       decimals: Type.Integer(),
-      fee: Type.String({ description: 'fee amount in fee units (6 decimals)' }),
+      amount: Type.String({ description: 'amount_wei in token units' }),
+      fee: Type.String({ description: 'the order fee (fee units, 2+ decimals)' }),
       timeline: Type.Array(Type.Object({ from_status: Type.Optional(Type.String()), to_status: Type.String(), trigger: Type.String(), at: Type.String() })),
       proof: Type.Optional(Type.Object({ payload: Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer()])), signature: Type.String() })),
       explorer_url: Type.Optional(Type.String()),
@@ -30,7 +33,8 @@ export const portalGetOrder = defineRoute({
     return {
       order: d.order,
       decimals: d.decimals,
-      fee: d.fee_amount,
+      amount: formatUnits(BigInt(d.order.amount_wei), d.decimals),
+      fee: formatUnits(BigInt(d.fee_amount), FEE_DECIMALS, 2),
       timeline: d.timeline.map((t) => ({ ...(t.from_status ? { from_status: t.from_status } : {}), to_status: t.to_status, trigger: t.trigger, at: t.created_at.toISOString() })),
       ...(d.proof ? { proof: d.proof } : {}),
       ...(d.explorerUrl ? { explorer_url: d.explorerUrl } : {}),

@@ -18,6 +18,6 @@ export const portalAcceptInvitation = defineRoute({
     const out = await portalAuth(deps).acceptInvitation({ token: req.body.token, password: req.body.password, presented: presentedSession(req.raw, deps) });
     if (out.kind === 'not_usable') throw new AppError('invitation_not_usable', 'this invitation link is unknown, expired or already used');
     if (out.kind === 'exists') throw new AppError('portal_user_exists', 'a portal user with this email already exists');
-    return answerLogin(out, req.raw, reply, deps);
+    return answerLogin(out, reply, deps);
   },
 });

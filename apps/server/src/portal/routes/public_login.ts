@@ -4,11 +4,11 @@ import { AppError } from '../../http/errors.ts';
 import { portalAuth, presentedSession, setSessionCookie } from '../http.ts';
 import type { LoginOutcome } from '../auth.ts';
 import type { AppDeps } from '../../deps.ts';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { Email, SessionSchema, sessionView } from './views.ts';
 
 /** Maps a sign-in outcome: the cookie and the session view, or the refusal. Shared by the sign-in routes. */
-export async function answerLogin(out: LoginOutcome | { kind: 'disabled' }, req: FastifyRequest, reply: FastifyReply, deps: AppDeps) {
+export async function answerLogin(out: LoginOutcome | { kind: 'disabled' }, reply: FastifyReply, deps: AppDeps) {
   switch (out.kind) {
     case 'throttled':
       reply.header('retry-after', String(out.retryAfterSeconds));
@@ -21,7 +21,6 @@ export async function answerLogin(out: LoginOutcome | { kind: 'disabled' }, req:
       setSessionCookie(reply, deps, out.session);
       const s = await portalAuth(deps).session(out.session.sessionId);
       if (!s) throw new AppError('service_unavailable', 'the new session could not be read back');
-      void req;
       return sessionView({ role: s.role, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token });
     }
   }
@@ -38,6 +37,6 @@ export const portalLogin = defineRoute({
   errors: [429],
   async handler(req, reply, deps) {
     const out = await portalAuth(deps).login({ email: req.body.email, password: req.body.password, ip: req.raw.ip, presented: presentedSession(req.raw, deps) });
-    return answerLogin(out, req.raw, reply, deps);
+    return answerLogin(out, reply, deps);
   },
 });

@@ -15,6 +15,6 @@ export const portalOperatorLogin = defineRoute({
   errors: [403, 429],
   async handler(req, reply, deps) {
     const out = await portalAuth(deps).operatorLogin({ adminToken: req.body.admin_token, ip: req.raw.ip, presented: presentedSession(req.raw, deps) });
-    return answerLogin(out, req.raw, reply, deps);
+    return answerLogin(out, reply, deps);
   },
 });
