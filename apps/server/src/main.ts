@@ -20,6 +20,7 @@ import { createMpp } from './mpp/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
 import { startSettlementWorkers } from './settlement/worker.ts';
 import { settleSummedPayments } from './quickpay/partial.ts';
+import { portalAuth } from './portal/http.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -82,6 +83,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
         // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
         { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
+        { name: 'portal-session-pruner', intervalMs: 10 * 60_000, run: async () => void (await portalAuth(deps).pruneExpired()) },
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));

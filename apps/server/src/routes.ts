@@ -63,6 +63,37 @@ import { adminRedeliver } from './webhooks/routes/admin_redeliver.ts';
 import { adminRedeliverSince } from './webhooks/routes/admin_redeliverSince.ts';
 import { adminRotateWebhookSecret } from './webhooks/routes/admin_rotateWebhookSecret.ts';
 import { adminTriggerWebhookEvent } from './webhooks/routes/admin_triggerWebhookEvent.ts';
+import { adminCreatePortalUser } from './portal/routes/admin_createPortalUser.ts';
+import { portalListCheckoutSessions } from './portal/routes/listCheckoutSessions.ts';
+import { portalSetReturnUrls } from './portal/routes/setReturnUrls.ts';
+import { portalLogin } from './portal/routes/public_login.ts';
+import { portalOperatorLogin } from './portal/routes/public_operatorLogin.ts';
+import { portalAcceptInvitation } from './portal/routes/public_acceptInvitation.ts';
+import { portalGetSession } from './portal/routes/getSession.ts';
+import { portalLogout } from './portal/routes/logout.ts';
+import { portalListMerchants } from './portal/routes/listMerchants.ts';
+import { portalSelectMerchant } from './portal/routes/selectMerchant.ts';
+import { portalGetOverview } from './portal/routes/getOverview.ts';
+import { portalListOrders } from './portal/routes/listOrders.ts';
+import { portalGetOrder } from './portal/routes/getOrder.ts';
+import { portalListWebhooks } from './portal/routes/listWebhooks.ts';
+import { portalCreateWebhook } from './portal/routes/createWebhook.ts';
+import { portalRotateWebhookSecret } from './portal/routes/rotateWebhookSecret.ts';
+import { portalSendTestEvent } from './portal/routes/sendTestEvent.ts';
+import { portalListDeliveries } from './portal/routes/listDeliveries.ts';
+import { portalRedeliver } from './portal/routes/redeliver.ts';
+import { portalListApiKeys } from './portal/routes/listApiKeys.ts';
+import { portalCreateApiKey } from './portal/routes/createApiKey.ts';
+import { portalRotateApiKey } from './portal/routes/rotateApiKey.ts';
+import { portalRevokeApiKey } from './portal/routes/revokeApiKey.ts';
+import { portalGetFees } from './portal/routes/getFees.ts';
+import { portalGetSettings } from './portal/routes/getSettings.ts';
+import { portalUpdateSettings } from './portal/routes/updateSettings.ts';
+import { portalListTeam } from './portal/routes/listTeam.ts';
+import { portalInvite } from './portal/routes/invite.ts';
+import { portalDisableUser } from './portal/routes/disableUser.ts';
+import { portalExportOrders } from './portal/routes/exportOrders.ts';
+import { portalExportPayments } from './portal/routes/exportPayments.ts';
 
 /**
  * Every HTTP route of Tollgate, in one readable list. A new capability adds its folder and its
@@ -144,6 +175,39 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRegisterCallback,
   adminListCallbacks,
   adminRefundOrder,
+  // operator: portal users
+  adminCreatePortalUser,
+  // merchant portal (session cookie + CSRF token; docs/portal.md)
+  portalLogin,
+  portalOperatorLogin,
+  portalAcceptInvitation,
+  portalGetSession,
+  portalLogout,
+  portalListMerchants,
+  portalSelectMerchant,
+  portalGetOverview,
+  portalListOrders,
+  portalGetOrder,
+  portalListWebhooks,
+  portalCreateWebhook,
+  portalRotateWebhookSecret,
+  portalSendTestEvent,
+  portalListDeliveries,
+  portalRedeliver,
+  portalListApiKeys,
+  portalCreateApiKey,
+  portalRotateApiKey,
+  portalRevokeApiKey,
+  portalGetFees,
+  portalGetSettings,
+  portalUpdateSettings,
+  portalSetReturnUrls,
+  portalListCheckoutSessions,
+  portalListTeam,
+  portalInvite,
+  portalDisableUser,
+  portalExportOrders,
+  portalExportPayments,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

@@ -28,8 +28,9 @@ const MPP_ROUTE = 'GET:api:data';
 const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'mpp_claims', 'mpp_receipt_keys'];
 const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
 const QUICKPAY_TABLES = ['quickpay_products', 'quickpay_links', 'quickpay_sessions'];
-/** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment and DELEGATE tables). */
-const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES];
+const PORTAL_TABLES = ['portal_users', 'portal_sessions', 'portal_invitations', 'portal_login_failures'];
+/** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE and portal tables). */
+const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...PORTAL_TABLES];
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
@@ -103,6 +104,31 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { since: '2020-01-01T00:00:00Z' } };
     case 'GET /admin/v1/merchants/:merchant_id/webhook-deliveries':
       return { path, query: `order_id=${SENTINELS.queryValue}` };
+    case 'POST /portal/api/login':
+      return { path, body: { email: 'owner@log-fixture.example', password: ids.portal_password } };
+    case 'POST /portal/api/operator/login':
+      return { path, body: { admin_token: TEST_ADMIN_TOKEN } };
+    case 'POST /portal/api/invitations/accept':
+      return { path, body: { token: ids.invitation_token, password: `pw-${T}-long-enough` } };
+    case 'POST /portal/api/merchants/select':
+      return { path, body: { merchant_id: ids.merchant_id } };
+    case 'POST /portal/api/webhooks':
+      return { path, body: { url: SENTINELS.hookUrl, events: ['order.invoiced'] } };
+    case 'POST /portal/api/webhooks/test-event':
+      return { path, body: { event: 'order.invoiced' } };
+    case 'PUT /portal/api/settings/return-urls':
+      return { path, body: { return_urls: [SENTINELS.returnUrl] } };
+    case 'PUT /portal/api/settings':
+      return { path, body: { name: SENTINELS.merchantName, logo_url: null } };
+    case 'POST /portal/api/team/invitations':
+      return { path, body: { email: SENTINELS.email, role: 'viewer' } };
+    case 'POST /admin/v1/merchants/:merchant_id/portal-users':
+      return { path, body: { email: SENTINELS.email } };
+    case 'GET /portal/api/exports/orders.csv':
+    case 'GET /portal/api/exports/payments.csv':
+      return { path, query: 'from=2020-01-01&to=2100-01-01' };
+    case 'GET /portal/api/orders':
+      return { path, query: `q=${SENTINELS.queryValue}` };
     // A secret sent by mistake in a query string of routes that take no query.
     case 'GET /admin/v1/merchants/:merchant_id':
     case 'GET /merchants/:merchant_id':
@@ -120,6 +146,8 @@ for (const backend of backends()) {
     const clock = new TestClock();
     let m: Creds;
     let ids: Record<string, string>;
+    /** an operator session looking at the fixture merchant: it passes every portal role check */
+    const portal = { cookie: '', csrf: '' };
     const failed = new Map<string, Answer>();
 
     async function call(route: RouteDef<any, any, any>): Promise<Answer> {
@@ -130,7 +158,9 @@ for (const backend of backends()) {
           ? signedHeaders({ apiKey: m.apiKey, apiSecret: m.apiSecret, ...(query ? { query } : {}), ...(r.body ? { body: r.body } : {}), now: () => clock.now() })
           : route.auth === 'admin'
             ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }
-            : {};
+            : route.auth === 'portal'
+              ? { cookie: portal.cookie, 'x-csrf-token': portal.csrf }
+              : {};
       const body = r.body ? JSON.stringify(r.body) : undefined;
       return send(tg.url!, { method: route.method, path: r.path + (r.query ? `?${r.query}` : ''), headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body });
     }
@@ -172,7 +202,15 @@ for (const backend of backends()) {
       assert.equal(qps.status, 200, qps.text);
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/trigger`, { event: 'order.invoiced' });
       const { rows } = await database.db.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY created_at DESC LIMIT 1');
-      ids = { route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id };
+      const pu = await admin('POST', `/admin/v1/merchants/${m.merchantId}/portal-users`, { email: 'owner@log-fixture.example', role: 'viewer' });
+      const op = await send(tg.url!, { method: 'POST', path: '/portal/api/operator/login', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ admin_token: TEST_ADMIN_TOKEN }) });
+      portal.cookie = String(op.headers['set-cookie']).split(';')[0]!;
+      portal.csrf = op.json.csrf_token;
+      const sel = await send(tg.url!, { method: 'POST', path: '/portal/api/merchants/select', headers: { 'content-type': 'application/json', cookie: portal.cookie, 'x-csrf-token': portal.csrf }, body: JSON.stringify({ merchant_id: m.merchantId }) });
+      assert.equal(sel.status, 200, sel.text);
+      const inv = await send(tg.url!, { method: 'POST', path: '/portal/api/team/invitations', headers: { 'content-type': 'application/json', cookie: portal.cookie, 'x-csrf-token': portal.csrf }, body: JSON.stringify({ email: 'invited@log-fixture.example', role: 'viewer' }) });
+      assert.equal(inv.status, 201, inv.text);
+      ids = { user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id };
     });
     after(async () => {
       await tg?.close();

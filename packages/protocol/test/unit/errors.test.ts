@@ -97,6 +97,11 @@ const ADDED: Record<string, number> = {
   amount_out_of_range: 400,
   idempotency_key_conflict: 409,
   quickpay_session_not_found: 404,
+  login_failed: 401,
+  portal_session_required: 401,
+  csrf_token_invalid: 403,
+  invitation_not_usable: 410,
+  portal_user_exists: 409,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {
