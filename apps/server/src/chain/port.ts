@@ -41,6 +41,8 @@ export interface WatcherHooks {
 
 export interface ChainFamily<C extends ChainEntry = ChainEntry> {
   readonly kind: ChainKind;
+  /** The flow of a DIRECT order on this family (wire.md `flow`). */
+  readonly directFlow: 'ERC20_DIRECT' | 'SOL_DIRECT';
   /** CAIP-2 id used in `network` / `destinationChain` fields (`eip155:1`, `solana:5eykt4Us…`). */
   network(chain: C): string;
   /** The canonical stored form of a payer or merchant address, or undefined when `raw` is not one. */
@@ -52,6 +54,11 @@ export interface ChainFamily<C extends ChainEntry = ChainEntry> {
    * Solana the wallet's associated token account for the mint.
    */
   directPayTo(chain: C, wallet: string, token: ChainToken): Promise<string>;
+  /**
+   * Family-specific payment instructions for a payer's wallet, added to the 402 terms (Solana: the
+   * Solana Pay `solana:` URL). Undefined when the family has none.
+   */
+  paymentUrl?(chain: C, order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number; dapp_order_id: string }): string;
   /** Confirmation and finality policy. */
   depth(chain: C): DepthPolicy;
   /** The watcher loop of one chain: one leader across processes (a lease), catch-up after downtime. */

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { Worker } from '../workers.ts';
 import { evmFamily } from './evm/family.ts';
+import { solanaFamily } from './solana/family.ts';
 import type { ChainEntry, ChainFamily, WatcherHooks } from './port.ts';
 
 /** A configured chain with the family that serves it. */
@@ -11,19 +12,19 @@ export interface ConfiguredChain {
   chain: ChainEntry;
 }
 
-/**
- * Every configured chain of every family, EVM first (the order `config.chains` always had).
- * Families whose services are not wired yet contribute no entry here.
- */
-export function configuredChains(config: Pick<Config, 'chains'>): ConfiguredChain[] {
-  return config.chains.map((chain) => ({ family: evmFamily as unknown as ChainFamily<ChainEntry>, chain }));
+/** Every configured chain of every family, EVM first (the order `config.chains` always had). */
+export function configuredChains(config: Pick<Config, 'chains' | 'solanaChains'>): ConfiguredChain[] {
+  return [
+    ...config.chains.map((chain) => ({ family: evmFamily as unknown as ChainFamily<ChainEntry>, chain })),
+    ...(config.solanaChains ?? []).map((chain) => ({ family: solanaFamily as unknown as ChainFamily<ChainEntry>, chain })),
+  ];
 }
 
-export function chainById(config: Pick<Config, 'chains'>, chainId: number): ConfiguredChain | undefined {
+export function chainById(config: Pick<Config, 'chains' | 'solanaChains'>, chainId: number): ConfiguredChain | undefined {
   return configuredChains(config).find((c) => c.chain.chainId === chainId);
 }
 
 /** One watcher loop per configured chain, whatever its family (the composition root calls this). */
-export function startChainWatchers(deps: { config: Pick<Config, 'chains' | 'logLevel'>; db: Database; clock: Clock }, hooks: Omit<WatcherHooks, 'logLevel'> = {}): Worker[] {
+export function startChainWatchers(deps: { config: Pick<Config, 'chains' | 'solanaChains' | 'logLevel'>; db: Database; clock: Clock }, hooks: Omit<WatcherHooks, 'logLevel'> = {}): Worker[] {
   return configuredChains(deps.config).map(({ family, chain }) => family.startWatcher(chain, deps, { ...hooks, logLevel: deps.config.logLevel }));
 }

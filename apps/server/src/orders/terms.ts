@@ -26,6 +26,8 @@ export interface PaymentTerms {
       paymentMethod: 'transfer';
       receiveType: 'DIRECT' | 'DELEGATE';
       signatureEndpoint?: string;
+      /** Solana: the Solana Pay transfer request (`solana:` URL) a wallet opens (docs/solana.md) */
+      paymentUrl?: string;
     };
   };
   order_id: string;
@@ -37,7 +39,11 @@ export interface PaymentTerms {
 /** What the terms are built from: the order as created (see orders/repo.ts `CreatedOrder`). */
 export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract' | 'decimals' | 'pay_to_address' | 'amount_wei' | 'expires_at'>;
 
-export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE' }): PaymentTerms {
+export function buildPaymentTerms(
+  order: TermsOrder,
+  opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE'; /** CAIP-2 of the chain (default `eip155:<chain_id>`) */ network?: string; paymentUrl?: string },
+): PaymentTerms {
+  const network = opts.network ?? `eip155:${order.chain_id}`;
   const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
   return {
     x402Version: 2,
@@ -49,7 +55,7 @@ export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; no
     accepts: [
       {
         scheme: 'exact',
-        network: `eip155:${order.chain_id}`,
+        network,
         amount: order.amount_wei,
         asset: order.token_contract,
         payTo: order.pay_to_address,
@@ -61,10 +67,12 @@ export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; no
     ],
     extensions: {
       paymentTerms: {
-        destinationChain: `eip155:${order.pay_to_chain_id}`,
+        // DIRECT orders pay on their own chain (pay_to_chain_id = chain_id).
+        destinationChain: opts.network && order.pay_to_chain_id === order.chain_id ? network : `eip155:${order.pay_to_chain_id}`,
         expiresAt,
         paymentMethod: 'transfer',
         receiveType: opts.receiveType,
+        ...(opts.paymentUrl ? { paymentUrl: opts.paymentUrl } : {}),
       },
     },
     order_id: order.id,

@@ -76,3 +76,19 @@ describe('decodeTransfers', () => {
     assert.deepEqual(decodeTransfers('sig', tx(1000n, { InstructionError: [0, 'InsufficientFunds'] })), []);
   });
 });
+
+describe('order reference keys', () => {
+  it('are derived from the order id and map back to it; foreign keys map to nothing', async () => {
+    const { newId } = await import('@tollgate/protocol');
+    const { referenceOf, orderIdOfReference } = await import('../../src/chain/solana/reference.ts');
+    for (let i = 0; i < 50; i++) {
+      const id = newId('ord');
+      const ref = referenceOf(id);
+      assert.equal(getBase58Encoder().encode(ref).length, 32);
+      assert.equal(orderIdOfReference(ref), id);
+    }
+    assert.equal(orderIdOfReference(newReference()), undefined);
+    assert.equal(orderIdOfReference('not base58 0OIl'), undefined);
+    assert.throws(() => referenceOf('ord_short'));
+  });
+});

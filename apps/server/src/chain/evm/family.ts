@@ -1,6 +1,6 @@
-import { isAddress } from 'viem';
 import type { ChainConfig } from '../../config/schema.ts';
 import { createEvmTxLookup } from '../../mpp/chain.ts';
+import { normalizeEvmAddress } from '../addresses.ts';
 import type { ChainFamily } from '../port.ts';
 import { createChainLogger } from './context.ts';
 import { createChainWatcher, runChainWatcher } from './watcher.ts';
@@ -11,9 +11,9 @@ import { createChainWatcher, runChainWatcher } from './watcher.ts';
  */
 export const evmFamily: ChainFamily<ChainConfig> = {
   kind: 'evm',
+  directFlow: 'ERC20_DIRECT',
   network: (chain) => `eip155:${chain.chainId}`,
-  // EIP-55 checked when mixed case (viem's rule, as the routes applied it); stored lowercase.
-  normalizeAddress: (raw) => (isAddress(raw) ? raw.toLowerCase() : undefined),
+  normalizeAddress: normalizeEvmAddress,
   tokens: (chain) => chain.tokens.map((t) => ({ symbol: t.symbol, address: t.address, decimals: t.decimals })),
   directPayTo: async (_chain, wallet) => wallet.toLowerCase(),
   depth: (chain) => ({ unit: 'blocks', confirm: chain.confirmations, invoice: chain.finalityConfirmations }),

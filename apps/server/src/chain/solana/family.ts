@@ -1,7 +1,12 @@
-import { isAddress, type Address } from '@solana/kit';
+import type { Address } from '@solana/kit';
+import { normalizeSolanaAddress } from '../addresses.ts';
 import { findAssociatedTokenPda } from '@solana-program/token';
 import type { SolanaChainConfig } from '../../config/schema.ts';
 import type { ChainFamily } from '../port.ts';
+import { transferRequestUrl } from './pay-url.ts';
+import { referenceOf } from './reference.ts';
+import { runSolanaWatcher, SolanaWatcher } from './watcher.ts';
+import { createChainLogger } from '../evm/context.ts';
 
 /**
  * The Solana family on the chain port. Addresses are base58 public keys (32 bytes), stored as
@@ -11,8 +16,9 @@ import type { ChainFamily } from '../port.ts';
  */
 export const solanaFamily: ChainFamily<SolanaChainConfig> = {
   kind: 'solana',
+  directFlow: 'SOL_DIRECT',
   network: (chain) => chain.network,
-  normalizeAddress: (raw) => (isAddress(raw) ? raw : undefined),
+  normalizeAddress: normalizeSolanaAddress,
   tokens: (chain) => chain.tokens.map((t) => ({ symbol: t.symbol, address: t.mint, decimals: t.decimals })),
   async directPayTo(chain, wallet, token) {
     const t = chain.tokens.find((x) => x.mint === token.address);
@@ -20,11 +26,27 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
     const [ata] = await findAssociatedTokenPda({ owner: wallet as Address, mint: t.mint as Address, tokenProgram: t.programId as Address });
     return ata;
   },
+  // The payer's wallet pays the merchant's WALLET (it derives the token account) the exact amount,
+  // carrying the order's reference key: what attributes the transfer (attribution.ts).
+  paymentUrl: (_chain, order) =>
+    transferRequestUrl({
+      recipient: order.pay_to_address,
+      amount: BigInt(order.amount_wei),
+      decimals: order.decimals,
+      splToken: order.token_contract,
+      references: [referenceOf(order.id)],
+      message: `Order ${order.dapp_order_id}`.slice(0, 100),
+    }),
   depth: (chain) => ({ unit: 'commitment', confirm: chain.confirmCommitment, invoice: chain.finalityCommitment }),
-  startWatcher() {
-    // The order-attribution half (SOL_DIRECT orders, docs/solana.md) is not wired yet; the registry
-    // therefore lists no Solana chain, and this is never reached.
-    throw new Error('the Solana watcher is not wired into orders yet');
-  },
+  startWatcher: (chain, deps, hooks) =>
+    runSolanaWatcher(
+      new SolanaWatcher({
+        chain,
+        db: deps.db,
+        clock: deps.clock,
+        ...(hooks.onTick ? { onTick: hooks.onTick } : {}),
+        log: createChainLogger(hooks.logLevel, { component: 'solana-watcher', chain_id: chain.chainId }),
+      }),
+    ),
   settles: () => false,
 };
