@@ -10,10 +10,20 @@ export interface LiveSolanaOrder {
   status: string;
 }
 
-/** Orders waiting for a payment (nothing attributed yet). */
-export async function listAwaitingPayment(q: Queryable, chainId: number): Promise<LiveSolanaOrder[]> {
+/** Orders waiting for a payment (nothing attributed yet), at most `limit`. */
+export async function listAwaitingPayment(q: Queryable, chainId: number, limit: number): Promise<LiveSolanaOrder[]> {
   const { rows } = await q.query<LiveSolanaOrder>(
     `SELECT id, token_contract, pay_to_address, amount_wei::text AS amount_wei, status FROM orders
+      WHERE chain_id = $1 AND status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL AND flow = 'SOL_DIRECT' LIMIT $2`,
+    [chainId, limit],
+  );
+  return rows;
+}
+
+/** The distinct (merchant wallet, mint) pairs of the orders waiting for a payment: one token account each. */
+export async function listAwaitingPayTo(q: Queryable, chainId: number): Promise<{ pay_to_address: string; token_contract: string }[]> {
+  const { rows } = await q.query<{ pay_to_address: string; token_contract: string }>(
+    `SELECT DISTINCT pay_to_address, token_contract FROM orders
       WHERE chain_id = $1 AND status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL AND flow = 'SOL_DIRECT'`,
     [chainId],
   );

@@ -108,9 +108,13 @@ export class SolanaWatcher {
     const confirm = this.chain.confirmCommitment;
     const slot = await this.rpc.getSlot({ commitment: confirm }).send();
     this.lastHead = { number: slot, timestamp: BigInt(Math.floor(startedAt.getTime() / 1000)) };
-    const open = await repo.listAwaitingPayment(this.db, this.chain.chainId);
-    const addresses = open.length <= this.referenceLimit ? open.map((o) => referenceOf(o.id)) : [...new Set(await Promise.all(open.map((o) => this.payTo(o))))];
-    const accounts = open.length <= this.referenceLimit ? new Set<string>() : new Set(addresses);
+    // Few open orders: their references (one limit+1 probe tells); many: the distinct token accounts.
+    const open = await repo.listAwaitingPayment(this.db, this.chain.chainId, this.referenceLimit + 1);
+    const byReference = open.length <= this.referenceLimit;
+    const addresses = byReference
+      ? open.map((o) => referenceOf(o.id))
+      : [...new Set(await Promise.all((await repo.listAwaitingPayTo(this.db, this.chain.chainId)).map((o) => this.payTo(o))))];
+    const accounts = byReference ? new Set<string>() : new Set(addresses);
     const cursors = await repo.loadCursors(this.db, this.chain.chainId);
     const out = { kind: 'leader' as const, slot, followed: addresses.length, transfers: 0, confirmed: 0, invoiced: 0 };
     for (const address of addresses) {
