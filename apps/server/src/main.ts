@@ -10,7 +10,7 @@ import { OrderService } from './orders/service.ts';
 import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
-import { startChainWatchers } from './chain/evm/watcher.ts';
+import { startChainWatchers } from './chain/registry.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
