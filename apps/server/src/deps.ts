@@ -4,6 +4,7 @@ import type { Database } from './db/database.ts';
 import type { MerchantService } from './merchants/service.ts';
 import type { Mpp } from './mpp/index.ts';
 import type { OrderService } from './orders/service.ts';
+import type { X402Facilitator } from './x402/index.ts';
 
 
 /**
@@ -17,4 +18,6 @@ export interface AppDeps {
   merchants: MerchantService;
   orders: OrderService;
   mpp: Mpp;
+  /** The x402 v2 facilitator (/x402/v2). */
+  x402: X402Facilitator;
 }

@@ -30,6 +30,9 @@ import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
+import { publicX402Settle } from './x402/routes/public_settle.ts';
+import { publicX402Supported } from './x402/routes/public_supported.ts';
+import { publicX402Verify } from './x402/routes/public_verify.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
 import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
@@ -64,6 +67,10 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicMppVerify,
   publicMppPayment,
   publicReceiptJwks,
+  // public x402 v2 facilitator (resource servers point their facilitator URL at /x402/v2)
+  publicX402Supported,
+  publicX402Verify,
+  publicX402Settle,
   // public checkout (the checkout id is a bearer capability; rate-limited per IP)
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,

@@ -59,9 +59,12 @@ export type PrepareOutcome =
   | { kind: 'refused'; error: string };
 
 /** One executor call, before it is signed. */
-interface Plan {
+export interface Plan {
   kind: SettlementKind;
+  /** The row key (`settlements.order_id`): the order id, or the x402 claim id. */
   orderId: string;
+  /** The contract called; the chain's settlement contract when absent. */
+  to?: Hex;
   data: Hex;
   /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
   estimate(account: Hex): Promise<bigint>;
@@ -84,13 +87,14 @@ export class SettlementExecutor {
   readonly client: PublicClient;
   readonly #account: PrivateKeyAccount;
   readonly #db: Database;
-  readonly #chain: ChainConfig & { settlementContract: Hex };
+  readonly #chain: ChainConfig;
   readonly #marginBps: bigint;
   #lock: Promise<unknown> = Promise.resolve();
 
   constructor(opts: ExecutorOptions) {
-    if (!opts.chain.settlementContract) throw new Error(`chain ${opts.chain.chainId} has no settlement contract`);
-    this.#chain = opts.chain as ChainConfig & { settlementContract: Hex };
+    // A chain without a settlement contract still has an executor for calls to other contracts
+    // (x402 settlements call the token itself); settle/refund refuse there (#contract).
+    this.#chain = opts.chain;
     this.#db = opts.db;
     this.#account = privateKeyToAccount(opts.signer.privateKey());
     this.#marginBps = BigInt(opts.gasMarginBps ?? 2_500);
@@ -126,7 +130,7 @@ export class SettlementExecutor {
       kind: 'settle',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName: 'settle', args }),
-      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName: 'settle', args, account }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName: 'settle', args, account }),
     });
   }
 
@@ -141,8 +145,23 @@ export class SettlementExecutor {
       kind: 'refund',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName: 'refund', args }),
-      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName: 'refund', args, account }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName: 'refund', args, account }),
     });
+  }
+
+  /**
+   * Steps 1–2 of any other call of the executor key (`plan.to`, e.g. an EIP-3009
+   * `transferWithAuthorization` on a token for x402): same simulate → sign → record path, one row
+   * per (chain, `plan.orderId`, `plan.kind`). Broadcast and confirm like a settlement.
+   */
+  prepareCall(plan: Plan & { to: Hex }): Promise<PrepareOutcome> {
+    return this.#serialized(plan);
+  }
+
+  #contract(): Hex {
+    const c = this.#chain.settlementContract;
+    if (!c) throw new Error(`chain ${this.#chain.chainId} has no settlement contract`);
+    return c;
   }
 
   #serialized(plan: Plan): Promise<PrepareOutcome> {
@@ -172,7 +191,7 @@ export class SettlementExecutor {
       type: 'eip1559',
       chainId,
       nonce,
-      to: this.#chain.settlementContract,
+      to: plan.to ?? this.#contract(),
       data: plan.data,
       gas,
       maxFeePerGas: fees.maxFeePerGas,
