@@ -124,7 +124,12 @@ for (const backend of backends()) {
       assert.equal(receipt.to?.toLowerCase(), usdc, 'a call of the token itself');
       assert.equal(await balance(payTo), payToBefore + PRICE);
       assert.equal(await balance(payer.address), payerBefore - PRICE);
-      const rows = await x402Rows();
+      // The executor's row follows (confirmed once deep enough; settle answers at inclusion).
+      let rows = await x402Rows();
+      for (let i = 0; i < 100 && rows[0]?.status !== 'confirmed'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        rows = await x402Rows();
+      }
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.tx_hash, settled.transaction.toLowerCase());
       assert.equal(rows[0]!.status, 'confirmed');

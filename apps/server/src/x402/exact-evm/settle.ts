@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { BaseError, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import type { SettlementSigner } from '../../config/schema.ts';
 import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
 import type { SettlementExecutor } from '../../settlement/executor.ts';
@@ -57,6 +57,20 @@ export async function settlePayment(ctx: SettleContext, payload: PaymentPayload,
   const key = { chain_id: parsed.req.chainId, token: parsed.req.asset, payer, nonce: parsed.auth.nonce };
 
   for (let attempt = 0; attempt < 3; attempt++) {
+    const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true });
+    if (checked.ok) {
+      const claim = await insertClaim(ctx.db, {
+        id: `x4a_${randomBytes(12).toString('hex')}`,
+        ...key,
+        recipient: checked.auth.to,
+        amount: checked.auth.value.toString(),
+        valid_before: checked.auth.validBefore.toString(),
+        signature: checked.auth.signature,
+      });
+      if (claim) return submit(ctx, checked, claim, network);
+    }
+    // Refused, or claimed already: a claim of this very payload is followed (a repeat — also
+    // after the authorization expired — or a concurrent settle that won the race).
     const existing = await findClaim(ctx.db, key);
     if (existing) {
       if (existing.signature !== parsed.auth.signature) return answer({ reason: Reason.nonceUsed, message: 'the authorization nonce was submitted with another signature', payer });
@@ -64,18 +78,7 @@ export async function settlePayment(ctx: SettleContext, payload: PaymentPayload,
       if (followed) return followed;
       continue; // the claim was released (its simulation failed): check afresh
     }
-    const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true });
     if (!checked.ok) return answer(checked);
-    const claim = await insertClaim(ctx.db, {
-      id: `x4a_${randomBytes(12).toString('hex')}`,
-      ...key,
-      recipient: checked.auth.to,
-      amount: checked.auth.value.toString(),
-      valid_before: checked.auth.validBefore.toString(),
-      signature: checked.auth.signature,
-    });
-    if (!claim) continue; // a concurrent settle claimed it first: follow that one
-    return submit(ctx, checked, claim, network);
   }
   return answer({ reason: Reason.settlementPending, message: 'the authorization is being settled by another request; repeat the settle', payer });
 }
@@ -154,20 +157,25 @@ async function outcome(ctx: SettleContext, executor: SettlementExecutor, reader:
     }
   }
   const until = Date.now() + ctx.waitMs;
-  for (;;) {
-    const receipt = await reader.client.getTransactionReceipt({ hash: rec.txHash }).catch((err: unknown) => {
-      if (err instanceof BaseError && err.name === 'TransactionReceiptNotFoundError') return undefined;
-      return undefined; // an RPC fault is an unknown outcome, like no receipt yet
-    });
+  // A node mines (or an L2 sequencer includes) within milliseconds to seconds: ask again soon at
+  // first, then every pollMs.
+  const delays = [5, 10, 20, 40];
+  for (let attempt = 0; ; attempt++) {
+    // No receipt yet, or an RPC fault: both leave the outcome unknown, and the loop asks again.
+    const receipt = await reader.client.getTransactionReceipt({ hash: rec.txHash }).catch(() => undefined);
     if (receipt) {
       // Let the executor move its row (confirmed at depth, failed when reverted); the reconciler
-      // finishes rows that are not deep enough yet.
-      const moved = await executor.checkReceipt(rec).catch(() => rec);
-      if (receipt.status !== 'success') return { success: false, errorReason: Reason.transactionFailed, errorMessage: moved.failureReason ?? 'reverted on chain', ...base };
+      // finishes rows that are not deep enough yet. Not awaited on success: the answer does not
+      // depend on it.
+      if (receipt.status !== 'success') {
+        await executor.checkReceipt(rec).catch(() => rec);
+        return { success: false, errorReason: Reason.transactionFailed, errorMessage: 'reverted on chain', ...base };
+      }
+      void executor.checkReceipt(rec).catch(() => rec);
       // x402 answers success on inclusion, as the reference facilitator does.
       return { success: true, ...base };
     }
     if (Date.now() > until) return pending('no receipt yet; repeat the settle to learn the outcome');
-    await new Promise((r) => setTimeout(r, ctx.pollMs));
+    await new Promise((r) => setTimeout(r, Math.min(delays[attempt] ?? ctx.pollMs, ctx.pollMs)));
   }
 }
