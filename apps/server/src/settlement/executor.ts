@@ -11,7 +11,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { ChainConfig, SettlementSigner } from '../config/schema.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { describeError } from '../chain/evm/rpc.ts';
 import {
   findSettlement,
@@ -66,6 +66,11 @@ export interface Plan {
   /** The contract called; the chain's settlement contract when absent. */
   to?: Hex;
   data: Hex;
+  /**
+   * Written in the same database transaction as the row (x402: the authorization's claim), so
+   * both exist or neither does; false means another writer holds it and nothing is recorded.
+   */
+  alsoRecord?: (tx: Queryable) => Promise<boolean>;
   /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
   estimate(account: Hex): Promise<bigint>;
 }
@@ -203,10 +208,22 @@ export class SettlementExecutor {
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    const record = await insertSettlement(this.#db, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
+    const record = await this.#record(plan, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
     if (record) return { kind: 'recorded', record };
     // Another writer recorded this order between our read and insert: never send a second transaction.
     return { kind: 'existing', record: (await findSettlement(this.#db, chainId, plan.orderId, plan.kind))! };
+  }
+
+  #record(plan: Plan, row: Parameters<typeof insertSettlement>[1]): Promise<SettlementRecord | undefined> {
+    const also = plan.alsoRecord;
+    if (!also) return insertSettlement(this.#db, row);
+    return this.#db.transaction(async (tx) => {
+      if (!(await also(tx))) return undefined;
+      const rec = await insertSettlement(tx, row);
+      // A row without its companion write must not commit (rolls the companion back).
+      if (!rec) throw new Error(`settlement ${row.orderId} exists without its ${row.kind} record`);
+      return rec;
+    });
   }
 
   /** Step 3: broadcast the recorded bytes (idempotent) and mark the row sent. */

@@ -26,7 +26,10 @@ export async function findClaim(q: Queryable, k: ClaimKey): Promise<ClaimRow | u
   return rows[0];
 }
 
-/** Takes the claim; undefined when the authorization is claimed already (by this payload or another). */
+/**
+ * Takes the claim (in the executor's transaction that records the settlement); undefined when the
+ * authorization is claimed already (by this payload or another).
+ */
 export async function insertClaim(q: Queryable, c: Omit<ClaimRow, 'created_at'>): Promise<ClaimRow | undefined> {
   const { rows } = await q.query<ClaimRow>(
     `INSERT INTO x402_authorizations (id, chain_id, token, payer, nonce, recipient, amount, valid_before, signature)
@@ -35,12 +38,4 @@ export async function insertClaim(q: Queryable, c: Omit<ClaimRow, 'created_at'>)
     [c.id, c.chain_id, c.token, c.payer, c.nonce, c.recipient, c.amount, c.valid_before, c.signature],
   );
   return rows[0];
-}
-
-/**
- * Gives a claim back when its transaction was refused in simulation (nothing signed, nothing
- * sent): only while no executor row exists for it.
- */
-export async function releaseClaim(q: Queryable, id: string): Promise<void> {
-  await q.query(`DELETE FROM x402_authorizations WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM settlements WHERE order_id = $1 AND kind = 'x402')`, [id]);
 }

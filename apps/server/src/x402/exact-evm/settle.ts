@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import type { Hex } from 'viem';
+import { encodeAbiParameters, keccak256, type Hex } from 'viem';
 import type { SettlementSigner } from '../../config/schema.ts';
 import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
-import type { SettlementExecutor } from '../../settlement/executor.ts';
+import type { Plan, SettlementExecutor } from '../../settlement/executor.ts';
 import { findSettlement, type SettlementRecord } from '../../settlement/repo.ts';
-import { findClaim, insertClaim, releaseClaim, type ClaimRow } from '../repo.ts';
+import { findClaim, insertClaim, type ClaimKey, type ClaimRow } from '../repo.ts';
 import { onChain } from '../scheme.ts';
 import { Reason, type PaymentPayload, type PaymentRequirements, type ReasonCode, type SettleResponse } from '../wire.ts';
 import { eip3009Abi } from './abi.ts';
@@ -30,81 +29,75 @@ function reasonOfRevert(error: string): ReasonCode {
 }
 
 /**
+ * The claim id of an authorization: a function of (chain, token, payer, nonce), so every settle of
+ * it — in any process — names the same executor row (`settlements.order_id`).
+ */
+export function claimIdOf(k: ClaimKey): string {
+  const h = keccak256(encodeAbiParameters([{ type: 'uint256' }, { type: 'address' }, { type: 'address' }, { type: 'bytes32' }], [BigInt(k.chain_id), k.token as Hex, k.payer as Hex, k.nonce as Hex]));
+  return `x4a_${h.slice(2, 34)}`;
+}
+
+type Answer = (r: { reason: ReasonCode; message: string }) => SettleResponse;
+
+/**
  * Settles one x402 `exact` EIP-3009 payment, at most once per authorization:
- *   1. a claim exists for (chain, token, payer, nonce): the same payload follows its transaction
- *      (a repeat, or a concurrent settle that lost the race); another signature is refused;
- *   2. otherwise the off-chain checks run, the claim is inserted (UNIQUE: one winner), and the
- *      executor simulates, signs and RECORDS `transferWithAuthorization` before broadcasting it
- *      (its crash safety: a killed process re-broadcasts the same bytes on reconcile);
+ *   1. the off-chain checks (signature, recipient, window, amount) run;
+ *   2. the executor simulates `transferWithAuthorization`, signs it with its next nonce, and
+ *      records it (`settlements`, kind x402) in ONE database transaction with the authorization's
+ *      claim (UNIQUE chain, token, payer, nonce) — before anything is broadcast. A concurrent or
+ *      repeated settle of the authorization finds that row and follows it; the same nonce with
+ *      another signature is refused. A process killed after recording leaves a row the
+ *      reconciler re-broadcasts (the same bytes);
  *   3. the answer waits for the receipt; none within `waitMs` → `settlement_pending` with the
  *      transaction hash (the reference facilitator's answer for an unknown outcome), and a
  *      repeated settle of the same payload later answers with that same transaction.
  */
 export async function settlePayment(ctx: SettleContext, payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
   const network = requirements.network;
-  const answer = (r: { reason: ReasonCode; message: string; payer?: Hex }, tx = ''): SettleResponse => ({
-    success: false,
-    errorReason: r.reason,
-    errorMessage: r.message,
-    transaction: tx,
-    network,
-    ...(r.payer ? { payer: r.payer } : {}),
-  });
   const parsed = parsePayment(ctx, payload, requirements);
+  const payer = 'ok' in parsed ? undefined : parsed.auth.from;
+  const answer: Answer = (r) => ({ success: false, errorReason: r.reason, errorMessage: r.message, transaction: '', network, ...(payer ? { payer } : {}) });
   if ('ok' in parsed) return answer(parsed);
-  const payer = parsed.auth.from;
-  if (!ctx.signer) return answer({ reason: Reason.settlementDisabled, message: 'this gateway has no executor key (SETTLEMENT_KEY): it verifies but does not settle', payer });
-  const key = { chain_id: parsed.req.chainId, token: parsed.req.asset, payer, nonce: parsed.auth.nonce };
-
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true });
-    if (checked.ok) {
-      const claim = await insertClaim(ctx.db, {
-        id: `x4a_${randomBytes(12).toString('hex')}`,
-        ...key,
-        recipient: checked.auth.to,
-        amount: checked.auth.value.toString(),
-        valid_before: checked.auth.validBefore.toString(),
-        signature: checked.auth.signature,
-      });
-      if (claim) return submit(ctx, checked, claim, network);
-    }
-    // Refused, or claimed already: a claim of this very payload is followed (a repeat — also
-    // after the authorization expired — or a concurrent settle that won the race).
-    const existing = await findClaim(ctx.db, key);
-    if (existing) {
-      if (existing.signature !== parsed.auth.signature) return answer({ reason: Reason.nonceUsed, message: 'the authorization nonce was submitted with another signature', payer });
-      const followed = await follow(ctx, parsed.reader, existing, network, payer);
-      if (followed) return followed;
-      continue; // the claim was released (its simulation failed): check afresh
-    }
-    if (!checked.ok) return answer(checked);
+  if (!ctx.signer) return answer({ reason: Reason.settlementDisabled, message: 'this gateway has no executor key (SETTLEMENT_KEY): it verifies but does not settle' });
+  const key: ClaimKey = { chain_id: parsed.req.chainId, token: parsed.req.asset, payer: parsed.auth.from, nonce: parsed.auth.nonce };
+  // A repeat of a payload settled before (possibly expired since) gets its transaction back without
+  // new checks or the executor; the same nonce with another signature is refused.
+  const existing = await findClaim(ctx.db, key);
+  if (existing) {
+    if (existing.signature === parsed.auth.signature) return follow(ctx, parsed.reader, existing, network, parsed.auth.from, answer);
+    return answer({ reason: Reason.nonceUsed, message: 'the authorization nonce was submitted with another signature' });
   }
-  return answer({ reason: Reason.settlementPending, message: 'the authorization is being settled by another request; repeat the settle', payer });
+  const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true });
+  if (!checked.ok) return answer(checked);
+  return submit(ctx, checked, key, network, answer);
 }
 
-async function submit(ctx: SettleContext, c: Checked, claim: ClaimRow, network: string): Promise<SettleResponse> {
+async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: string, answer: Answer): Promise<SettleResponse> {
   const executor = ctx.executorOf(c.reader);
-  const payer = c.auth.from;
-  let prepared;
-  try {
-    prepared = await prepareWithRetry(executor, {
-      kind: 'x402',
-      orderId: claim.id,
-      to: c.req.asset,
-      data: transferCalldata(c.auth),
-      estimate: (account) => executor.client.estimateContractGas({ address: c.req.asset, abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(c.auth), account }),
-    });
-  } catch (err) {
-    // Nothing was recorded (an RPC fault before signing): give the claim back so a retry can settle.
-    await releaseClaim(ctx.db, claim.id);
-    throw err;
+  const id = claimIdOf(key);
+  const prepared = await prepareWithRetry(executor, {
+    kind: 'x402',
+    orderId: id,
+    to: c.req.asset,
+    data: transferCalldata(c.auth),
+    estimate: (account) => executor.client.estimateContractGas({ address: c.req.asset, abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(c.auth), account }),
+    alsoRecord: async (tx) =>
+      !!(await insertClaim(tx, {
+        id,
+        ...key,
+        recipient: c.auth.to,
+        amount: c.auth.value.toString(),
+        valid_before: c.auth.validBefore.toString(),
+        signature: c.auth.signature,
+      })),
+  });
+  if (prepared.kind === 'refused') return answer({ reason: await diagnose(c, prepared.error), message: `simulation reverted: ${prepared.error}` });
+  if (prepared.kind === 'existing') {
+    // Recorded before (a repeat, or a concurrent settle that won): the same payload follows it.
+    const claim = await findClaim(ctx.db, key);
+    if (claim?.signature !== c.auth.signature) return answer({ reason: Reason.nonceUsed, message: 'the authorization nonce was submitted with another signature' });
   }
-  if (prepared.kind === 'refused') {
-    await releaseClaim(ctx.db, claim.id);
-    return { success: false, errorReason: await diagnose(c, prepared.error), errorMessage: `simulation reverted: ${prepared.error}`, transaction: '', network, payer };
-  }
-  return outcome(ctx, executor, c.reader, prepared.record, network, payer);
+  return outcome(ctx, executor, c.reader, prepared.record, network, c.auth.from);
 }
 
 /**
@@ -119,7 +112,7 @@ async function diagnose(c: Checked, revert: string): Promise<ReasonCode> {
 }
 
 /** The executor's prepare, again when another executor instance took the same nonce (UNIQUE (chain, executor, nonce)). */
-async function prepareWithRetry(executor: SettlementExecutor, plan: Parameters<SettlementExecutor['prepareCall']>[0]) {
+async function prepareWithRetry(executor: SettlementExecutor, plan: Plan & { to: Hex }) {
   for (let i = 0; ; i++) {
     try {
       return await onChain(executor.prepareCall(plan));
@@ -129,17 +122,11 @@ async function prepareWithRetry(executor: SettlementExecutor, plan: Parameters<S
   }
 }
 
-/** Follows the transaction of an existing claim; undefined when the claim disappeared (released). */
-async function follow(ctx: SettleContext, reader: ExactEvmChain, claim: ClaimRow, network: string, payer: Hex): Promise<SettleResponse | undefined> {
-  const until = Date.now() + ctx.waitMs;
-  for (;;) {
-    const rec = await findSettlement(ctx.db, claim.chain_id, claim.id, 'x402');
-    if (rec) return outcome(ctx, ctx.executorOf(reader), reader, rec, network, payer);
-    // The winner is between claiming and recording (simulating, signing): wait for its row.
-    if (!(await findClaim(ctx.db, claim))) return undefined;
-    if (Date.now() > until) return { success: false, errorReason: Reason.settlementPending, errorMessage: 'the authorization is being settled; repeat the settle', transaction: '', network, payer };
-    await new Promise((r) => setTimeout(r, ctx.pollMs));
-  }
+/** The transaction of a claim found by a repeated settle (claim and row are written together). */
+async function follow(ctx: SettleContext, reader: ExactEvmChain, claim: ClaimRow, network: string, payer: Hex, answer: Answer): Promise<SettleResponse> {
+  const rec = await findSettlement(ctx.db, claim.chain_id, claim.id, 'x402');
+  if (!rec) return answer({ reason: Reason.transactionFailed, message: 'the authorization was claimed but has no transaction' });
+  return outcome(ctx, ctx.executorOf(reader), reader, rec, network, payer);
 }
 
 /** Broadcasts a recorded row if needed, then waits for its receipt (at most `waitMs`). */
