@@ -228,6 +228,21 @@ export class SettlementExecutor {
 
   /** Step 3: broadcast the recorded bytes (idempotent) and mark the row sent. */
   async broadcast(rec: SettlementRecord): Promise<SettlementRecord> {
+    await this.#sendRaw(rec);
+    return (await setSettlementStatus(this.#db, rec.id, ['pending'], 'sent')) ?? (await this.#reload(rec));
+  }
+
+  /**
+   * Step 3 for a caller that reads the receipt itself (x402 settle answers at inclusion): sends the
+   * recorded bytes (idempotent) without waiting for the row's `sent` write. A row still pending is
+   * right either way (pending = recorded, maybe sent); checkReceipt and reconcile move it on.
+   */
+  async send(rec: SettlementRecord): Promise<void> {
+    await this.#sendRaw(rec);
+    void setSettlementStatus(this.#db, rec.id, ['pending'], 'sent').catch(() => undefined);
+  }
+
+  async #sendRaw(rec: SettlementRecord): Promise<void> {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: rec.rawTx });
     } catch (err) {
@@ -235,7 +250,6 @@ export class SettlementExecutor {
       // outcome we wanted. Anything else leaves the row pending for the next attempt.
       if (!ALREADY_SENT_RE.test(describeError(err))) throw err;
     }
-    return (await setSettlementStatus(this.#db, rec.id, ['pending'], 'sent')) ?? (await this.#reload(rec));
   }
 
   /**

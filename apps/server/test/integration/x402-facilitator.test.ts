@@ -19,6 +19,7 @@ import express from 'express';
 import { createPublicClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { SettlementSigner, type ChainConfig } from '../../src/config/schema.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
 import { createX402 } from '../../src/x402/index.ts';
 import { backends } from '../helpers/db.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -223,6 +224,23 @@ for (const backend of backends()) {
       assert.equal((await x402Rows()).length, rowsBefore + 1);
       assert.equal(await executorNonce(), nonceBefore + 1);
       assert.equal(await balance(payTo), payToBefore + PRICE);
+    });
+
+    it('two gateway processes (two pools, two executors of one key) settling one payload at once: one transaction', { skip: backend !== 'postgres' && 'several processes share one database on Postgres only' }, async () => {
+      const db2 = await openPostgres(s.database.url!, { max: 10 });
+      try {
+        const other = createX402(db2, s.tg.deps.config, s.clock);
+        const b = await body();
+        const [rowsBefore, nonceBefore] = [(await x402Rows()).length, await executorNonce()];
+        s.clock.ms = Date.now();
+        const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? other : s.tg.deps.x402).settle(b)));
+        assert.equal(new Set(answers.map((a) => a.transaction)).size, 1, JSON.stringify(answers.map((a) => a.transaction)));
+        for (const a of answers) assert.equal(a.success, true, JSON.stringify(a));
+        assert.equal((await x402Rows()).length, rowsBefore + 1);
+        assert.equal(await executorNonce(), nonceBefore + 1);
+      } finally {
+        await db2.close();
+      }
     });
 
     it('an unknown outcome is answered settlement_pending with the transaction hash; a repeat returns the same transaction', async () => {

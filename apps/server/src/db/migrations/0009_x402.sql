@@ -1,7 +1,7 @@
 -- x402 v2 facilitator: one claim per EIP-3009 authorization (chain, token, payer, nonce) the
--- gateway settles. The claim is taken BEFORE the executor signs anything, so concurrent or
--- repeated settles of one authorization lead to at most one transaction; the executor's row in
--- `settlements` (kind 'x402', order_id = the claim id) carries the transaction itself.
+-- gateway settles. The claim is written in the same database transaction as the executor's row in
+-- `settlements` (kind 'x402', order_id = the claim id), before anything is broadcast: concurrent
+-- or repeated settles of one authorization, in any process, lead to at most one transaction.
 CREATE TABLE x402_authorizations (
   id            text COLLATE "C" PRIMARY KEY,
   chain_id      integer NOT NULL,

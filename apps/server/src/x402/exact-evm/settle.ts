@@ -137,7 +137,7 @@ async function outcome(ctx: SettleContext, executor: SettlementExecutor, reader:
   if (rec.status === 'failed') return { success: false, errorReason: Reason.transactionFailed, errorMessage: rec.failureReason ?? 'the transaction failed', ...base };
   if (rec.status === 'pending') {
     try {
-      rec = await executor.broadcast(rec);
+      await executor.send(rec);
     } catch {
       // The node refused or was unreachable: the row stays pending and the reconciler sends it.
       return pending('broadcast failed; the recorded transaction will be re-broadcast');
