@@ -29,7 +29,11 @@ import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
+import { adminListCallbacks } from './settlement/routes/admin_listCallbacks.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
+import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
+import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
+import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
 import { publicX402Settle } from './x402/routes/public_settle.ts';
 import { publicX402Supported } from './x402/routes/public_supported.ts';
 import { publicX402Verify } from './x402/routes/public_verify.ts';
@@ -55,6 +59,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrderProof,
   cancelOrder,
   acceptOrderPayment,
+  submitCalldataSignature,
   merchantGetSelf,
   createCheckoutSession,
   merchantSetRoutePrice,
@@ -102,6 +107,9 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminListEvents,
   // operator: chains and DELEGATE settlement
   adminListChains,
+  adminRegisterCallback,
+  adminListCallbacks,
+  adminRefundOrder,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

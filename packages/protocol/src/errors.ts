@@ -117,6 +117,14 @@ export const ERROR_CATALOG = {
   route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
   challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
   transfer_not_found: { status: 400, description: 'The mined transaction holds no matching transfer (token, payer, recipient, amount, time).' },
+  // DELEGATE mode (docs/delegate.md)
+  callback_not_registered: { status: 400, description: '`callback_calldata` was sent but the merchant has no callback contract registered on this chain.' },
+  delegate_not_enabled: { status: 400, description: 'DELEGATE settlement is not set up on this chain (no settlement contract or no executor key).' },
+  invalid_calldata_signature: { status: 400, description: 'The signature does not recover to the order\'s `from_address` for its `calldata_sign_request`.' },
+  calldata_signature_expired: { status: 400, description: 'The `deadline` of the order\'s `calldata_sign_request` has passed.' },
+  calldata_signature_exists: { status: 409, description: 'A different calldata signature was already submitted for this order.' },
+  invalid_authorization: { status: 400, description: 'The EIP-3009 authorization does not pay this order (payer, recipient, amount, validity window or signature).' },
+  order_not_refundable: { status: 409, description: 'Only a FAILED DELEGATE order whose funds sit in the settlement contract can be refunded (once).' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

@@ -13,8 +13,10 @@ const byDb = new WeakMap<Database, Map<string, SettlementExecutor>>();
 export function sharedExecutor(db: Database, chain: ChainConfig, signer: SettlementSigner): SettlementExecutor {
   let map = byDb.get(db);
   if (!map) byDb.set(db, (map = new Map()));
-  const key = `${chain.chainId}:${signer.executorAddress.toLowerCase()}:${chain.rpcUrl}:${chain.settlementContract ?? ""}`;
+  const key = `${chain.chainId}:${signer.executorAddress.toLowerCase()}:${chain.rpcUrl}:${chain.settlementContract ?? ''}`;
   let ex = map.get(key);
-  if (!ex) map.set(key, (ex = new SettlementExecutor({ db, chain, signer })));
+  // Rows count as confirmed at the chain's finality depth: DELEGATE moves orders to INVOICED on
+  // it; x402 answers at inclusion and does not wait for it.
+  if (!ex) map.set(key, (ex = new SettlementExecutor({ db, chain: { ...chain, confirmations: Math.max(1, chain.finalityConfirmations) }, signer })));
   return ex;
 }

@@ -32,7 +32,8 @@ const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'mpp_claims', 'mpp_receipt_k
 /** Routes that answer from configuration alone: no database statement can fail under them. */
 const NO_DATABASE = new Set(['GET /x402/v2/supported']);
 /** Tables whose writes fail in phase 1 (the fuzzers' list plus the machine-payment tables). */
-const WRITTEN = [...TABLES, ...MPP_TABLES];
+const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
+const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES];
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
@@ -79,6 +80,10 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { merchant_id: ids.merchant_id, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER } };
     case 'POST /mpp/v1/verify':
       return { path, body: { challenge_id: ids.challenge_id, tx_hash: `0x${'ab'.repeat(32)}`, payer_addr: PAYER, mac: ids.challenge_mac } };
+    case 'POST /admin/v1/merchants/:merchant_id/callbacks':
+      return { path, body: { chain_id: 31337, callback_contract: MERCHANT_WALLET, eip712_name: SENTINELS.merchantName, eip712_version: '1' } };
+    case 'POST /api/v1/orders/:order_id/calldata-signature':
+      return { path, body: { signature: `0x${'1b'.repeat(65)}` } };
     case 'POST /x402/v2/verify':
     case 'POST /x402/v2/settle':
       return { path, body: JSON.parse(ids.x402_body!) as Record<string, unknown> };
@@ -192,7 +197,7 @@ for (const backend of backends()) {
     });
 
     it('phase 2: every remaining route fails reading a table that is gone', async () => {
-      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES];
+      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES, 'merchant_callbacks'];
       for (const t of reads) await database.db.query(`ALTER TABLE ${t} RENAME TO ${t}_gone`);
       for (const route of ROUTES.filter((r) => !failed.has(`${r.method} ${r.url}`))) {
         const a = await call(route);

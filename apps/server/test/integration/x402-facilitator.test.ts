@@ -45,7 +45,7 @@ for (const backend of backends()) {
       dev = await startTestChain();
       usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase() as Hex;
       usdt = dev.tokens.find((t) => t.symbol === 'USDT')!.address.toLowerCase() as Hex;
-      const base = chainConfigOf(dev, { confirmations: 1, finalityConfirmations: 2 });
+      const base = chainConfigOf(dev, { confirmations: 1, finalityConfirmations: 1 });
       // USDC is the EIP-3009 token; USDT stays without the flag (the facilitator must not offer it).
       chain = { ...base, tokens: base.tokens.map((t) => (t.symbol === 'USDC' ? { ...t, eip3009: true } : t)) };
       const key = dev.payers[8]!.privateKey;

@@ -18,8 +18,7 @@ CREATE TABLE x402_authorizations (
   UNIQUE (chain_id, token, payer, nonce)
 );
 
--- The executor sends x402 settlements too (token.transferWithAuthorization): kind 'x402'. The list
--- also holds 'relay' (EIP-3009 relays of DELEGATE orders) so the order of this migration against
--- the DELEGATE one does not matter.
+-- The executor sends x402 settlements too (token.transferWithAuthorization): kind 'x402', beside
+-- DELEGATE's settle, refund and relay.
 ALTER TABLE settlements DROP CONSTRAINT settlements_kind_check;
 ALTER TABLE settlements ADD CONSTRAINT settlements_kind_check CHECK (kind IN ('settle', 'refund', 'relay', 'x402'));
