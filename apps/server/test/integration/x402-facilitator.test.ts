@@ -185,6 +185,15 @@ for (const backend of backends()) {
       const nonce = await executorNonce();
       assert.deepEqual(await settle(b), st);
       assert.equal(await executorNonce(), nonce);
+      // The settled payload offered for other terms (another payee, another price) pays nothing there.
+      for (const terms of [{ payTo: randomAddress() }, { amount: (PRICE * 2n).toString() }]) {
+        const reused = structuredClone(b);
+        reused.paymentRequirements = { ...reused.paymentRequirements, ...terms };
+        reused.paymentPayload.accepted = reused.paymentRequirements;
+        const r = await settle(reused);
+        assert.equal(r.success, false, JSON.stringify(terms));
+        assert.equal(r.errorReason, 'invalid_exact_evm_nonce_already_used', JSON.stringify(r));
+      }
       // Another signature for the same nonce (another validBefore) is another payload: refused.
       const auth = b.paymentPayload.payload.authorization;
       const again = await body({ nonce: auth.nonce, validBefore: Number(auth.validBefore) + 1 });

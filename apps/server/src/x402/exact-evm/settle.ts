@@ -61,11 +61,13 @@ export async function settlePayment(ctx: SettleContext, payload: PaymentPayload,
   if (!ctx.signer) return answer({ reason: Reason.settlementDisabled, message: 'this gateway has no executor key (SETTLEMENT_KEY): it verifies but does not settle' });
   const key: ClaimKey = { chain_id: parsed.req.chainId, token: parsed.req.asset, payer: parsed.auth.from, nonce: parsed.auth.nonce };
   // A repeat of a payload settled before (possibly expired since) gets its transaction back without
-  // new checks or the executor; the same nonce with another signature is refused.
+  // new checks or the executor — but only for requirements it pays (the same recipient and price:
+  // one payment cannot answer for another resource). Anything else with this nonce is refused.
   const existing = await findClaim(ctx.db, key);
   if (existing) {
-    if (existing.signature === parsed.auth.signature) return follow(ctx, parsed.reader, existing, network, parsed.auth.from, answer);
-    return answer({ reason: Reason.nonceUsed, message: 'the authorization nonce was submitted with another signature' });
+    const same = existing.signature === parsed.auth.signature && existing.recipient === parsed.req.payTo && BigInt(existing.amount) === parsed.req.amount;
+    if (same) return follow(ctx, parsed.reader, existing, network, parsed.auth.from, answer);
+    return answer({ reason: Reason.nonceUsed, message: 'the authorization was already submitted for settlement' });
   }
   const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true });
   if (!checked.ok) return answer(checked);
@@ -105,9 +107,10 @@ async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: st
   });
   if (prepared.kind === 'refused') return answer({ reason: await diagnose(c, prepared.error), message: `simulation reverted: ${prepared.error}` });
   if (prepared.kind === 'existing') {
-    // Recorded before (a repeat, or a concurrent settle that won): the same payload follows it.
+    // Recorded by a concurrent settle that won: the same payload for the same terms follows it.
     const claim = await findClaim(ctx.db, key);
-    if (claim?.signature !== c.auth.signature) return answer({ reason: Reason.nonceUsed, message: 'the authorization nonce was submitted with another signature' });
+    const same = claim?.signature === c.auth.signature && claim.recipient === c.req.payTo && BigInt(claim.amount) === c.req.amount;
+    if (!same) return answer({ reason: Reason.nonceUsed, message: 'the authorization was already submitted for settlement' });
   }
   return outcome(ctx, executor, c.reader, prepared.record, network, c.auth.from);
 }
