@@ -17,6 +17,7 @@ import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
+import { initCards } from './rails/card/index.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -55,6 +56,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
   const metrics = new OpsMetrics(new Registry(), { db, clock });
   const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders), mpp: createMpp(db, config, merchants, clock) };
+  const cards = await initCards(deps);
   const unobserve = observeTransitions(metrics.orders.transitioned);
 
   let app: FastifyInstance | undefined;
@@ -82,6 +84,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
+      workers.push(...startWorkers([{ name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) }]));
     }
   } catch (err) {
     unobserve();

@@ -9,6 +9,12 @@ import { adminCreateMerchant } from './merchants/routes/admin_createMerchant.ts'
 import { adminGetMerchant } from './merchants/routes/admin_getMerchant.ts';
 import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
 import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
+import { publicStartCardPayment } from './rails/card/routes/public_startCardPayment.ts';
+import { publicTestCardPayment } from './rails/card/routes/public_testCardPayment.ts';
+import { refundCardOrder } from './rails/card/routes/refundOrder.ts';
+import { adminRefundCardOrder } from './rails/card/routes/admin_refundCardOrder.ts';
+import { adminHoldCardOrder, adminReleaseCardHold } from './rails/card/routes/admin_cardHold.ts';
+import { adminSimulateCardEvent } from './rails/card/routes/admin_simulateCardEvent.ts';
 import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
 import { adminSetUnderpayTolerance } from './merchants/routes/admin_setUnderpayTolerance.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
@@ -52,6 +58,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrderProof,
   cancelOrder,
   acceptOrderPayment,
+  refundCardOrder,
   merchantGetSelf,
   createCheckoutSession,
   merchantSetRoutePrice,
@@ -68,6 +75,9 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
   publicBindCheckoutSession,
+  // public card rail (rails/card)
+  publicStartCardPayment,
+  publicTestCardPayment,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,
@@ -95,6 +105,11 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminListEvents,
   // operator: chains and DELEGATE settlement
   adminListChains,
+  // operator: card rail
+  adminRefundCardOrder,
+  adminHoldCardOrder,
+  adminReleaseCardHold,
+  adminSimulateCardEvent,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

@@ -117,6 +117,13 @@ export const ERROR_CATALOG = {
   route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
   challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
   transfer_not_found: { status: 400, description: 'The mined transaction holds no matching transfer (token, payer, recipient, amount, time).' },
+  // Card rail (docs/card-payments.md)
+  card_processor_unavailable: { status: 503, description: 'No card processor is configured, or the processor could not be reached; retry later.' },
+  card_payment_active: { status: 409, description: 'A crypto payment is live for this checkout session, so a card payment cannot start (or the reverse).' },
+  order_not_refundable: { status: 400, description: 'The order is not a paid card order, or its payment is already fully refunded; the message says which.' },
+  refund_exceeds_payment: { status: 400, description: 'The refund amount is larger than what remains unrefunded on the order.' },
+  card_hold_not_found: { status: 409, description: 'The order is not held for this reason.' },
+  invalid_processor_signature: { status: 400, description: 'The card-processor notification failed its signature check (tampered, stale, or signed with another secret).' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

@@ -6,7 +6,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { parseDecimal } from '@tollgate/protocol';
 import { privateKeyToAccount } from 'viem/accounts';
 import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
-import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env, SettlementSigner } from './schema.ts';
+import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env, type CardConfig, SettlementSigner, StripeSettings } from './schema.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
 export const FEE_DECIMALS = 6;
@@ -141,10 +141,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
   const withContract = chains.findIndex((c) => c.settlementContract);
   // A settlement contract without an executor would advertise DELEGATE mode that can never settle.
   if (withContract >= 0 && !settlement) throw new ConfigError('SETTLEMENT_KEY', `required by chains.${withContract}.settlement_contract`);
+  const environment = file?.environment ?? 'test';
+  const card = cardConfig(file?.card, env, environment);
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? file?.public_base_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
     profile,
-    environment: file?.environment ?? 'test',
+    environment,
     port,
     host,
     databaseUrl: env.DATABASE_URL,
@@ -157,7 +159,27 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     fees: { perOrderMicros },
     chains,
     ...(settlement ? { settlement } : {}),
+    ...(card ? { card } : {}),
   };
+}
+
+/**
+ * The card processor. TEST simulates card payments, so it never runs in production; STRIPE needs
+ * both secrets from the environment (never from the file, which is often committed).
+ */
+function cardConfig(c: ConfigFile['card'], env: Env, environment: 'test' | 'production'): CardConfig | undefined {
+  if (!c) return undefined;
+  switch (c.processor) {
+    case 'NONE':
+      return { processor: 'NONE' };
+    case 'TEST':
+      if (environment === 'production') throw new ConfigError('card.processor', 'the TEST card processor simulates payments and is refused in production');
+      return { processor: 'TEST' };
+    case 'STRIPE':
+      if (!env.STRIPE_SECRET_KEY) throw new ConfigError('STRIPE_SECRET_KEY', 'required by card.processor STRIPE');
+      if (!env.STRIPE_WEBHOOK_SECRET) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'required by card.processor STRIPE');
+      return { processor: 'STRIPE', stripe: new StripeSettings(env.STRIPE_SECRET_KEY, env.STRIPE_WEBHOOK_SECRET, c.stripe_api, c.webhook_tolerance_seconds ?? 300) };
+  }
 }
 
 /**

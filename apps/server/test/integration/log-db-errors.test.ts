@@ -27,7 +27,8 @@ const T = randomBytes(6).toString('hex');
 const MPP_ROUTE = 'GET:api:data';
 const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'mpp_claims', 'mpp_receipt_keys'];
 /** Tables whose writes fail in phase 1 (the fuzzers' list plus the machine-payment tables). */
-const WRITTEN = [...TABLES, ...MPP_TABLES];
+const CARD_TABLES = ['card_payments', 'card_events', 'card_refunds'];
+const WRITTEN = [...TABLES, ...MPP_TABLES, ...CARD_TABLES];
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
@@ -40,6 +41,9 @@ const SENTINELS = {
   hookUrl: `http://127.0.0.1:9/hook-${T}`,
   queryValue: `qv-${T}`,
   adminToken: TEST_ADMIN_TOKEN,
+  // the TEST processor's duplicate-charge card: its request writes (and fails) in phase 1
+  cardNumber: '4000000000001018',
+  refundReason: `refund-${T}`,
 };
 
 /** One request per route with sentinel values; ids in paths come from the fixture. */
@@ -54,6 +58,16 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
         path,
         body: { checkout_type: 'DIRECT', price: '2.00', client_reference_id: SENTINELS.clientRef, private_metadata_json: md, public_metadata_json: JSON.stringify({ note: SENTINELS.publicNote }), line_items_json: JSON.stringify([{ name: SENTINELS.item, quantity: 1, amount: '2.00' }]) },
       };
+    case 'POST /checkout/v1/sessions/:checkout_id/card/test-payment':
+      return { path, body: { number: SENTINELS.cardNumber, exp_month: 12, exp_year: 2099, cvc: '987' } };
+    case 'POST /api/v1/orders/:order_id/refunds':
+    case 'POST /admin/v1/orders/:order_id/card/refunds':
+      return { path, body: { reason: SENTINELS.refundReason } };
+    case 'POST /admin/v1/orders/:order_id/card/simulate':
+      return { path, body: { scenario: 'succeeded' } };
+    case 'POST /admin/v1/orders/:order_id/card/hold':
+    case 'POST /admin/v1/orders/:order_id/card/release':
+      return { path, body: { reason: 'balance' } };
     case 'POST /checkout/v1/sessions/:checkout_id/bind':
       return { path, body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER } };
     case 'POST /admin/v1/merchants':
@@ -148,7 +162,11 @@ for (const backend of backends()) {
       await admin('PUT', `/admin/v1/merchants/${m.merchantId}/mpp/routes/${MPP_ROUTE}`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
       const ch = await send(tg.url!, { method: 'POST', path: '/mpp/v1/challenge', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_id: m.merchantId, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER }) });
       assert.equal(ch.status, 402, ch.text);
-      const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00' });
+      // A session with a started card payment: the card routes reach their writes.
+      await admin('POST', `/admin/v1/merchants/${m.merchantId}/card-rail`, { enabled: true });
+      const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00', payment_rails: 'crypto,fiat', fiat_currency: 'EUR', fiat_amount: '1.00' });
+      const card = await send(tg.url!, { method: 'POST', path: `/checkout/v1/sessions/${session.checkout_id}/card`, headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(card.status, 200, card.text);
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/trigger`, { event: 'order.invoiced' });
       const { rows } = await database.db.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY created_at DESC LIMIT 1');
       ids = { route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id };

@@ -81,6 +81,13 @@ const ADDED: Record<string, number> = {
   zero_from_address: 400,
   no_payment_to_accept: 409,
   payment_not_final: 409,
+  // card rail
+  card_processor_unavailable: 503,
+  card_payment_active: 409,
+  order_not_refundable: 400,
+  refund_exceeds_payment: 400,
+  card_hold_not_found: 409,
+  invalid_processor_signature: 400,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {

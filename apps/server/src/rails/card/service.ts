@@ -1,0 +1,327 @@
+import { createHash } from 'node:crypto';
+import { formatUnits, isId, newId, type ErrorCode } from '@tollgate/protocol';
+import type { AppDeps } from '../../deps.ts';
+import type { Queryable } from '../../db/database.ts';
+import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
+import { reserveFee } from '../../fees/ledger.ts';
+import * as checkoutRepo from '../../checkout/repo.ts';
+import { hostedUrl } from '../../checkout/service.ts';
+import { effectiveStatus, isLiveOrder, isPayable } from '../../checkout/states.ts';
+import { FIAT_CURRENCIES } from '../../checkout/fields.ts';
+import type { OrderRow } from '../../orders/repo.ts';
+import { patchOrder } from '../../orders/repo.ts';
+import { transitionOrder } from '../../orders/transition.ts';
+import { flowOf, isCardFlow, type CardEvent, type CardProcessor, type NextAction } from './port.ts';
+import * as repo from './repo.ts';
+import { applyCardEvent, settleOrder, type Applied } from './apply.ts';
+import { MIN_CARD_WINDOW_SECONDS, withHold, withoutHold, type HoldReason } from './states.ts';
+
+export type Refused = { kind: 'refused'; code: ErrorCode; message: string; param?: string | undefined };
+const refused = (code: ErrorCode, message: string, param?: string): Refused => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
+
+export interface CardStart {
+  order_id: string;
+  flow: string;
+  processor: string;
+  currency: string;
+  amount: string;
+  order_status: string;
+  payment_state: string;
+  expires_at: number;
+  next_action: NextAction;
+}
+export type StartOutcome = { kind: 'started'; start: CardStart; created: boolean } | { kind: 'not_found' } | Refused;
+export type RefundOutcome = { kind: 'refunded'; refund: repo.CardRefundRow; order: OrderRow } | { kind: 'not_found' } | Refused;
+export type HoldOutcome = { kind: 'ok'; order: OrderRow } | { kind: 'not_found' } | Refused;
+
+/**
+ * The card rail: starts card payments for checkout sessions, applies the processor's
+ * notifications (normalized CardEvents, deduplicated by event id), refunds, and lets the operator
+ * hold and release card orders. Every order status change goes through orders/transition.ts (in
+ * apply.ts); the processor is reached only through the port (port.ts).
+ */
+export class CardService {
+  constructor(
+    private readonly deps: Pick<AppDeps, 'db' | 'config' | 'clock' | 'merchants'>,
+    /** undefined: no card processor in this deployment (card starts answer 503) */
+    readonly processor: CardProcessor | undefined,
+  ) {}
+
+  /**
+   * Starts (or resumes) the card payment of a checkout session: creates the session's
+   * FIAT_<PROCESSOR> order (fee reserved like any order) and asks the processor for the payment.
+   * The live card order of the session is returned again (a declined payer retries on it); a live
+   * crypto order refuses (409), so do too little time left or a closed session (410).
+   */
+  async startForSession(checkoutId: string): Promise<StartOutcome> {
+    if (!isId('cs', checkoutId)) return { kind: 'not_found' };
+    const { db, clock, config, merchants } = this.deps;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const v = await checkoutRepo.getSessionWithOrder(db, checkoutId);
+      if (!v) return { kind: 'not_found' };
+      const { session: s, order: o } = v;
+      const now = clock.now();
+      const status = effectiveStatus({ status: s.status, expiresAt: s.expires_at }, o && { status: o.status, paymentSeen: o.payment_seen }, now);
+      if (status === 'EXPIRED') return refused('session_expired', 'the checkout session expired; start no new payment on it');
+      if (!isPayable(status)) return refused('session_not_payable', `the checkout session is ${status}; start no new payment on it`);
+      if (!s.payment_rails.includes('fiat') || !s.fiat_currency || !s.fiat_amount) return refused('rail_not_enabled', 'this checkout session offers no card payment');
+      const m = await merchants.getMerchant(s.merchant_id);
+      if (!m?.card_enabled) return refused('rail_not_enabled', 'the card rail is not enabled for this merchant');
+      const p = this.processor;
+      if (!p) return refused('card_processor_unavailable', 'no card processor is configured in this deployment');
+
+      if (o && isLiveOrder(o.status)) {
+        if (!isCardFlow(o.flow)) return refused('card_payment_active', 'a crypto payment is live for this checkout session; finish or let it expire before paying by card');
+        return { kind: 'started', created: false, start: await this.ensureStarted(o.id, s.id) };
+      }
+      if (s.expires_at.getTime() - now < MIN_CARD_WINDOW_SECONDS * 1000) {
+        return refused('session_not_payable', `less than ${MIN_CARD_WINDOW_SECONDS} s are left on this checkout session: too little time to start a card payment`);
+      }
+      const minorUnits = FIAT_CURRENCIES[s.fiat_currency]!;
+      const orderId = newId('ord');
+      try {
+        const created = await db.transaction(async (tx) => {
+          const row = await repo.insertCardOrder(tx, {
+            id: orderId,
+            merchantId: s.merchant_id,
+            dappOrderId: `checkout:${s.id}:${v.orderCount + 1}`,
+            flow: flowOf(p.name),
+            currency: s.fiat_currency!,
+            minorUnits,
+            amountMinor: toMinor(s.fiat_amount!, minorUnits),
+            fiatAmount: s.fiat_amount!,
+            feeAmount: config.fees.perOrderMicros,
+            // The card payment window is the session's: a card session has no shorter order TTL.
+            expiresAt: s.expires_at,
+            checkoutId: s.id,
+            fromAddress: opaqueAddress(orderId),
+          }, p.name);
+          if (config.fees.perOrderMicros > 0n && !(await reserveFee(tx, s.merchant_id, orderId, config.fees.perOrderMicros))) throw new FeeShort();
+          const locked = await checkoutRepo.lockSession(tx, s.id);
+          if (!locked || locked.status !== 'OPEN') throw new SessionMoved();
+          await checkoutRepo.linkCardOrder(tx, s.id, orderId);
+          return row;
+        });
+        return { kind: 'started', created: true, start: await this.ensureStarted(created.id, s.id) };
+      } catch (err) {
+        if (err instanceof FeeShort) return refused('insufficient_fee_balance', 'the merchant fee balance cannot cover this order');
+        if (err instanceof SessionMoved) continue;
+        // A concurrent start created order n first: re-read and resume it.
+        if (isPgError(err, UNIQUE_VIOLATION)) continue;
+        throw err;
+      }
+    }
+    return refused('card_payment_active', 'the checkout session changed concurrently; read it again before retrying');
+  }
+
+  /** Asks the processor for the payment of a card order unless it already has one. */
+  private async ensureStarted(orderId: string, checkoutId: string): Promise<CardStart> {
+    const { db, config } = this.deps;
+    const p = this.processor!;
+    let cp = (await repo.getCardPayment(db, orderId))!;
+    const order = (await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [orderId])).rows[0]!;
+    if (!cp.payment_reference) {
+      const started = await p.startPayment({
+        orderId,
+        merchantId: order.merchant_id,
+        checkoutId,
+        amountMinor: BigInt(order.amount_wei),
+        currency: order.fiat_currency!,
+        description: `Order ${orderId}`,
+        returnUrl: hostedUrl(config.publicBaseUrl, checkoutId),
+        // One processor payment per card order: a retried start after a timeout finds it.
+        idempotencyKey: `tollgate-start-${orderId}`,
+      });
+      await db.transaction(async (tx) => {
+        await repo.updateCardPayment(tx, orderId, { payment_reference: started.paymentReference, redirect_url: started.next.type === 'redirect' ? started.next.url : null });
+        await patchOrder(tx, orderId, order.status, { payment_reference: started.paymentReference });
+      });
+      cp = (await repo.getCardPayment(db, orderId))!;
+    }
+    return {
+      order_id: orderId,
+      flow: order.flow,
+      processor: p.name,
+      currency: order.fiat_currency!,
+      amount: order.fiat_amount!,
+      order_status: order.status,
+      payment_state: cp.state,
+      expires_at: Math.floor(order.expires_at.getTime() / 1000),
+      next_action: cp.redirect_url ? { type: 'redirect', url: cp.redirect_url } : { type: 'card_form' },
+    };
+  }
+
+  /** The card order of a checkout session that a payer may pay now (TEST card form). */
+  async payableOrderOfSession(checkoutId: string): Promise<{ order: OrderRow; payment: repo.CardPaymentRow } | undefined> {
+    if (!isId('cs', checkoutId)) return undefined;
+    const v = await checkoutRepo.getSessionWithOrder(this.deps.db, checkoutId);
+    if (!v?.order || !isCardFlow(v.order.flow)) return undefined;
+    const order = (await this.deps.db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [v.order.id])).rows[0]!;
+    const payment = await repo.getCardPayment(this.deps.db, order.id);
+    return payment ? { order, payment } : undefined;
+  }
+
+  /**
+   * Applies processor notifications, each at most once (card_events keyed by the processor's
+   * event id), in one transaction per event. Returns what each did.
+   */
+  async applyEvents(processor: string, events: readonly CardEvent[]): Promise<Applied[]> {
+    const out: Applied[] = [];
+    for (const ev of events) out.push(await this.deps.db.transaction((tx) => this.applyInTx(tx, processor, [ev])));
+    return out;
+  }
+
+  /**
+   * Applies several notifications in ONE transaction and settles the order once at the end: the
+   * TEST processor reports a double charge this way, so the order is held before anything is
+   * invoiced.
+   */
+  async applyBatch(processor: string, events: readonly CardEvent[]): Promise<Applied> {
+    return this.deps.db.transaction((tx) => this.applyInTx(tx, processor, events));
+  }
+
+  private async applyInTx(tx: Queryable, processor: string, events: readonly CardEvent[]): Promise<Applied> {
+    const now = new Date(this.deps.clock.now());
+    let last: Applied = { outcome: 'ignored' };
+    let orderId: string | undefined;
+    const successes: CardEvent[] = [];
+    for (const ev of events) {
+      const id = ev.orderId ?? (await repo.orderIdByReference(tx, processor, ev.paymentReference));
+      if (!(await repo.recordCardEvent(tx, { processor, eventId: ev.id, type: ev.type, orderId: id, outcome: 'pending' }))) {
+        last = { outcome: 'duplicate', orderId: id };
+        continue;
+      }
+      if (!id) {
+        await repo.setCardEventOutcome(tx, processor, ev.id, 'unknown_order');
+        last = { outcome: 'unknown_order' };
+        continue;
+      }
+      last = await applyCardEvent(tx, processor, id, ev, now);
+      await repo.setCardEventOutcome(tx, processor, ev.id, last.outcome);
+      if (last.outcome === 'succeeded' || last.outcome === 'duplicate_charge') successes.push(ev);
+      orderId = id;
+    }
+    if (orderId) await settleOrder(tx, orderId, now, successes);
+    return last;
+  }
+
+  /**
+   * Refunds (part of) a paid card order through the processor. The refund is recorded first
+   * (pending), then sent with its id as idempotency key, then recorded as the processor answered;
+   * a refund of an order not yet invoiced holds it (`refund`) until the refund settles.
+   */
+  async refund(a: { merchantId?: string | undefined; orderId: string; amount?: string | undefined; reason?: string | undefined; by: 'merchant' | 'operator' }): Promise<RefundOutcome> {
+    const { db } = this.deps;
+    const p = this.processor;
+    const prep = await db.transaction(async (tx): Promise<RefundOutcome | { kind: 'prepared'; refund: repo.CardRefundRow; reference: string }> => {
+      const o = await repo.lockOrder(tx, a.orderId);
+      if (!o || (a.merchantId !== undefined && o.merchant_id !== a.merchantId)) return { kind: 'not_found' };
+      if (!isCardFlow(o.flow)) return refused('order_not_refundable', 'only card orders are refunded here; a crypto payment is refunded on chain by the merchant');
+      const cp = await repo.getCardPayment(tx, o.id);
+      if (!cp || cp.state !== 'succeeded' || !cp.payment_reference) return refused('order_not_refundable', `the card payment of this order is ${cp?.state ?? 'unknown'}, not succeeded`);
+      if (!p || flowOf(p.name) !== o.flow) return refused('card_processor_unavailable', `the processor of this order (${o.flow}) is not configured`);
+      const refunds = await repo.listRefunds(tx, o.id);
+      const taken = refunds.filter((r) => r.status !== 'failed').reduce((t, r) => t + BigInt(r.amount), 0n);
+      const remaining = BigInt(o.amount_wei) - taken;
+      let amount = remaining;
+      if (a.amount !== undefined) {
+        try {
+          amount = toMinor(a.amount, o.decimals);
+        } catch {
+          return refused('invalid_amount', `amount must be a positive decimal with at most ${o.decimals} fraction digits`, 'amount');
+        }
+        if (amount <= 0n) return refused('invalid_amount', 'amount must be positive', 'amount');
+      }
+      if (remaining <= 0n) return refused('order_not_refundable', 'the payment of this order is already fully refunded');
+      if (amount > remaining) return refused('refund_exceeds_payment', `at most ${formatUnits(remaining, o.decimals, o.decimals)} ${o.fiat_currency} remains to refund`, 'amount');
+      const refund = await repo.insertRefund(tx, { id: newId('rf'), orderId: o.id, merchantId: o.merchant_id, amount, status: 'pending', reason: a.reason, requestedBy: a.by });
+      if (o.status === 'PAYMENT_CONFIRMED') await patchOrder(tx, o.id, o.status, { held_reasons: JSON.stringify(withHold(o.held_reasons, 'refund')) });
+      return { kind: 'prepared', refund, reference: cp.payment_reference };
+    });
+    if (prep.kind !== 'prepared') return prep;
+    let result;
+    try {
+      result = await p!.refund({ paymentReference: prep.reference, amountMinor: BigInt(prep.refund.amount), idempotencyKey: `tollgate-refund-${prep.refund.id}` });
+    } catch (err) {
+      // Unknown outcome: the refund stays pending; a retry (same idempotency key) or the
+      // processor's notification settles it.
+      return refused('card_processor_unavailable', `the processor did not answer the refund: ${(err as Error).message}`);
+    }
+    await db.transaction(async (tx) => {
+      await repo.updateRefund(tx, prep.refund.id, { processorRefundId: result.refundId });
+    });
+    if (result.status !== 'pending') {
+      await this.applyEvents(this.processor!.name, [{
+        id: `tollgate:${prep.refund.id}:${result.status}`,
+        type: result.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
+        orderId: a.orderId,
+        paymentReference: prep.reference,
+        refundId: result.refundId,
+        amountMinor: BigInt(prep.refund.amount),
+        created: Math.floor(this.deps.clock.now() / 1000),
+      }]);
+    }
+    const refund = (await repo.listRefunds(db, a.orderId)).find((r) => r.id === prep.refund.id)!;
+    const order = (await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [a.orderId])).rows[0]!;
+    return { kind: 'refunded', refund, order };
+  }
+
+  /** Operator: holds a card order for `reason` (only before INVOICED). */
+  async hold(orderId: string, reason: HoldReason): Promise<HoldOutcome> {
+    return this.deps.db.transaction(async (tx) => {
+      const o = await repo.lockOrder(tx, orderId);
+      if (!o || !isCardFlow(o.flow)) return { kind: 'not_found' } as const;
+      if (o.status !== 'CHECKOUT_VERIFIED' && o.status !== 'PAYMENT_CONFIRMED') return refused('order_not_refundable', `a ${o.status} order cannot be held`);
+      const row = await patchOrder(tx, o.id, o.status, { held_reasons: JSON.stringify(withHold(o.held_reasons, reason)) });
+      return { kind: 'ok', order: row! } as const;
+    });
+  }
+
+  /** Operator: releases one hold reason; with none left, a succeeded payment is invoiced. */
+  async release(orderId: string, reason: HoldReason): Promise<HoldOutcome> {
+    const now = new Date(this.deps.clock.now());
+    return this.deps.db.transaction(async (tx) => {
+      const o = await repo.lockOrder(tx, orderId);
+      if (!o || !isCardFlow(o.flow)) return { kind: 'not_found' } as const;
+      if (!(o.held_reasons ?? []).includes(reason)) return refused('card_hold_not_found', `the order is not held for ${reason}`, 'reason');
+      await patchOrder(tx, o.id, o.status, { held_reasons: JSON.stringify(withoutHold(o.held_reasons, reason)) });
+      await settleOrder(tx, o.id, now, []);
+      return { kind: 'ok', order: (await repo.lockOrder(tx, o.id))! } as const;
+    });
+  }
+
+  /** Expires live card orders past their window whose payment is not under way. */
+  async expireDue(limit = 200): Promise<number> {
+    const { db, clock } = this.deps;
+    const now = new Date(clock.now());
+    let n = 0;
+    for (const { id } of await repo.listExpirableCardOrders(db, now, limit)) {
+      const moved = await db.transaction(async (tx) => {
+        const cp = await repo.getCardPayment(tx, id);
+        if (!cp || (cp.state !== 'pending' && cp.state !== 'declined')) return undefined;
+        return transitionOrder(tx, { orderId: id, from: 'CHECKOUT_VERIFIED', trigger: 'expire', now });
+      });
+      if (moved) n++;
+    }
+    return n;
+  }
+}
+
+class FeeShort extends Error {}
+class SessionMoved extends Error {}
+
+/** "9.50" with 2 minor units → 950n (throws on a malformed amount). */
+export function toMinor(decimal: string, minorUnits: number): bigint {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
+  if (!m || (m[2]?.length ?? 0) > minorUnits) throw new Error(`not a decimal amount with at most ${minorUnits} fraction digits`);
+  return BigInt(m[1]! + (m[2] ?? '').padEnd(minorUnits, '0'));
+}
+
+/**
+ * The `from_address` of a card order: 20 bytes of sha256 over the order id. Not a wallet, never
+ * paid to or watched; it only keeps the live-terms unique key (which spans live orders of every
+ * flow) from pairing two card orders of the same amount.
+ */
+export function opaqueAddress(orderId: string): string {
+  return `0x${createHash('sha256').update(`card-order:${orderId}`).digest('hex').slice(0, 40)}`;
+}
