@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
+import { CARD_COMMANDS, CARD_USAGE, runCardCommand } from './card.ts';
 import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
@@ -20,6 +21,7 @@ const USAGE = `usage: tollgate <command> [options]
 ${WEBHOOK_USAGE}
 ${MPP_USAGE}
 ${CHAINS_USAGE}
+${CARD_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -30,6 +32,7 @@ async function main(argv: string[]): Promise<void> {
   if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
   if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   if (CHAINS_COMMANDS.includes(argv[0] ?? '')) return runChainsCommand(argv);
+  if (CARD_COMMANDS.includes(argv[0] ?? '')) return runCardCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,
