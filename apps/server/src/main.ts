@@ -84,7 +84,11 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
-      workers.push(...startWorkers([{ name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) }]));
+      workers.push(...startWorkers([
+        { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },
+        // Processor events missed while down (Stripe: the events list); a no-op for TEST.
+        { name: 'card-reconcile', intervalMs: 60_000, run: async () => void (await cards.reconcile()) },
+      ]));
     }
   } catch (err) {
     unobserve();

@@ -11,6 +11,7 @@ import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
 import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
 import { publicStartCardPayment } from './rails/card/routes/public_startCardPayment.ts';
 import { publicTestCardPayment } from './rails/card/routes/public_testCardPayment.ts';
+import { publicProcessorNotification } from './rails/card/routes/public_processorNotification.ts';
 import { refundCardOrder } from './rails/card/routes/refundOrder.ts';
 import { adminRefundCardOrder } from './rails/card/routes/admin_refundCardOrder.ts';
 import { adminHoldCardOrder, adminReleaseCardHold } from './rails/card/routes/admin_cardHold.ts';
@@ -78,6 +79,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   // public card rail (rails/card)
   publicStartCardPayment,
   publicTestCardPayment,
+  publicProcessorNotification,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,

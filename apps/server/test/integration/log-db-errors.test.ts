@@ -21,6 +21,7 @@ import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { buildOrderBody, MERCHANT_WALLET, PAYER } from '../helpers/orders.ts';
 import { buildConfig, fakeChain, TEST_ADMIN_TOKEN, TestClock, type Creds } from '../helpers/server.ts';
 import { send, TABLES, type Answer } from './fuzz-fixtures.ts';
+import { signTestNotification } from '../../src/rails/card/test/processor.ts';
 
 const T = randomBytes(6).toString('hex');
 /** Request values that must never be logged (a body or query value, or a secret). */
@@ -47,7 +48,7 @@ const SENTINELS = {
 };
 
 /** One request per route with sentinel values; ids in paths come from the fixture. */
-function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>): { path: string; body?: Record<string, unknown> | undefined; query?: string } {
+function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>): { path: string; body?: Record<string, unknown> | undefined; query?: string; headers?: Record<string, string> } {
   const path = route.url.replace(/:([a-z_]+)/g, (_x, n: string) => ids[n] ?? 'x');
   const md = JSON.stringify({ email: SENTINELS.email, phone: SENTINELS.phone });
   switch (`${route.method} ${route.url}`) {
@@ -58,6 +59,9 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
         path,
         body: { checkout_type: 'DIRECT', price: '2.00', client_reference_id: SENTINELS.clientRef, private_metadata_json: md, public_metadata_json: JSON.stringify({ note: SENTINELS.publicNote }), line_items_json: JSON.stringify([{ name: SENTINELS.item, quantity: 1, amount: '2.00' }]) },
       };
+    case 'POST /card/v1/notifications/:processor':
+      // A TEST processor notification, signed like the processor signs it (raw body).
+      return { path: path.replace('/x', '/test'), body: JSON.parse(ids.notification_body!), headers: { 'x-tollgate-test-signature': ids.notification_sig! } };
     case 'POST /checkout/v1/sessions/:checkout_id/card/test-payment':
       return { path, body: { number: SENTINELS.cardNumber, exp_month: 12, exp_year: 2099, cvc: '987' } };
     case 'POST /api/v1/orders/:order_id/refunds':
@@ -129,7 +133,7 @@ for (const backend of backends()) {
             ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }
             : {};
       const body = r.body ? JSON.stringify(r.body) : undefined;
-      return send(tg.url!, { method: route.method, path: r.path + (r.query ? `?${r.query}` : ''), headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body });
+      return send(tg.url!, { method: route.method, path: r.path + (r.query ? `?${r.query}` : ''), headers: { ...auth, ...r.headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body });
     }
     async function admin(method: string, path: string, body?: unknown) {
       const a = await send(tg.url!, { method, path, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
@@ -169,7 +173,8 @@ for (const backend of backends()) {
       assert.equal(card.status, 200, card.text);
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/trigger`, { event: 'order.invoiced' });
       const { rows } = await database.db.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY created_at DESC LIMIT 1');
-      ids = { route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id };
+      const notification = JSON.stringify({ events: [{ id: 'tev_log_fixture', type: 'payment.processing', order_id: card.json.order_id, payment_reference: 'tpi_log_fixture', created: 1 }] });
+      ids = { notification_body: notification, notification_sig: signTestNotification(tg.deps.config.masterKey, notification), route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id };
     });
     after(async () => {
       await tg?.close();

@@ -53,10 +53,12 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
         if (live(o)) await setHolds(tx, o, withHold(o.held_reasons, 'duplicate_payment'));
         return done('duplicate_charge');
       }
-      await repo.updateCardPayment(tx, orderId, { state: 'succeeded', charges: 1, charge_id: ev.chargeId ?? null, decline_code: null, payment_reference: cp.payment_reference ?? ev.paymentReference });
+      // The reference becomes the one that succeeded: a processor may start with a hosted-page
+      // session id (Stripe Checkout cs_…) and report the payment under its PaymentIntent (pi_…).
+      await repo.updateCardPayment(tx, orderId, { state: 'succeeded', charges: 1, charge_id: ev.chargeId ?? null, decline_code: null, payment_reference: ev.paymentReference });
       if (live(o)) {
         const conflict = (ev.amountMinor !== undefined && ev.amountMinor !== BigInt(o.amount_wei)) || (ev.currency !== undefined && ev.currency.toUpperCase() !== o.fiat_currency);
-        o = (await patchOrder(tx, orderId, o.status, { payment_seen_at: now, payment_reference: o.payment_reference ?? ev.paymentReference }))!;
+        o = (await patchOrder(tx, orderId, o.status, { payment_seen_at: now, payment_reference: ev.paymentReference }))!;
         if (conflict) await setHolds(tx, o, withHold(o.held_reasons, 'conflict'));
       }
       return done('succeeded');
@@ -64,9 +66,12 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
     case 'refund.succeeded':
     case 'refund.failed': {
       const status = ev.type === 'refund.succeeded' ? 'succeeded' : 'failed';
+      // By the processor's refund id, else by Tollgate's (a notification may overtake the answer
+      // of the refund call that would have recorded the processor's id).
       let r = ev.refundId ? await repo.refundByProcessorId(tx, ev.refundId) : undefined;
+      if (!r && ev.refundKey) r = (await repo.listRefunds(tx, orderId)).find((x) => x.id === ev.refundKey);
       if (r && r.status !== 'pending') return done('stale');
-      if (r) r = await repo.updateRefund(tx, r.id, { status });
+      if (r) r = await repo.updateRefund(tx, r.id, { status, ...(ev.refundId && !r.processor_refund_id ? { processorRefundId: ev.refundId } : {}) });
       else if (status === 'succeeded' && ev.amountMinor) {
         // A refund made in the processor's own dashboard: recorded as the processor's.
         await repo.insertRefund(tx, { id: `rf_${ev.refundId ?? ev.id}`.slice(0, 64), orderId, merchantId: o.merchant_id, amount: ev.amountMinor, status, processorRefundId: ev.refundId, requestedBy: 'processor' });

@@ -23,6 +23,8 @@ export interface CardEvent {
   amountMinor?: bigint | undefined;
   currency?: string | undefined;
   refundId?: string | undefined;
+  /** Tollgate's refund id (`rf_…`) when the processor echoes it back (refund metadata). */
+  refundKey?: string | undefined;
   declineCode?: string | undefined;
   /** Unix seconds, the processor's event time (informational; ordering is by object state). */
   created: number;
@@ -66,6 +68,9 @@ export interface StartedPayment {
 
 export interface RefundInput {
   paymentReference: string;
+  orderId: string;
+  /** Tollgate's refund id: sent to the processor (metadata) so its notification finds the record. */
+  refundId: string;
   amountMinor: bigint;
   /** Tollgate's refund id: a retried call after a timeout creates no second refund. */
   idempotencyKey: string;
@@ -90,7 +95,7 @@ export interface CardProcessor {
    * Verifies a notification from its exact raw bytes and headers and normalizes it. Events the
    * card rail does not act on normalize to an empty list (acknowledged, nothing applied).
    */
-  parseNotification?(rawBody: Buffer, headers: NotificationHeaders): { ok: true; events: CardEvent[] } | { ok: false; reason: string };
+  parseNotification?(rawBody: string, headers: NotificationHeaders, nowMs: number): { ok: true; events: CardEvent[] } | { ok: false; reason: string };
   /**
    * Events after `cursor` (oldest first), for reconciliation after downtime; the returned cursor is
    * saved once they are applied.

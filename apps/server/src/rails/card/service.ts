@@ -11,7 +11,7 @@ import { FIAT_CURRENCIES } from '../../checkout/fields.ts';
 import type { OrderRow } from '../../orders/repo.ts';
 import { patchOrder } from '../../orders/repo.ts';
 import { transitionOrder } from '../../orders/transition.ts';
-import { flowOf, isCardFlow, type CardEvent, type CardProcessor, type NextAction } from './port.ts';
+import { flowOf, isCardFlow, type CardEvent, type CardProcessor, type NextAction, type NotificationHeaders } from './port.ts';
 import * as repo from './repo.ts';
 import { applyCardEvent, settleOrder, type Applied } from './apply.ts';
 import { MIN_CARD_WINDOW_SECONDS, withHold, withoutHold, type HoldReason } from './states.ts';
@@ -162,6 +162,34 @@ export class CardService {
   }
 
   /**
+   * A processor's notification over HTTP: verified by the processor's own check on the raw body,
+   * then applied (deduplicated by event id). `processor` is the path segment (`stripe`, `test`).
+   */
+  async handleNotification(processor: string, rawBody: string, headers: NotificationHeaders): Promise<{ kind: 'applied'; outcomes: string[] } | { kind: 'not_found' } | { kind: 'invalid'; reason: string }> {
+    const p = this.processor;
+    if (!p?.parseNotification || p.name.toLowerCase() !== processor.toLowerCase()) return { kind: 'not_found' };
+    const parsed = p.parseNotification(rawBody, headers, this.deps.clock.now());
+    if (!parsed.ok) return { kind: 'invalid', reason: parsed.reason };
+    const applied = await this.applyEvents(p.name, parsed.events);
+    return { kind: 'applied', outcomes: applied.map((a) => a.outcome) };
+  }
+
+  /**
+   * Reconciliation after downtime: the processor's events after the saved cursor, applied in
+   * order (already-applied ones are recognised by id), then the cursor moves. Returns how many
+   * events were read.
+   */
+  async reconcile(): Promise<number> {
+    const p = this.processor;
+    if (!p?.listEventsSince) return 0;
+    const { db } = this.deps;
+    const { events, cursor } = await p.listEventsSince(await repo.getCursor(db, p.name));
+    await this.applyEvents(p.name, events);
+    if (cursor) await repo.setCursor(db, p.name, cursor);
+    return events.length;
+  }
+
+  /**
    * Applies processor notifications, each at most once (card_events keyed by the processor's
    * event id), in one transaction per event. Returns what each did.
    */
@@ -241,7 +269,7 @@ export class CardService {
     if (prep.kind !== 'prepared') return prep;
     let result;
     try {
-      result = await p!.refund({ paymentReference: prep.reference, amountMinor: BigInt(prep.refund.amount), idempotencyKey: `tollgate-refund-${prep.refund.id}` });
+      result = await p!.refund({ paymentReference: prep.reference, orderId: a.orderId, refundId: prep.refund.id, amountMinor: BigInt(prep.refund.amount), idempotencyKey: `tollgate-refund-${prep.refund.id}` });
     } catch (err) {
       // Unknown outcome: the refund stays pending; a retry (same idempotency key) or the
       // processor's notification settles it.
@@ -257,6 +285,7 @@ export class CardService {
         orderId: a.orderId,
         paymentReference: prep.reference,
         refundId: result.refundId,
+        refundKey: prep.refund.id,
         amountMinor: BigInt(prep.refund.amount),
         created: Math.floor(this.deps.clock.now() / 1000),
       }]);
