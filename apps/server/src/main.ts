@@ -18,6 +18,8 @@ import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
 import { initCards } from './rails/card/index.ts';
+import { DelegateService } from './settlement/delegate.ts';
+import { startSettlementWorkers } from './settlement/worker.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -55,7 +57,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const merchants = new MerchantService(db, config);
   // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
   const metrics = new OpsMetrics(new Registry(), { db, clock });
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders), mpp: createMpp(db, config, merchants, clock) };
+  const delegate = new DelegateService(db, config, clock);
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate };
   const cards = await initCards(deps);
   const unobserve = observeTransitions(metrics.orders.transitioned);
 
@@ -83,6 +86,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
+      workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
       workers.push(...startWorkers([
         { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },

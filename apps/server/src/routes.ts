@@ -36,7 +36,11 @@ import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
+import { adminListCallbacks } from './settlement/routes/admin_listCallbacks.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
+import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
+import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
+import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
 import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
@@ -60,6 +64,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   cancelOrder,
   acceptOrderPayment,
   refundCardOrder,
+  submitCalldataSignature,
   merchantGetSelf,
   createCheckoutSession,
   merchantSetRoutePrice,
@@ -112,6 +117,9 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminHoldCardOrder,
   adminReleaseCardHold,
   adminSimulateCardEvent,
+  adminRegisterCallback,
+  adminListCallbacks,
+  adminRefundOrder,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

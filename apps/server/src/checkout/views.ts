@@ -88,7 +88,8 @@ export function publicSessionView(v: SessionWithOrder, nowMs: number, chains: re
           order: {
             order_id: o.id,
             status: o.status,
-            flow: o.flow,
+            // only for card orders: a crypto order's view is unchanged
+            ...(o.flow.startsWith('FIAT_') ? { flow: o.flow } : {}),
             chain_id: o.chain_id,
             token_symbol: o.token_symbol,
             pay_to_address: o.pay_to_address,

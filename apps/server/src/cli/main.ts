@@ -4,6 +4,7 @@ import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
 import { CARD_COMMANDS, CARD_USAGE, runCardCommand } from './card.ts';
 import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
+import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegate.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
@@ -22,6 +23,7 @@ ${WEBHOOK_USAGE}
 ${MPP_USAGE}
 ${CHAINS_USAGE}
 ${CARD_USAGE}
+${DELEGATE_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -33,6 +35,7 @@ async function main(argv: string[]): Promise<void> {
   if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   if (CHAINS_COMMANDS.includes(argv[0] ?? '')) return runChainsCommand(argv);
   if (CARD_COMMANDS.includes(argv[0] ?? '')) return runCardCommand(argv);
+  if (isDelegateCommand(argv)) return runDelegateCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -128,7 +128,7 @@ for (const backend of backends()) {
       assert.equal(rest.status, 200, rest.text);
       assert.deepEqual([rest.body.amount, rest.body.refunded_amount, rest.body.requested_by, rest.body.order_status], ['7.50', '9.50', 'operator', 'INVOICED']);
       const again = await s.signed(m, 'POST', `/api/v1/orders/${st.order_id}/refunds`, { body: {} });
-      assert.deepEqual([again.status, again.body.code], [400, 'order_not_refundable']);
+      assert.deepEqual([again.status, again.body.code], [400, 'card_order_not_refundable']);
       const o = await order(st.order_id);
       assert.deepEqual([o.status, o.refunded_amount], ['INVOICED', '9.50']);
       const refunded = (await eventsOf(s, st.order_id)).filter(([e]) => e === 'fiat.payment.refunded').map(([, p]) => [p.amount, p.refunded_total]);
@@ -144,7 +144,7 @@ for (const backend of backends()) {
       const bind = await s.request('POST', `/checkout/v1/sessions/${checkout_id}/bind`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER } });
       assert.equal(bind.status, 200, bind.text);
       const r = await s.signed(m, 'POST', `/api/v1/orders/${bind.body.order_id}/refunds`, { body: {} });
-      assert.deepEqual([r.status, r.body.code], [400, 'order_not_refundable']);
+      assert.deepEqual([r.status, r.body.code], [400, 'card_order_not_refundable']);
     });
 
     it('dispute after INVOICED: recorded and notified, the order does not regress; a late "opened" changes nothing', async () => {

@@ -28,8 +28,9 @@ const T = randomBytes(6).toString('hex');
 const MPP_ROUTE = 'GET:api:data';
 const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'mpp_claims', 'mpp_receipt_keys'];
 /** Tables whose writes fail in phase 1 (the fuzzers' list plus the machine-payment tables). */
+const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
 const CARD_TABLES = ['card_payments', 'card_events', 'card_refunds'];
-const WRITTEN = [...TABLES, ...MPP_TABLES, ...CARD_TABLES];
+const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...CARD_TABLES];
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
@@ -92,6 +93,10 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { merchant_id: ids.merchant_id, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER } };
     case 'POST /mpp/v1/verify':
       return { path, body: { challenge_id: ids.challenge_id, tx_hash: `0x${'ab'.repeat(32)}`, payer_addr: PAYER, mac: ids.challenge_mac } };
+    case 'POST /admin/v1/merchants/:merchant_id/callbacks':
+      return { path, body: { chain_id: 31337, callback_contract: MERCHANT_WALLET, eip712_name: SENTINELS.merchantName, eip712_version: '1' } };
+    case 'POST /api/v1/orders/:order_id/calldata-signature':
+      return { path, body: { signature: `0x${'1b'.repeat(65)}` } };
     case 'PUT /admin/v1/merchants/:merchant_id/underpayment-tolerance':
       return { path, body: { underpay_tolerance_bps: 50 } };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks':
@@ -201,7 +206,7 @@ for (const backend of backends()) {
     });
 
     it('phase 2: every remaining route fails reading a table that is gone', async () => {
-      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES];
+      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES, 'merchant_callbacks'];
       for (const t of reads) await database.db.query(`ALTER TABLE ${t} RENAME TO ${t}_gone`);
       for (const route of ROUTES.filter((r) => !failed.has(`${r.method} ${r.url}`))) {
         const a = await call(route);

@@ -244,9 +244,9 @@ export class CardService {
     const prep = await db.transaction(async (tx): Promise<RefundOutcome | { kind: 'prepared'; refund: repo.CardRefundRow; reference: string }> => {
       const o = await repo.lockOrder(tx, a.orderId);
       if (!o || (a.merchantId !== undefined && o.merchant_id !== a.merchantId)) return { kind: 'not_found' };
-      if (!isCardFlow(o.flow)) return refused('order_not_refundable', 'only card orders are refunded here; a crypto payment is refunded on chain by the merchant');
+      if (!isCardFlow(o.flow)) return refused('card_order_not_refundable', 'only card orders are refunded here; a crypto payment is refunded on chain by the merchant');
       const cp = await repo.getCardPayment(tx, o.id);
-      if (!cp || cp.state !== 'succeeded' || !cp.payment_reference) return refused('order_not_refundable', `the card payment of this order is ${cp?.state ?? 'unknown'}, not succeeded`);
+      if (!cp || cp.state !== 'succeeded' || !cp.payment_reference) return refused('card_order_not_refundable', `the card payment of this order is ${cp?.state ?? 'unknown'}, not succeeded`);
       if (!p || flowOf(p.name) !== o.flow) return refused('card_processor_unavailable', `the processor of this order (${o.flow}) is not configured`);
       const refunds = await repo.listRefunds(tx, o.id);
       const taken = refunds.filter((r) => r.status !== 'failed').reduce((t, r) => t + BigInt(r.amount), 0n);
@@ -260,7 +260,7 @@ export class CardService {
         }
         if (amount <= 0n) return refused('invalid_amount', 'amount must be positive', 'amount');
       }
-      if (remaining <= 0n) return refused('order_not_refundable', 'the payment of this order is already fully refunded');
+      if (remaining <= 0n) return refused('card_order_not_refundable', 'the payment of this order is already fully refunded');
       if (amount > remaining) return refused('refund_exceeds_payment', `at most ${formatUnits(remaining, o.decimals, o.decimals)} ${o.fiat_currency} remains to refund`, 'amount');
       const refund = await repo.insertRefund(tx, { id: newId('rf'), orderId: o.id, merchantId: o.merchant_id, amount, status: 'pending', reason: a.reason, requestedBy: a.by });
       if (o.status === 'PAYMENT_CONFIRMED') await patchOrder(tx, o.id, o.status, { held_reasons: JSON.stringify(withHold(o.held_reasons, 'refund')) });
@@ -300,7 +300,7 @@ export class CardService {
     return this.deps.db.transaction(async (tx) => {
       const o = await repo.lockOrder(tx, orderId);
       if (!o || !isCardFlow(o.flow)) return { kind: 'not_found' } as const;
-      if (o.status !== 'CHECKOUT_VERIFIED' && o.status !== 'PAYMENT_CONFIRMED') return refused('order_not_refundable', `a ${o.status} order cannot be held`);
+      if (o.status !== 'CHECKOUT_VERIFIED' && o.status !== 'PAYMENT_CONFIRMED') return refused('card_order_not_refundable', `a ${o.status} order cannot be held`);
       const row = await patchOrder(tx, o.id, o.status, { held_reasons: JSON.stringify(withHold(o.held_reasons, reason)) });
       return { kind: 'ok', order: row! } as const;
     });

@@ -7,7 +7,7 @@ import { CardRefundSchema, RefundBodySchema, refundView } from '../views.ts';
 
 /**
  * Refund (part of) a paid card order through its processor. Crypto orders are refunded on chain by
- * the merchant (400 order_not_refundable). A refund of an order not yet INVOICED holds it until
+ * the merchant (400 card_order_not_refundable). A refund of an order not yet INVOICED holds it until
  * the refund settles; a full refund then fails it. An INVOICED order stays INVOICED.
  */
 export const refundCardOrder = defineRoute({
