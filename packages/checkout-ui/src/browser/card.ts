@@ -5,7 +5,8 @@
 // their own: never a conversion of the crypto price.
 import { ApiError, type CheckoutApi } from '../lib/api.ts';
 import type { CardStart, PublicSession, TestCardResult } from '../lib/types.ts';
-import { h, setText } from './dom.ts';
+import { h, replace, setText } from './dom.ts';
+import { lineItems } from './views.ts';
 
 const POLL_MS = 2000;
 
@@ -14,13 +15,14 @@ export interface CardContext {
   session: () => PublicSession;
   setScreen(node: HTMLElement): void;
   say(text: string): void;
-  setTotal(text: string): void;
+  /** the page's summary (items and total), to show the card total */
+  summary(): { items: HTMLElement; total: HTMLElement } | undefined;
   /** session COMPLETED / FAILED / EXPIRED: the page's final screens */
   completed(): void;
   failed(): void;
   expired(): void;
   /** a 409/410/404 while starting: let the page re-read the session and route again */
-  refused(e: ApiError): void;
+  refused(e: ApiError): unknown;
   /** the processor has the payment (processing or held): stop the countdown, drop "cancel" */
   paid(): void;
   /** back to the choice of payment method (shown only when crypto is offered too) */
@@ -40,6 +42,20 @@ export function cardMethod(s: PublicSession, onCard: () => void) {
   );
 }
 
+/** A card-only session: the card amount and the one way to pay. */
+export function cardOnlyScreen(s: PublicSession, onCard: () => void) {
+  return h('section', { 'aria-labelledby': 'card-only-h', 'data-screen': 'choose' }, h('h2', { id: 'card-only-h', tabindex: -1 }, `Pay ${cardLine(s)}`), cardMethod(s, onCard));
+}
+
+/** The card total, and the items without their token prices (the card amount is not their sum). */
+function cardTotal(c: CardContext, text: string) {
+  const ui = c.summary();
+  if (!ui) return;
+  const s = c.session();
+  replace(ui.items, lineItems({ ...s, line_items: s.line_items.map(({ name, quantity }) => ({ name, quantity })) }, ''));
+  setText(ui.total, text);
+}
+
 let timer: ReturnType<typeof setTimeout> | undefined;
 let busy = false;
 
@@ -53,12 +69,12 @@ export async function startCard(c: CardContext): Promise<void> {
     st = await c.api.card();
   } catch (e) {
     busy = false;
-    if (e instanceof ApiError && (e.status === 404 || e.status === 409 || e.status === 410)) return c.refused(e);
+    if (e instanceof ApiError && (e.status === 404 || e.status === 409 || e.status === 410)) return void c.refused(e);
     return c.say(e instanceof ApiError ? e.message : 'Tollgate could not be reached. Check your connection and try again.');
   }
   busy = false;
   c.say('');
-  c.setTotal(`Total ${st.amount} ${st.currency}`);
+  cardTotal(c, `Total ${st.amount} ${st.currency}`);
   if (st.next_action.type === 'redirect' && st.next_action.url) {
     c.say('Taking you to the card payment page…');
     location.assign(st.next_action.url);
@@ -107,7 +123,7 @@ function showForm(c: CardContext, st: CardStart, error?: string) {
         pay.disabled = false;
         c.say('');
         if (e2 instanceof ApiError && e2.status === 400) return fail(e2.param === 'number' ? 'This card number is not valid.' : e2.message, e2.param === 'number' ? num.input : exp.input);
-        if (e2 instanceof ApiError && (e2.status === 404 || e2.status === 409 || e2.status === 410)) return c.refused(e2);
+        if (e2 instanceof ApiError && (e2.status === 404 || e2.status === 409 || e2.status === 410)) return void c.refused(e2);
         fail(e2 instanceof ApiError ? e2.message : 'Tollgate could not be reached. Try again.', num.input);
       },
     );

@@ -12,7 +12,7 @@ import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type BindTerms, type PaymentOpt
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
 import { h, replace, sessionStore as storage, setText } from './dom.ts';
 import { optionKey, sentTx, termsFor, type Terms } from '../lib/terms.ts';
-import { cardMethod, startCard, type CardContext } from './card.ts';
+import { cardMethod, cardOnlyScreen, startCard, type CardContext } from './card.ts';
 import { chooseScreen, doneScreen, lineItems, loadErrorScreen, messageScreen, optionAmount, payLine, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
@@ -139,7 +139,7 @@ function route() {
   if (left <= 0) return expired();
   if (left < MIN_PAYMENT_WINDOW_SECONDS) return tooLate();
   if (session.payment_options.length === 0 && fiat())
-    return setScreen(h('section', { 'aria-labelledby': 'card-only-h', 'data-screen': 'choose' }, h('h2', { id: 'card-only-h', tabindex: -1 }, `Pay ${session.fiat_amount} ${session.fiat_currency}`), cardMethod(session, () => void startCard(cardCtx()))));
+    return setScreen(cardOnlyScreen(session, () => void startCard(cardCtx())));
   if (session.payment_options.length === 0)
     return finish(messageScreen('no-options', 'warn', 'Token payment unavailable', `This checkout offers no token payment. Contact ${merchant()} to pay another way.`, returnAction()));
   showChoose();
@@ -179,24 +179,10 @@ function showChoose() {
 }
 
 const fiat = () => session.payment_rails.includes('fiat');
-/** The card total, and the items without their token prices (the card amount is not their sum). */
-function cardTotal(text: string) {
-  if (!ui) return;
-  replace(ui.items, lineItems({ ...session, line_items: session.line_items.map(({ name, quantity }) => ({ name, quantity })) }, ''));
-  setText(ui.total, text);
-}
 function cardCtx(): CardContext {
-  const refused = async (e: ApiError) => {
-    try {
-      session = await api.session();
-    } catch {
-      return say(e.message);
-    }
-    route();
-    if (!finished) say(e.message);
-  };
+  const refused = (e: ApiError) => api.session().then((s) => ((session = s), route(), !finished && say(e.message)), () => say(e.message));
   const back = session.payment_options.length ? () => (setTotal(), showChoose()) : undefined;
-  return { api, session: () => session, setScreen, say, setTotal: cardTotal, paid: () => ((cardPaid = true), ui?.cancel?.remove(), tick()), completed: () => completed(), failed, expired, refused, back };
+  return { api, session: () => session, setScreen, say, summary: () => ui, paid: () => ((cardPaid = true), ui?.cancel?.remove(), tick()), completed: () => completed(), failed, expired, refused, back };
 }
 
 function renderWallets() {
