@@ -269,6 +269,23 @@ for (const backend of backends()) {
       assert.equal((await payCard(s, checkout_id, CARD.success)).body.order_status, 'INVOICED');
     });
 
+    it('the reusable start (quick-pay builds on it): an order without a session, resumed by its dapp_order_id', async () => {
+      const { cardsOf } = await import('../../src/rails/card/index.ts');
+      const cards = cardsOf(s.tg.deps);
+      const req = { merchantId: m.merchantId, dappOrderId: `qp-${Date.now()}`, currency: 'USD', amount: '3.00', expiresAt: new Date(s.clock.now() + 600_000), returnUrl: 'https://pay.example/q' };
+      const a = await cards.startCardPayment(req);
+      assert.equal(a.kind, 'started');
+      const b = await cards.startCardPayment(req);
+      assert.ok(a.kind === 'started' && b.kind === 'started');
+      assert.deepEqual([b.created, b.start.order_id, b.start.amount, b.start.currency], [false, a.start.order_id, '3.00', 'USD']);
+      for (const [bad, code] of [[{ currency: 'XXX' }, 'invalid_request'], [{ amount: '1.234' }, 'invalid_amount'], [{ amount: '0' }, 'invalid_amount']] as const) {
+        const r = await cards.startCardPayment({ ...req, dappOrderId: `${req.dappOrderId}-x`, ...bad });
+        assert.equal(r.kind === 'refused' && r.code, code, JSON.stringify(bad));
+      }
+      const o = await order(a.start.order_id);
+      assert.deepEqual([o.flow, o.amount_wei, o.checkout_id], ['FIAT_TEST', '300', undefined]);
+    });
+
     it('test card input: invalid numbers and expired cards are refused without echoing the number', async () => {
       const { checkout_id } = await createCardSession(s, m);
       await startCard(s, checkout_id);

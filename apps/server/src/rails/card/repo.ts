@@ -76,6 +76,11 @@ export async function lockOrder(tx: Queryable, orderId: string): Promise<OrderRo
   return rows[0];
 }
 
+export async function orderByDappId(q: Queryable, merchantId: string, dappOrderId: string): Promise<OrderRow | undefined> {
+  const { rows } = await q.query<OrderRow>('SELECT * FROM orders WHERE merchant_id = $1 AND dapp_order_id = $2', [merchantId, dappOrderId]);
+  return rows[0];
+}
+
 export async function getCardPayment(q: Queryable, orderId: string): Promise<CardPaymentRow | undefined> {
   const { rows } = await q.query<CardPaymentRow>('SELECT * FROM card_payments WHERE order_id = $1', [orderId]);
   return rows[0];

@@ -1,36 +1,20 @@
-import { createHash } from 'node:crypto';
-import { formatUnits, isId, newId, type ErrorCode } from '@tollgate/protocol';
+import { formatUnits, isId, newId } from '@tollgate/protocol';
 import type { AppDeps } from '../../deps.ts';
 import type { Queryable } from '../../db/database.ts';
-import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
-import { reserveFee } from '../../fees/ledger.ts';
 import * as checkoutRepo from '../../checkout/repo.ts';
 import { hostedUrl } from '../../checkout/service.ts';
 import { effectiveStatus, isLiveOrder, isPayable } from '../../checkout/states.ts';
-import { FIAT_CURRENCIES } from '../../checkout/fields.ts';
 import type { OrderRow } from '../../orders/repo.ts';
 import { patchOrder } from '../../orders/repo.ts';
 import { transitionOrder } from '../../orders/transition.ts';
-import { flowOf, isCardFlow, type CardEvent, type CardProcessor, type NextAction, type NotificationHeaders } from './port.ts';
+import { flowOf, isCardFlow, type CardEvent, type CardProcessor, type NotificationHeaders } from './port.ts';
 import * as repo from './repo.ts';
 import { applyCardEvent, settleOrder, type Applied } from './apply.ts';
 import { MIN_CARD_WINDOW_SECONDS, withHold, withoutHold, type HoldReason } from './states.ts';
+import { ensureStarted, refused, startCardPayment, toMinor, type CardOrderRequest, type Refused, type StartContext, type StartResult } from './start.ts';
+export type { CardStart, CardOrderRequest, Refused } from './start.ts';
 
-export type Refused = { kind: 'refused'; code: ErrorCode; message: string; param?: string | undefined };
-const refused = (code: ErrorCode, message: string, param?: string): Refused => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
-
-export interface CardStart {
-  order_id: string;
-  flow: string;
-  processor: string;
-  currency: string;
-  amount: string;
-  order_status: string;
-  payment_state: string;
-  expires_at: number;
-  next_action: NextAction;
-}
-export type StartOutcome = { kind: 'started'; start: CardStart; created: boolean } | { kind: 'not_found' } | Refused;
+export type StartOutcome = Exclude<StartResult, { kind: 'retry' }> | { kind: 'not_found' };
 export type RefundOutcome = { kind: 'refunded'; refund: repo.CardRefundRow; order: OrderRow } | { kind: 'not_found' } | Refused;
 export type HoldOutcome = { kind: 'ok'; order: OrderRow } | { kind: 'not_found' } | Refused;
 
@@ -72,83 +56,45 @@ export class CardService {
 
       if (o && isLiveOrder(o.status)) {
         if (!isCardFlow(o.flow)) return refused('card_payment_active', 'a crypto payment is live for this checkout session; finish or let it expire before paying by card');
-        return { kind: 'started', created: false, start: await this.ensureStarted(o.id, s.id) };
+        return { kind: 'started', created: false, start: await ensureStarted(this.ctx(), o.id, hostedUrl(config.publicBaseUrl, s.id)) };
       }
       if (s.expires_at.getTime() - now < MIN_CARD_WINDOW_SECONDS * 1000) {
         return refused('session_not_payable', `less than ${MIN_CARD_WINDOW_SECONDS} s are left on this checkout session: too little time to start a card payment`);
       }
-      const minorUnits = FIAT_CURRENCIES[s.fiat_currency]!;
-      const orderId = newId('ord');
-      try {
-        const created = await db.transaction(async (tx) => {
-          const row = await repo.insertCardOrder(tx, {
-            id: orderId,
-            merchantId: s.merchant_id,
-            dappOrderId: `checkout:${s.id}:${v.orderCount + 1}`,
-            flow: flowOf(p.name),
-            currency: s.fiat_currency!,
-            minorUnits,
-            amountMinor: toMinor(s.fiat_amount!, minorUnits),
-            fiatAmount: s.fiat_amount!,
-            feeAmount: config.fees.perOrderMicros,
-            // The card payment window is the session's: a card session has no shorter order TTL.
-            expiresAt: s.expires_at,
-            checkoutId: s.id,
-            fromAddress: opaqueAddress(orderId),
-          }, p.name);
-          if (config.fees.perOrderMicros > 0n && !(await reserveFee(tx, s.merchant_id, orderId, config.fees.perOrderMicros))) throw new FeeShort();
+      const out = await startCardPayment(this.ctx(), {
+        merchantId: s.merchant_id,
+        dappOrderId: `checkout:${s.id}:${v.orderCount + 1}`,
+        currency: s.fiat_currency,
+        amount: s.fiat_amount,
+        // The card payment window is the session's: a card session has no shorter order TTL.
+        expiresAt: s.expires_at,
+        checkoutId: s.id,
+        returnUrl: hostedUrl(config.publicBaseUrl, s.id),
+        link: async (tx, orderId) => {
           const locked = await checkoutRepo.lockSession(tx, s.id);
-          if (!locked || locked.status !== 'OPEN') throw new SessionMoved();
+          if (!locked || locked.status !== 'OPEN') return false;
           await checkoutRepo.linkCardOrder(tx, s.id, orderId);
-          return row;
-        });
-        return { kind: 'started', created: true, start: await this.ensureStarted(created.id, s.id) };
-      } catch (err) {
-        if (err instanceof FeeShort) return refused('insufficient_fee_balance', 'the merchant fee balance cannot cover this order');
-        if (err instanceof SessionMoved) continue;
-        // A concurrent start created order n first: re-read and resume it.
-        if (isPgError(err, UNIQUE_VIOLATION)) continue;
-        throw err;
-      }
+          return true;
+        },
+      });
+      // A concurrent start made order n first, or the session moved: re-read and answer from it.
+      if (out.kind === 'retry') continue;
+      return out;
     }
     return refused('card_payment_active', 'the checkout session changed concurrently; read it again before retrying');
   }
 
-  /** Asks the processor for the payment of a card order unless it already has one. */
-  private async ensureStarted(orderId: string, checkoutId: string): Promise<CardStart> {
-    const { db, config } = this.deps;
-    const p = this.processor!;
-    let cp = (await repo.getCardPayment(db, orderId))!;
-    const order = (await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [orderId])).rows[0]!;
-    if (!cp.payment_reference) {
-      const started = await p.startPayment({
-        orderId,
-        merchantId: order.merchant_id,
-        checkoutId,
-        amountMinor: BigInt(order.amount_wei),
-        currency: order.fiat_currency!,
-        description: `Order ${orderId}`,
-        returnUrl: hostedUrl(config.publicBaseUrl, checkoutId),
-        // One processor payment per card order: a retried start after a timeout finds it.
-        idempotencyKey: `tollgate-start-${orderId}`,
-      });
-      await db.transaction(async (tx) => {
-        await repo.updateCardPayment(tx, orderId, { payment_reference: started.paymentReference, redirect_url: started.next.type === 'redirect' ? started.next.url : null });
-        await patchOrder(tx, orderId, order.status, { payment_reference: started.paymentReference });
-      });
-      cp = (await repo.getCardPayment(db, orderId))!;
-    }
-    return {
-      order_id: orderId,
-      flow: order.flow,
-      processor: p.name,
-      currency: order.fiat_currency!,
-      amount: order.fiat_amount!,
-      order_status: order.status,
-      payment_state: cp.state,
-      expires_at: Math.floor(order.expires_at.getTime() / 1000),
-      next_action: cp.redirect_url ? { type: 'redirect', url: cp.redirect_url } : { type: 'card_form' },
-    };
+  /**
+   * Starts a card payment for any caller that owns an order slot (checkout sessions here; quick-pay
+   * sessions next): creates the FIAT_<PROCESSOR> order with its fee reserved and asks the
+   * processor for the payment. See start.ts.
+   */
+  startCardPayment(req: CardOrderRequest): Promise<StartResult> {
+    return startCardPayment(this.ctx(), req);
+  }
+
+  private ctx(): StartContext {
+    return { db: this.deps.db, config: this.deps.config, processor: this.processor };
   }
 
   /** The card order of a checkout session that a payer may pay now (TEST card form). */
@@ -336,21 +282,4 @@ export class CardService {
   }
 }
 
-class FeeShort extends Error {}
-class SessionMoved extends Error {}
-
-/** "9.50" with 2 minor units → 950n (throws on a malformed amount). */
-export function toMinor(decimal: string, minorUnits: number): bigint {
-  const m = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
-  if (!m || (m[2]?.length ?? 0) > minorUnits) throw new Error(`not a decimal amount with at most ${minorUnits} fraction digits`);
-  return BigInt(m[1]! + (m[2] ?? '').padEnd(minorUnits, '0'));
-}
-
-/**
- * The `from_address` of a card order: 20 bytes of sha256 over the order id. Not a wallet, never
- * paid to or watched; it only keeps the live-terms unique key (which spans live orders of every
- * flow) from pairing two card orders of the same amount.
- */
-export function opaqueAddress(orderId: string): string {
-  return `0x${createHash('sha256').update(`card-order:${orderId}`).digest('hex').slice(0, 40)}`;
-}
+export { opaqueAddress, toMinor } from './start.ts';
