@@ -17,6 +17,7 @@ import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
+import { initCards } from './rails/card/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
 import { startSettlementWorkers } from './settlement/worker.ts';
 import { settleSummedPayments } from './quickpay/partial.ts';
@@ -61,6 +62,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const metrics = new OpsMetrics(new Registry(), { db, clock });
   const delegate = new DelegateService(db, config, clock);
   const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate, x402: createX402(db, config, clock) };
+  const cards = await initCards(deps);
   const unobserve = observeTransitions(metrics.orders.transitioned);
 
   let app: FastifyInstance | undefined;
@@ -94,6 +96,11 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
       // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
       workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
+      workers.push(...startWorkers([
+        { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },
+        // Processor events missed while down (Stripe: the events list); a no-op for TEST.
+        { name: 'card-reconcile', intervalMs: 60_000, run: async () => void (await cards.reconcile()) },
+      ]));
     }
   } catch (err) {
     unobserve();

@@ -9,6 +9,13 @@ import { adminCreateMerchant } from './merchants/routes/admin_createMerchant.ts'
 import { adminGetMerchant } from './merchants/routes/admin_getMerchant.ts';
 import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
 import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
+import { publicStartCardPayment } from './rails/card/routes/public_startCardPayment.ts';
+import { publicTestCardPayment } from './rails/card/routes/public_testCardPayment.ts';
+import { publicProcessorNotification } from './rails/card/routes/public_processorNotification.ts';
+import { refundCardOrder } from './rails/card/routes/refundOrder.ts';
+import { adminRefundCardOrder } from './rails/card/routes/admin_refundCardOrder.ts';
+import { adminHoldCardOrder, adminReleaseCardHold } from './rails/card/routes/admin_cardHold.ts';
+import { adminSimulateCardEvent } from './rails/card/routes/admin_simulateCardEvent.ts';
 import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
 import { adminSetUnderpayTolerance } from './merchants/routes/admin_setUnderpayTolerance.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
@@ -109,6 +116,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrderProof,
   cancelOrder,
   acceptOrderPayment,
+  refundCardOrder,
   submitCalldataSignature,
   merchantGetSelf,
   createCheckoutSession,
@@ -146,6 +154,10 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetQuickPaySession,
   publicGetManifest,
   publicGetAgentMd,
+  // public card rail (rails/card)
+  publicStartCardPayment,
+  publicTestCardPayment,
+  publicProcessorNotification,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,
@@ -179,6 +191,11 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminListLinkSessions,
   // operator: chains and DELEGATE settlement
   adminListChains,
+  // operator: card rail
+  adminRefundCardOrder,
+  adminHoldCardOrder,
+  adminReleaseCardHold,
+  adminSimulateCardEvent,
   adminRegisterCallback,
   adminListCallbacks,
   adminRefundOrder,

@@ -141,6 +141,13 @@ export const ERROR_CATALOG = {
   csrf_token_invalid: { status: 403, description: 'An unsafe portal request without the session\'s `X-CSRF-Token` header, or with a wrong one.' },
   invitation_not_usable: { status: 410, description: 'The invitation link is unknown, expired or already used; ask the owner for a new one.' },
   portal_user_exists: { status: 409, description: 'A portal user with this email already exists.' },
+  // Card rail (docs/card-payments.md)
+  card_processor_unavailable: { status: 503, description: 'No card processor is configured, or the processor could not be reached; retry later.' },
+  card_payment_active: { status: 409, description: 'A crypto payment is live for this checkout session, so a card payment cannot start (or the reverse).' },
+  card_order_not_refundable: { status: 400, description: 'Not a card order with a succeeded payment, or already fully refunded; the message says which.' },
+  refund_exceeds_payment: { status: 400, description: 'The refund amount is larger than what remains unrefunded on the order.' },
+  card_hold_not_found: { status: 409, description: 'The order is not held for this reason.' },
+  invalid_processor_signature: { status: 400, description: 'The card-processor notification failed its signature check (tampered, stale, or signed with another secret).' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
+import { CARD_COMMANDS, CARD_USAGE, runCardCommand } from './card.ts';
 import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegate.ts';
 import { LINK_COMMANDS, LINK_USAGE, runLinkCommand } from './links.ts';
@@ -24,6 +25,7 @@ ${WEBHOOK_USAGE}
 ${MPP_USAGE}
 ${LINK_USAGE}
 ${CHAINS_USAGE}
+${CARD_USAGE}
 ${DELEGATE_USAGE}
 ${PORTAL_USAGE}
 
@@ -36,6 +38,7 @@ async function main(argv: string[]): Promise<void> {
   if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
   if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   if (CHAINS_COMMANDS.includes(argv[0] ?? '')) return runChainsCommand(argv);
+  if (CARD_COMMANDS.includes(argv[0] ?? '')) return runCardCommand(argv);
   if (isDelegateCommand(argv)) return runDelegateCommand(argv);
   if (LINK_COMMANDS.includes(argv[0] ?? '')) return runLinkCommand(argv);
   if (PORTAL_COMMANDS.includes(argv[0] ?? '')) return runPortalCommand(argv);

@@ -15,7 +15,9 @@ import {
   type Config,
   type ConfigFile,
   type Env,
+  type CardConfig,
   SettlementSigner,
+  StripeSettings,
   type SolanaChainConfig,
   type SolanaChainFile,
 } from './schema.ts';
@@ -155,10 +157,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
   const withContract = chains.findIndex((c) => c.settlementContract);
   // A settlement contract without an executor would advertise DELEGATE mode that can never settle.
   if (withContract >= 0 && !settlement) throw new ConfigError('SETTLEMENT_KEY', `required by chains.${withContract}.settlement_contract`);
+  const environment = file?.environment ?? 'test';
+  const card = cardConfig(file?.card, env, environment);
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? file?.public_base_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
     profile,
-    environment: file?.environment ?? 'test',
+    environment,
     port,
     host,
     databaseUrl: env.DATABASE_URL,
@@ -172,7 +176,27 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     chains,
     solanaChains,
     ...(settlement ? { settlement } : {}),
+    ...(card ? { card } : {}),
   };
+}
+
+/**
+ * The card processor. TEST simulates card payments, so it never runs in production; STRIPE needs
+ * both secrets from the environment (never from the file, which is often committed).
+ */
+function cardConfig(c: ConfigFile['card'], env: Env, environment: 'test' | 'production'): CardConfig | undefined {
+  if (!c) return undefined;
+  switch (c.processor) {
+    case 'NONE':
+      return { processor: 'NONE' };
+    case 'TEST':
+      if (environment === 'production') throw new ConfigError('card.processor', 'the TEST card processor simulates payments and is refused in production');
+      return { processor: 'TEST' };
+    case 'STRIPE':
+      if (!env.STRIPE_SECRET_KEY) throw new ConfigError('STRIPE_SECRET_KEY', 'required by card.processor STRIPE');
+      if (!env.STRIPE_WEBHOOK_SECRET) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'required by card.processor STRIPE');
+      return { processor: 'STRIPE', stripe: new StripeSettings(env.STRIPE_SECRET_KEY, env.STRIPE_WEBHOOK_SECRET, c.stripe_api, c.webhook_tolerance_seconds ?? 300) };
+  }
 }
 
 /**

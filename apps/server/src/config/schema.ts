@@ -82,6 +82,18 @@ export const ConfigFileSchema = Type.Object(
     fees: Type.Optional(Type.Object({ per_order: Decimal }, { additionalProperties: false })),
     /** EVM entries (ChainFileSchema) and Solana entries (SolanaChainFileSchema, `kind: "solana"`); load.ts checks each against its family's schema */
     chains: Type.Array(Type.Unknown()),
+    /** the card processor (docs/card-payments.md); TEST is refused in production */
+    card: Type.Optional(Type.Object({
+      processor: Type.Union([Type.Literal('TEST'), Type.Literal('STRIPE'), Type.Literal('NONE')]),
+      /** Stripe API endpoint override (a local stand-in in tests); default api.stripe.com:443 https */
+      stripe_api: Type.Optional(Type.Object({
+        host: Type.String({ minLength: 1 }),
+        port: Type.Integer({ minimum: 1, maximum: 65535 }),
+        protocol: Type.Union([Type.Literal('http'), Type.Literal('https')]),
+      }, { additionalProperties: false })),
+      /** maximum age of a Stripe webhook signature (default 300) */
+      webhook_tolerance_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600 })),
+    }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -98,6 +110,9 @@ export const EnvSchema = Type.Object({
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** the DELEGATE executor's private key (hex, 32 bytes); it pays settlement gas */
   SETTLEMENT_KEY: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{64}$' })),
+  /** Stripe secret API key (sk_…, rk_…) and webhook endpoint secret (whsec_…) of the card rail */
+  STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_[A-Za-z0-9_]+$' })),
+  STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_]+$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   ),
@@ -173,6 +188,46 @@ export interface Config {
   solanaChains?: SolanaChainConfig[];
   /** DELEGATE executor (from SETTLEMENT_KEY); absent when DELEGATE mode is off. */
   settlement?: SettlementSigner;
+  /**
+   * The card processor. Absent: TEST in the test environment, none in production
+   * (rails/card/registry.ts). TEST in production is refused at load.
+   */
+  card?: CardConfig;
+}
+
+export type CardConfig =
+  | { processor: 'NONE' }
+  | { processor: 'TEST' }
+  | { processor: 'STRIPE'; stripe: StripeSettings };
+
+/** Stripe credentials behind a wrapper that prints as [redacted] (like SettlementSigner). */
+export class StripeSettings {
+  readonly #secretKey: string;
+  readonly #webhookSecret: string;
+  constructor(
+    secretKey: string,
+    webhookSecret: string,
+    readonly api: { host: string; port: number; protocol: 'http' | 'https' } | undefined,
+    readonly webhookToleranceSeconds: number,
+  ) {
+    this.#secretKey = secretKey;
+    this.#webhookSecret = webhookSecret;
+  }
+  secretKey(): string {
+    return this.#secretKey;
+  }
+  webhookSecret(): string {
+    return this.#webhookSecret;
+  }
+  toJSON() {
+    return { api: this.api, secretKey: '[redacted]', webhookSecret: '[redacted]' };
+  }
+  toString() {
+    return 'StripeSettings([redacted])';
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return this.toString();
+  }
 }
 
 /**

@@ -106,10 +106,13 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || body === undefined) return done(null, undefined);
+    // Routes declared with `rawBody` (processor webhooks) verify a signature over the bytes as
+    // sent: they get the string itself, after the same JSON and depth checks as every body.
+    const raw = (req.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody === true;
     jsonParser(req, body as string, (err, value) => {
       if (err) return done(err, undefined);
       if (jsonDepthExceeds(value, MAX_BODY_DEPTH)) return done(new AppError('invalid_request', `request body nests deeper than ${MAX_BODY_DEPTH} levels`), undefined);
-      done(null, value);
+      done(null, raw ? body : value);
     });
   });
 

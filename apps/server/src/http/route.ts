@@ -72,6 +72,12 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
    * 4xx outcome — is consumed before the response, and a replay answers 401 instead.
    */
   nonceInHandler?: true;
+  /**
+   * The JSON body reaches the handler as the exact string received, unparsed (`body` must be
+   * `Type.String()`): a processor's webhook signature covers the raw bytes, and parsing first
+   * would also apply the depth limit to a third party's payload.
+   */
+  rawBody?: true;
   handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: AppDeps): Promise<unknown>;
 }
 
@@ -135,7 +141,7 @@ export function registerRoutes(
       // A deferred nonce must be settled even when the body fails validation: the handler runs
       // and rethrows the validation error after settling (see below).
       ...(deferNonce ? { attachValidation: true } : {}),
-      ...(limit ? { config: { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } } : {}),
+      ...(limit || r.rawBody ? { config: { ...(limit ? { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } : {}), ...(r.rawBody ? { rawBody: true } : {}) } } : {}),
       schema: {
         summary: r.summary,
         tags: r.tags,

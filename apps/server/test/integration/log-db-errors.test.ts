@@ -24,6 +24,7 @@ import { SettlementSigner } from '../../src/config/schema.ts';
 import { buildConfig, fakeChain, TEST_ADMIN_TOKEN, TestClock, type Creds } from '../helpers/server.ts';
 import { send, TABLES, type Answer } from './fuzz-fixtures.ts';
 import { x402Body } from './x402-fixtures.ts';
+import { signTestNotification } from '../../src/rails/card/test/processor.ts';
 
 const T = randomBytes(6).toString('hex');
 /** Request values that must never be logged (a body or query value, or a secret). */
@@ -35,7 +36,8 @@ const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
 const QUICKPAY_TABLES = ['quickpay_products', 'quickpay_links', 'quickpay_sessions'];
 const PORTAL_TABLES = ['portal_users', 'portal_sessions', 'portal_invitations', 'portal_login_failures'];
 /** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE and portal tables). */
-const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...PORTAL_TABLES];
+const CARD_TABLES = ['card_payments', 'card_events', 'card_refunds'];
+const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...PORTAL_TABLES, ...CARD_TABLES];
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
@@ -48,10 +50,13 @@ const SENTINELS = {
   hookUrl: `http://127.0.0.1:9/hook-${T}`,
   queryValue: `qv-${T}`,
   adminToken: TEST_ADMIN_TOKEN,
+  // the TEST processor's duplicate-charge card: its request writes (and fails) in phase 1
+  cardNumber: '4000000000001018',
+  refundReason: `refund-${T}`,
 };
 
 /** One request per route with sentinel values; ids in paths come from the fixture. */
-function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>): { path: string; body?: Record<string, unknown> | undefined; query?: string } {
+function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>): { path: string; body?: Record<string, unknown> | undefined; query?: string; headers?: Record<string, string> } {
   const path = route.url.replace(/:([a-z_]+)/g, (_x, n: string) => ids[n] ?? 'x');
   const md = JSON.stringify({ email: SENTINELS.email, phone: SENTINELS.phone });
   switch (`${route.method} ${route.url}`) {
@@ -62,6 +67,19 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
         path,
         body: { checkout_type: 'DIRECT', price: '2.00', client_reference_id: SENTINELS.clientRef, private_metadata_json: md, public_metadata_json: JSON.stringify({ note: SENTINELS.publicNote }), line_items_json: JSON.stringify([{ name: SENTINELS.item, quantity: 1, amount: '2.00' }]) },
       };
+    case 'POST /card/v1/notifications/:processor':
+      // A TEST processor notification, signed like the processor signs it (raw body).
+      return { path: path.replace('/x', '/test'), body: JSON.parse(ids.notification_body!), headers: { 'x-tollgate-test-signature': ids.notification_sig! } };
+    case 'POST /checkout/v1/sessions/:checkout_id/card/test-payment':
+      return { path, body: { number: SENTINELS.cardNumber, exp_month: 12, exp_year: 2099, cvc: '987' } };
+    case 'POST /api/v1/orders/:order_id/refunds':
+    case 'POST /admin/v1/orders/:order_id/card/refunds':
+      return { path, body: { reason: SENTINELS.refundReason } };
+    case 'POST /admin/v1/orders/:order_id/card/simulate':
+      return { path, body: { scenario: 'succeeded' } };
+    case 'POST /admin/v1/orders/:order_id/card/hold':
+    case 'POST /admin/v1/orders/:order_id/card/release':
+      return { path, body: { reason: 'balance' } };
     case 'POST /checkout/v1/sessions/:checkout_id/bind':
       return { path, body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER } };
     case 'POST /admin/v1/merchants':
@@ -170,7 +188,7 @@ for (const backend of backends()) {
               ? { cookie: portal.cookie, 'x-csrf-token': portal.csrf }
               : {};
       const body = r.body ? JSON.stringify(r.body) : undefined;
-      return send(tg.url!, { method: route.method, path: r.path + (r.query ? `?${r.query}` : ''), headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body });
+      return send(tg.url!, { method: route.method, path: r.path + (r.query ? `?${r.query}` : ''), headers: { ...auth, ...r.headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body });
     }
     async function admin(method: string, path: string, body?: unknown) {
       const a = await send(tg.url!, { method, path, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
@@ -208,7 +226,11 @@ for (const backend of backends()) {
       await admin('PUT', `/admin/v1/merchants/${m.merchantId}/mpp/routes/${MPP_ROUTE}`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
       const ch = await send(tg.url!, { method: 'POST', path: '/mpp/v1/challenge', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_id: m.merchantId, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER }) });
       assert.equal(ch.status, 402, ch.text);
-      const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00' });
+      const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00', payment_rails: 'crypto,fiat', fiat_currency: 'EUR', fiat_amount: '1.00' });
+      // A session with a started card payment: the card routes reach their writes.
+      await admin('POST', `/admin/v1/merchants/${m.merchantId}/card-rail`, { enabled: true });
+      const card = await send(tg.url!, { method: 'POST', path: `/checkout/v1/sessions/${session.checkout_id}/card`, headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(card.status, 200, card.text);
       const product = await signedPost('/api/v1/products', { name: 'Fixture product', price: '3.00' });
       const link = await signedPost('/api/v1/payment-links', { product_id: product.product_id });
       const qps = await send(tg.url!, { method: 'POST', path: `/quickpay/v1/links/${link.link_id}/sessions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chain_id: 31337, token_symbol: 'USDC', from_address: MERCHANT_WALLET }) });
@@ -224,7 +246,8 @@ for (const backend of backends()) {
       const inv = await send(tg.url!, { method: 'POST', path: '/portal/api/team/invitations', headers: { 'content-type': 'application/json', cookie: portal.cookie, 'x-csrf-token': portal.csrf }, body: JSON.stringify({ email: 'invited@log-fixture.example', role: 'viewer' }) });
       assert.equal(inv.status, 201, inv.text);
       const x402 = JSON.stringify(await x402Body({ chainId: 31337, token: chain.tokens[0]!.address, payTo: MERCHANT_WALLET, nowSeconds: Math.floor(clock.now() / 1000) }));
-      ids = { x402_body: x402, user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id };
+      const notification = JSON.stringify({ events: [{ id: 'tev_log_fixture', type: 'payment.processing', order_id: card.json.order_id, payment_reference: 'tpi_log_fixture', created: 1 }] });
+      ids = { notification_body: notification, notification_sig: signTestNotification(tg.deps.config.masterKey, notification), x402_body: x402, user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id };
     });
     after(async () => {
       await tg?.close();

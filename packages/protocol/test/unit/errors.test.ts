@@ -102,6 +102,13 @@ const ADDED: Record<string, number> = {
   csrf_token_invalid: 403,
   invitation_not_usable: 410,
   portal_user_exists: 409,
+  // card rail
+  card_processor_unavailable: 503,
+  card_payment_active: 409,
+  card_order_not_refundable: 400,
+  refund_exceeds_payment: 400,
+  card_hold_not_found: 409,
+  invalid_processor_signature: 400,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {
