@@ -226,9 +226,9 @@ for (const backend of backends()) {
       await admin('PUT', `/admin/v1/merchants/${m.merchantId}/mpp/routes/${MPP_ROUTE}`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
       const ch = await send(tg.url!, { method: 'POST', path: '/mpp/v1/challenge', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_id: m.merchantId, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER }) });
       assert.equal(ch.status, 402, ch.text);
-      const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00', payment_rails: 'crypto,fiat', fiat_currency: 'EUR', fiat_amount: '1.00' });
       // A session with a started card payment: the card routes reach their writes.
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/card-rail`, { enabled: true });
+      const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00', payment_rails: 'crypto,fiat', fiat_currency: 'EUR', fiat_amount: '1.00' });
       const card = await send(tg.url!, { method: 'POST', path: `/checkout/v1/sessions/${session.checkout_id}/card`, headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(card.status, 200, card.text);
       const product = await signedPost('/api/v1/products', { name: 'Fixture product', price: '3.00' });
