@@ -9,7 +9,7 @@ export const publicGetAgentMd = defineRoute({
   method: 'GET',
   url: '/quickpay/v1/links/:link_id/agent.md',
   auth: 'public',
-  summary: 'Short markdown telling an automated client how to pay the link (text/markdown); the signed facts are in manifest.json',
+  summary: 'Short markdown telling an automated client how to pay the link (text/markdown); the signed facts are in the manifest route',
   tags: ['quick-pay'],
   params: LinkIdParams,
   rateLimit: 'public_read',

@@ -9,7 +9,7 @@ export const publicGetManifest = defineRoute({
   method: 'GET',
   url: '/quickpay/v1/links/:link_id/manifest.json',
   auth: 'public',
-  summary: 'Signed agent manifest of a link: routes, amounts, chains and tokens; `signature` is a compact JWS (EdDSA) verifiable with /.well-known/jwks.json',
+  summary: 'Signed agent manifest of a link: routes, amounts, chains and tokens; `signature` is a compact JWS (EdDSA) verifiable with the JWKS route of machine payments',
   tags: ['quick-pay'],
   params: LinkIdParams,
   rateLimit: 'public_read',
