@@ -14,7 +14,6 @@ export const MANIFEST_TYPE = 'tollgate.quickpay.link';
 
 type PublicLink = Static<typeof PublicLinkSchema>;
 
-const Step = (extra: Record<string, ReturnType<typeof Type.String>>) => Type.Object({ method: Type.String(), ...extra }, { additionalProperties: true });
 
 /**
  * The published shape of the manifest (served in OpenAPI with the route): a client validates the
@@ -50,9 +49,9 @@ export const ManifestSchema = Type.Object(
       }),
     ),
     steps: Type.Object({
-      create_session: Step({ url: Type.String(), content_type: Type.String() }),
+      create_session: Type.Object({ method: Type.String(), url: Type.String(), content_type: Type.String() }, { additionalProperties: true }),
       pay: Type.String(),
-      poll_status: Step({ url_template: Type.String(), done_when: Type.String() }),
+      poll_status: Type.Object({ method: Type.String(), url_template: Type.String(), done_when: Type.String() }, { additionalProperties: true }),
     }),
     errors: Type.Record(Type.String(), Type.String()),
   },
