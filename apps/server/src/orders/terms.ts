@@ -26,6 +26,8 @@ export interface PaymentTerms {
       paymentMethod: 'transfer';
       receiveType: 'DIRECT' | 'DELEGATE';
       signatureEndpoint?: string;
+      /** Solana: the Solana Pay transfer request (`solana:` URL) a wallet opens (docs/solana.md) */
+      paymentUrl?: string;
     };
   };
   order_id: string;
@@ -37,8 +39,22 @@ export interface PaymentTerms {
 /** What the terms are built from: the order as created (see orders/repo.ts `CreatedOrder`). */
 export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract' | 'decimals' | 'pay_to_address' | 'amount_wei' | 'expires_at'>;
 
-export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE' }): PaymentTerms {
+export function buildPaymentTerms(
+  order: TermsOrder,
+  opts: {
+    baseUrl: string;
+    nowMs: number;
+    receiveType: 'DIRECT' | 'DELEGATE';
+    /** DELEGATE with callback_calldata */
+    calldataSignRequest?: unknown;
+    /** CAIP-2 of the chain (default `eip155:<chain_id>`) */
+    network?: string;
+    paymentUrl?: string;
+  },
+): PaymentTerms {
+  const network = opts.network ?? `eip155:${order.chain_id}`;
   const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
+  const signed = opts.calldataSignRequest !== undefined;
   return {
     x402Version: 2,
     resource: {
@@ -49,7 +65,7 @@ export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; no
     accepts: [
       {
         scheme: 'exact',
-        network: `eip155:${order.chain_id}`,
+        network,
         amount: order.amount_wei,
         asset: order.token_contract,
         payTo: order.pay_to_address,
@@ -61,15 +77,19 @@ export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; no
     ],
     extensions: {
       paymentTerms: {
-        destinationChain: `eip155:${order.pay_to_chain_id}`,
+        // DIRECT orders pay on their own chain (pay_to_chain_id = chain_id).
+        destinationChain: opts.network && order.pay_to_chain_id === order.chain_id ? network : `eip155:${order.pay_to_chain_id}`,
         expiresAt,
         paymentMethod: 'transfer',
         receiveType: opts.receiveType,
+        ...(signed ? { signatureEndpoint: `${opts.baseUrl}/api/v1/orders/${order.id}/calldata-signature` } : {}),
+        ...(opts.paymentUrl ? { paymentUrl: opts.paymentUrl } : {}),
       },
     },
     order_id: order.id,
     flow: order.flow,
     token_symbol: order.token_symbol,
+    ...(signed ? { calldata_sign_request: opts.calldataSignRequest } : {}),
   };
 }
 

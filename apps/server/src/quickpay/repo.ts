@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.ts';
 import type { OrderStatus } from '../orders/states.ts';
 import type { LinkDraft, LinkOption, ProductDraft, QuickPayRailName } from './validate.ts';
 
-/** SQL of hosted quick-pay: products, payment links, sessions (migration 0009_quickpay). */
+/** SQL of hosted quick-pay: products, payment links, sessions (migration 0010_quickpay). */
 
 export interface ProductRow extends ProductDraft {
   id: string;

@@ -47,7 +47,7 @@ describe('README admin CLI table and config example', () => {
       'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
       'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
       'tollgate link create', 'tollgate link list', 'tollgate link deactivate',
-      'tollgate chains',
+      'tollgate chains', 'tollgate portal add-user',
     ]);
     const fill = (c: string, key = '') =>
       c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
@@ -91,6 +91,11 @@ describe('README admin CLI table and config example', () => {
     await run(fill(sessionsCmd!).replace('LINK_ID', linkId));
     assert.match(await run(fill(cmds[12]!).replace('LINK_ID', linkId)), /active: false/);
     assert.match(await run(cmds[13]!), /31337/);
+    const user = await run(fill(cmds[14]!).replace('EMAIL', 'owner@cli-shop.example'));
+    const password = /password: (\S+)/.exec(user)?.[1];
+    assert.ok(password, user);
+    const login = await fetch(`${server.url}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@cli-shop.example', password }) });
+    assert.equal(login.status, 200, 'the printed password signs in');
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });

@@ -9,7 +9,7 @@ export const publicGetAgentMd = defineRoute({
   method: 'GET',
   url: '/quickpay/v1/links/:link_id/agent.md',
   auth: 'public',
-  summary: 'Short markdown telling an automated client how to pay the link (text/markdown); the signed facts are in the manifest route',
+  summary: 'Short markdown telling an automated client how to pay the link (text/markdown); the signed facts are in the manifest route of the same link',
   tags: ['quick-pay'],
   params: LinkIdParams,
   rateLimit: 'public_read',
