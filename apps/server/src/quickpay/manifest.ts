@@ -1,4 +1,4 @@
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { PublicLinkSchema } from './views.ts';
 
 /**
@@ -13,6 +13,50 @@ export const MANIFEST_TYP = 'tollgate-quickpay-manifest+jws';
 export const MANIFEST_TYPE = 'tollgate.quickpay.link';
 
 type PublicLink = Static<typeof PublicLinkSchema>;
+
+
+/**
+ * The published shape of the manifest (served in OpenAPI with the route): a client validates the
+ * signed payload against it before following it. Additional properties are allowed so a newer
+ * gateway can add fields without breaking older clients.
+ */
+export const ManifestSchema = Type.Object(
+  {
+    type: Type.Literal(MANIFEST_TYPE),
+    version: Type.Literal(1),
+    issuer: Type.String({ description: 'base URL of the Tollgate that signed it' }),
+    jwks_uri: Type.String(),
+    issued_at: Type.Integer({ description: 'Unix seconds' }),
+    link_id: Type.String(),
+    link_url: Type.String(),
+    state: Type.Union([Type.Literal('ACTIVE'), Type.Literal('INACTIVE'), Type.Literal('EXPIRED'), Type.Literal('SOLD_OUT')]),
+    merchant: Type.Object({ merchant_id: Type.String(), name: Type.String() }),
+    kind: Type.Union([Type.Literal('fixed'), Type.Literal('any_amount')]),
+    product: Type.Optional(Type.Object({ name: Type.String(), description: Type.Optional(Type.String()) })),
+    price: Type.Optional(Type.String({ description: 'fixed links: decimal price' })),
+    min_amount: Type.Optional(Type.String()),
+    max_amount: Type.Optional(Type.String()),
+    expires_at: Type.Optional(Type.Integer()),
+    rails: Type.Array(Type.String()),
+    payment_options: Type.Array(
+      Type.Object({
+        chain_id: Type.Integer(),
+        network: Type.String({ description: 'CAIP-2, eip155:<chain_id>' }),
+        token_symbol: Type.String(),
+        token_contract: Type.String(),
+        decimals: Type.Integer(),
+        amount_wei: Type.Optional(Type.String({ description: 'fixed links: the price in the token’s smallest unit' })),
+      }),
+    ),
+    steps: Type.Object({
+      create_session: Type.Object({ method: Type.String(), url: Type.String(), content_type: Type.String() }, { additionalProperties: true }),
+      pay: Type.String(),
+      poll_status: Type.Object({ method: Type.String(), url_template: Type.String(), done_when: Type.String() }, { additionalProperties: true }),
+    }),
+    errors: Type.Record(Type.String(), Type.String()),
+  },
+  { additionalProperties: true },
+);
 
 /** The manifest body (the JWS payload). Pure: the same link, base URL and time give the same JSON. */
 export function buildManifest(v: PublicLink, baseUrl: string, nowMs: number) {

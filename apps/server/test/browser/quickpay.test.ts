@@ -191,4 +191,30 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.goto(`${stack.server.url}/quickpay/pay/pl_doesnotexist`);
     await page.locator('[data-screen="not-found"]').waitFor();
   });
+
+  test('an expired session: the page resumes it from the fragment and shows it expired (status only); the link itself still takes payments', async () => {
+    const productId = await createProduct({ name: 'Day pass', price: '5' });
+    const link = await createLink({ product_id: productId });
+    const body = { chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: stack.dev.payers[7]!.address, idempotency_key: 'exp-browser' };
+    const created = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
+    assert.equal(created.status, 200, created.text);
+    const context = await newContext(DESKTOP);
+    const page = await context.newPage();
+    stack.clock.advance(stack.server.tg.deps.config.orderTtlSeconds + 1);
+    try {
+      const again = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
+      assert.deepEqual(Object.keys(again.body).sort(), ['order_id', 'order_status', 'session_id', 'status'], 'status only');
+      assert.equal(again.body.status, 'EXPIRED');
+      await page.goto(`${link.url}#${created.body.session_id}`);
+      await page.locator('[data-screen="expired"]').waitFor();
+    } finally {
+      stack.clock.reset();
+    }
+    assert.equal(await page.locator('[data-screen] h2').textContent(), 'This payment has expired');
+    assert.equal(await page.getByRole('button', { name: /Pay with/ }).count(), 0);
+    await screenshot(page, 'qp-09-expired');
+    await assertAxeClean(page, 'expired');
+    await page.getByRole('button', { name: 'Start again' }).click();
+    await page.locator('[data-screen="link"]').waitFor();
+  });
 });

@@ -5,6 +5,8 @@ import { mine, type DevChain } from '@tollgate/devchain';
 import { compactVerify, createRemoteJWKSet, decodeProtectedHeader } from 'jose';
 import { createWalletClient, defineChain, erc20Abi, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { Value } from '@sinclair/typebox/value';
+import { ManifestSchema } from '../../src/quickpay/manifest.ts';
 import { backends } from '../helpers/db.ts';
 import { setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
@@ -27,6 +29,7 @@ async function payFromManifest(manifestUrl: string, wallet: { privateKey: Hex; r
   const origin = new URL(manifestUrl).origin;
   const { payload } = await compactVerify(signature, createRemoteJWKSet(new URL(`${origin}/.well-known/jwks.json`)), { algorithms: ['EdDSA'] });
   const m = JSON.parse(new TextDecoder().decode(payload));
+  assert.ok(Value.Check(ManifestSchema, m as unknown), 'the signed manifest has the published shape');
   assert.equal(m.issuer, origin);
   assert.equal(m.link_id, new URL(manifestUrl).pathname.split('/')[4]);
   assert.equal(m.state, 'ACTIVE');
@@ -95,6 +98,8 @@ for (const backend of backends()) {
       assert.equal(protectedHeader.alg, 'EdDSA');
       const signed = JSON.parse(new TextDecoder().decode(payload));
       assert.deepEqual(signed, r.body.manifest, 'the clear copy is the signed payload');
+      assert.deepEqual([...Value.Errors(ManifestSchema, signed)].map((e) => `${e.path}: ${e.message}`), [], 'the manifest validates against its published schema');
+      assert.equal(Value.Check(ManifestSchema, { ...signed, kind: 'other' }), false);
       assert.deepEqual([signed.type, signed.version, signed.link_id, signed.kind, signed.price, signed.rails], ['tollgate.quickpay.link', 1, l.link_id, 'fixed', '2.5', ['crypto']]);
       assert.deepEqual(signed.payment_options, [{ chain_id: dev.chainId, network: `eip155:${dev.chainId}`, token_symbol: 'USDC', token_contract: dev.tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase(), decimals: 6, amount_wei: '2500000' }]);
       assert.equal(signed.steps.create_session.url, `${s.url}/quickpay/v1/links/${l.link_id}/sessions`);

@@ -4,7 +4,7 @@ import { isId } from '@tollgate/protocol';
 import { backends } from '../helpers/db.ts';
 import { MERCHANT_WALLET, PAYER, PAYER_2, setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
-import { startCheckoutServer } from './checkout-fixtures.ts';
+import { setScannedChainTime, startCheckoutServer } from './checkout-fixtures.ts';
 
 const USDC = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
 /** Distinct anvil-style payer addresses (order_conflict forbids two live orders with the same terms). */
@@ -119,6 +119,21 @@ for (const backend of backends()) {
       const c = await open(l.link_id, { from_address: payer(12) });
       assert.deepEqual([c.status, c.body.code], [410, 'link_sold_out']);
       assert.equal((await s.request('GET', `/quickpay/v1/links/${l.link_id}`)).body.state, 'SOLD_OUT');
+      // The orders expire (the sweeper, once the chain was scanned past their expiry): their slots come back.
+      const ttl = s.tg.deps.config.orderTtlSeconds + 1;
+      s.clock.advance(ttl);
+      try {
+        await setScannedChainTime(s, new Date(s.clock.now()));
+        const deadline = Date.now() + 10_000;
+        while ((await s.request('GET', `/quickpay/v1/sessions/${a.body.session_id}`)).body.order_status !== 'EXPIRED') {
+          assert.ok(Date.now() < deadline, 'the order expired');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.equal((await s.request('GET', `/quickpay/v1/links/${l.link_id}`)).body.state, 'ACTIVE');
+        assert.equal((await open(l.link_id, { from_address: payer(13) })).status, 200);
+      } finally {
+        s.clock.advance(-ttl);
+      }
       // concurrent payers never both take the last slot
       const l2 = await link({ product_id: p.product_id, max_payments: 1 });
       const race = await Promise.all([20, 21, 22, 23].map((i) => open(l2.link_id, { from_address: payer(i) })));
@@ -209,3 +224,21 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('quick-pay public routes are rate-limited per address like checkout (pglite)', () => {
+  let s: TestServer;
+  after(() => s?.close());
+  it('session creation shares the checkout_bind class, reads the public_read class: 429 with Retry-After', async () => {
+    s = await startCheckoutServer('pglite', { http: { rateLimits: { checkout_bind: { max: 2, timeWindowMs: 60_000 }, public_read: { max: 3, timeWindowMs: 60_000 } } } });
+    const m = await setupMerchant(s);
+    const l = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { min_amount: '1', max_amount: '9' } });
+    const open = (i: number) => s.request('POST', `/quickpay/v1/links/${l.body.link_id}/sessions`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: payer(900 + i), amount: '2' } });
+    assert.deepEqual([(await open(1)).status, (await open(2)).status], [200, 200]);
+    const limited = await open(3);
+    assert.deepEqual([limited.status, limited.body.code], [429, 'rate_limited']);
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
+    const reads = [];
+    for (let i = 0; i < 4; i++) reads.push((await s.request('GET', `/quickpay/v1/links/${l.body.link_id}`)).status);
+    assert.deepEqual(reads, [200, 200, 200, 429]);
+  });
+});

@@ -42,7 +42,8 @@ export const cryptoRail: QuickPayRail = {
     // refusal leaves nothing stored.
     const units = parsePositiveDecimal(amount, option.decimals, 'amount');
     if (isRefusal(units)) return refused('invalid_amount', `${units.message} (${option.token_symbol} has ${option.decimals} decimals)`, 'amount');
-    return { chainId: option.chain_id, tokenSymbol: option.token_symbol, fromAddress: request.from_address };
+    // Stored lower-case (the checksum was checked above): records and idempotency compare it.
+    return { chainId: option.chain_id, tokenSymbol: option.token_symbol, fromAddress: request.from_address.toLowerCase() };
   },
 
   async open(deps, s) {
