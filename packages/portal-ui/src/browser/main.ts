@@ -25,7 +25,7 @@ function shell(s: Session, current: string, content: Node): HTMLElement {
       h('span', { class: 'who' }, `${s.merchant_name ?? 'no merchant selected'} · ${s.email ?? 'operator'} (${s.role})`),
       h('button', { type: 'button', class: 'link', onclick: async () => { await api('POST', 'logout').catch(() => {}); session = undefined; location.hash = '#/login'; void route(); } }, 'Sign out')),
     h('nav', { 'aria-label': 'Portal' }, h('ul', {}, links)),
-    h('main', { id: 'main' }, content),
+    h('main', { id: 'main', tabindex: '-1' }, content),
   );
 }
 
@@ -79,5 +79,10 @@ async function route(): Promise<void> {
   (document.getElementById('page-title') as HTMLElement | null)?.focus();
 }
 
+// The skip link targets #main, but the hash is the router's: move focus instead of navigating.
+document.querySelector('.skip')?.addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('main')?.focus();
+});
 window.addEventListener('hashchange', () => void route());
 void route();
