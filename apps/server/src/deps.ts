@@ -4,6 +4,7 @@ import type { Database } from './db/database.ts';
 import type { MerchantService } from './merchants/service.ts';
 import type { Mpp } from './mpp/index.ts';
 import type { OrderService } from './orders/service.ts';
+import type { DelegateService } from './settlement/delegate.ts';
 
 
 /**
@@ -17,4 +18,6 @@ export interface AppDeps {
   merchants: MerchantService;
   orders: OrderService;
   mpp: Mpp;
+  /** DELEGATE mode: callback registrations, order plans, calldata signatures, refunds. */
+  delegate: DelegateService;
 }

@@ -17,6 +17,9 @@ import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
+import { DelegateService } from './settlement/delegate.ts';
+import { startSettlementWorkers } from './settlement/worker.ts';
+import { settleSummedPayments } from './quickpay/partial.ts';
 import { portalAuth } from './portal/http.ts';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -55,7 +58,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const merchants = new MerchantService(db, config);
   // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
   const metrics = new OpsMetrics(new Registry(), { db, clock });
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders), mpp: createMpp(db, config, merchants, clock) };
+  const delegate = new DelegateService(db, config, clock);
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate };
   const unobserve = observeTransitions(metrics.orders.transitioned);
 
   let app: FastifyInstance | undefined;
@@ -83,7 +87,10 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
+      workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
+      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
+      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
     }
   } catch (err) {
     unobserve();

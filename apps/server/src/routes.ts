@@ -29,7 +29,30 @@ import { cancelOrder } from './orders/routes/cancelOrder.ts';
 import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
+import { adminListCallbacks } from './settlement/routes/admin_listCallbacks.ts';
+import { adminCreateLink } from './quickpay/routes/admin_createLink.ts';
+import { adminCreateProduct } from './quickpay/routes/admin_createProduct.ts';
+import { adminDeactivateLink } from './quickpay/routes/admin_deactivateLink.ts';
+import { adminListLinks } from './quickpay/routes/admin_listLinks.ts';
+import { adminListLinkSessions } from './quickpay/routes/admin_listLinkSessions.ts';
+import { merchantCreateLink } from './quickpay/routes/merchant_createLink.ts';
+import { merchantCreateProduct } from './quickpay/routes/merchant_createProduct.ts';
+import { merchantGetLink } from './quickpay/routes/merchant_getLink.ts';
+import { merchantGetProduct } from './quickpay/routes/merchant_getProduct.ts';
+import { merchantListLinks } from './quickpay/routes/merchant_listLinks.ts';
+import { merchantListLinkSessions } from './quickpay/routes/merchant_listLinkSessions.ts';
+import { merchantListProducts } from './quickpay/routes/merchant_listProducts.ts';
+import { merchantUpdateLink } from './quickpay/routes/merchant_updateLink.ts';
+import { merchantUpdateProduct } from './quickpay/routes/merchant_updateProduct.ts';
+import { publicCreateQuickPaySession } from './quickpay/routes/public_createSession.ts';
+import { publicGetAgentMd } from './quickpay/routes/public_getAgentMd.ts';
+import { publicGetLink } from './quickpay/routes/public_getLink.ts';
+import { publicGetManifest } from './quickpay/routes/public_getManifest.ts';
+import { publicGetQuickPaySession } from './quickpay/routes/public_getSession.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
+import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
+import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
+import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
 import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
@@ -83,11 +106,22 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrderProof,
   cancelOrder,
   acceptOrderPayment,
+  submitCalldataSignature,
   merchantGetSelf,
   createCheckoutSession,
   merchantSetRoutePrice,
   merchantListRoutePrices,
   merchantListMppPayments,
+  // merchant API: hosted quick-pay (products, payment links, their sessions)
+  merchantCreateProduct,
+  merchantListProducts,
+  merchantGetProduct,
+  merchantUpdateProduct,
+  merchantCreateLink,
+  merchantListLinks,
+  merchantGetLink,
+  merchantUpdateLink,
+  merchantListLinkSessions,
   // public
   publicGetMerchant,
   // public machine payments (no merchant key; rate-limited per IP)
@@ -99,6 +133,12 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
   publicBindCheckoutSession,
+  // public hosted quick-pay (link ids are public; rate-limited per IP like checkout)
+  publicGetLink,
+  publicCreateQuickPaySession,
+  publicGetQuickPaySession,
+  publicGetManifest,
+  publicGetAgentMd,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,
@@ -124,8 +164,17 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRedeliver,
   adminRedeliverSince,
   adminListEvents,
+  // operator: hosted quick-pay
+  adminCreateProduct,
+  adminCreateLink,
+  adminListLinks,
+  adminDeactivateLink,
+  adminListLinkSessions,
   // operator: chains and DELEGATE settlement
   adminListChains,
+  adminRegisterCallback,
+  adminListCallbacks,
+  adminRefundOrder,
   // operator: portal users
   adminCreatePortalUser,
   // merchant portal (session cookie + CSRF token; docs/portal.md)

@@ -9,6 +9,7 @@ import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClas
 import { installObservability } from './observability.ts';
 import { installBodyStallGuard, onClientError } from './transport.ts';
 import { registerHostedPages } from '../hosted/routes.ts';
+import { registerQuickpayPages } from '../hosted/quickpay.ts';
 import { registerPortalPages } from '../portal/pages.ts';
 
 /**
@@ -158,6 +159,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   }
   installObservability(app, deps, opts.metricsRegistry);
   await registerHostedPages(app, deps);
+  await registerQuickpayPages(app);
   await registerPortalPages(app, deps);
   registerRoutes(app, routes, deps, limits);
   return app;

@@ -37,8 +37,12 @@ export interface PaymentTerms {
 /** What the terms are built from: the order as created (see orders/repo.ts `CreatedOrder`). */
 export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract' | 'decimals' | 'pay_to_address' | 'amount_wei' | 'expires_at'>;
 
-export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE' }): PaymentTerms {
+export function buildPaymentTerms(
+  order: TermsOrder,
+  opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE'; /** DELEGATE with callback_calldata */ calldataSignRequest?: unknown },
+): PaymentTerms {
   const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
+  const signed = opts.calldataSignRequest !== undefined;
   return {
     x402Version: 2,
     resource: {
@@ -65,11 +69,13 @@ export function buildPaymentTerms(order: TermsOrder, opts: { baseUrl: string; no
         expiresAt,
         paymentMethod: 'transfer',
         receiveType: opts.receiveType,
+        ...(signed ? { signatureEndpoint: `${opts.baseUrl}/api/v1/orders/${order.id}/calldata-signature` } : {}),
       },
     },
     order_id: order.id,
     flow: order.flow,
     token_symbol: order.token_symbol,
+    ...(signed ? { calldata_sign_request: opts.calldataSignRequest } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact } from '@tollgate/contracts';
+import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact, type SettlementCallbackData } from '@tollgate/contracts';
 import {
   BaseError,
   ContractFunctionRevertedError,
@@ -49,6 +49,12 @@ export interface SettleRequest {
   amount: bigint;
   /** Merchant wallet (plain transfer), or the callback adapter. */
   payee: Hex;
+  /** `payee` is a callback adapter to call (default false: a plain payout). */
+  callback?: boolean;
+  /** The payer-signed calldata (callback orders with `callback_calldata`); default none. */
+  cb?: SettlementCallbackData;
+  /** Where the funds are: already in the pool (default), or pulled against the payer's allowance in the same call. */
+  source?: 'pool' | 'allowance';
 }
 
 export type PrepareOutcome =
@@ -119,14 +125,15 @@ export class SettlementExecutor {
   prepare(req: SettleRequest): Promise<PrepareOutcome> {
     const abi = TollgateSettlementArtifact.abi;
     const args = [
-      { orderId: orderIdToBytes32(req.orderId), payer: req.payer, token: req.token, amount: req.amount, payee: req.payee, callback: false },
-      NO_CALLBACK_DATA,
+      { orderId: orderIdToBytes32(req.orderId), payer: req.payer, token: req.token, amount: req.amount, payee: req.payee, callback: req.callback === true },
+      req.cb ?? NO_CALLBACK_DATA,
     ] as const;
+    const functionName = req.source === 'allowance' ? 'settleFromAllowance' : 'settle';
     return this.#serialized({
       kind: 'settle',
       orderId: req.orderId,
-      data: encodeFunctionData({ abi, functionName: 'settle', args }),
-      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName: 'settle', args, account }),
+      data: encodeFunctionData({ abi, functionName, args }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName, args, account }),
     });
   }
 

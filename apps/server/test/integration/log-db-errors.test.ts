@@ -26,9 +26,11 @@ const T = randomBytes(6).toString('hex');
 /** Request values that must never be logged (a body or query value, or a secret). */
 const MPP_ROUTE = 'GET:api:data';
 const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'mpp_claims', 'mpp_receipt_keys'];
-/** Tables whose writes fail in phase 1 (the fuzzers' list plus the machine-payment tables). */
+const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
+const QUICKPAY_TABLES = ['quickpay_products', 'quickpay_links', 'quickpay_sessions'];
 const PORTAL_TABLES = ['portal_users', 'portal_sessions', 'portal_invitations', 'portal_login_failures'];
-const WRITTEN = [...TABLES, ...MPP_TABLES, ...PORTAL_TABLES];
+/** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE and portal tables). */
+const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...PORTAL_TABLES];
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
@@ -75,6 +77,21 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { merchant_id: ids.merchant_id, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER } };
     case 'POST /mpp/v1/verify':
       return { path, body: { challenge_id: ids.challenge_id, tx_hash: `0x${'ab'.repeat(32)}`, payer_addr: PAYER, mac: ids.challenge_mac } };
+    case 'POST /admin/v1/merchants/:merchant_id/callbacks':
+      return { path, body: { chain_id: 31337, callback_contract: MERCHANT_WALLET, eip712_name: SENTINELS.merchantName, eip712_version: '1' } };
+    case 'POST /api/v1/orders/:order_id/calldata-signature':
+      return { path, body: { signature: `0x${'1b'.repeat(65)}` } };
+    case 'POST /api/v1/products':
+    case 'POST /api/v1/products/:product_id':
+    case 'POST /admin/v1/merchants/:merchant_id/products':
+      return { path, body: { name: SENTINELS.item, description: SENTINELS.publicNote, price: '1.00' } };
+    case 'POST /api/v1/payment-links':
+    case 'POST /admin/v1/merchants/:merchant_id/payment-links':
+      return { path, body: { product_id: ids.product_id } };
+    case 'POST /api/v1/payment-links/:link_id':
+      return { path, body: { active: true } };
+    case 'POST /quickpay/v1/links/:link_id/sessions':
+      return { path, body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER, memo: SENTINELS.clientRef } };
     case 'PUT /admin/v1/merchants/:merchant_id/underpayment-tolerance':
       return { path, body: { underpay_tolerance_bps: 50 } };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks':
@@ -179,6 +196,10 @@ for (const backend of backends()) {
       const ch = await send(tg.url!, { method: 'POST', path: '/mpp/v1/challenge', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_id: m.merchantId, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER }) });
       assert.equal(ch.status, 402, ch.text);
       const session = await signedPost('/api/v1/checkout/sessions', { checkout_type: 'DIRECT', price: '1.00' });
+      const product = await signedPost('/api/v1/products', { name: 'Fixture product', price: '3.00' });
+      const link = await signedPost('/api/v1/payment-links', { product_id: product.product_id });
+      const qps = await send(tg.url!, { method: 'POST', path: `/quickpay/v1/links/${link.link_id}/sessions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chain_id: 31337, token_symbol: 'USDC', from_address: MERCHANT_WALLET }) });
+      assert.equal(qps.status, 200, qps.text);
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/trigger`, { event: 'order.invoiced' });
       const { rows } = await database.db.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY created_at DESC LIMIT 1');
       const pu = await admin('POST', `/admin/v1/merchants/${m.merchantId}/portal-users`, { email: 'owner@log-fixture.example', role: 'viewer' });
@@ -189,7 +210,7 @@ for (const backend of backends()) {
       assert.equal(sel.status, 200, sel.text);
       const inv = await send(tg.url!, { method: 'POST', path: '/portal/api/team/invitations', headers: { 'content-type': 'application/json', cookie: portal.cookie, 'x-csrf-token': portal.csrf }, body: JSON.stringify({ email: 'invited@log-fixture.example', role: 'viewer' }) });
       assert.equal(inv.status, 201, inv.text);
-      ids = { user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id };
+      ids = { user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id };
     });
     after(async () => {
       await tg?.close();
@@ -216,7 +237,7 @@ for (const backend of backends()) {
     });
 
     it('phase 2: every remaining route fails reading a table that is gone', async () => {
-      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES];
+      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES, 'merchant_callbacks', ...QUICKPAY_TABLES];
       for (const t of reads) await database.db.query(`ALTER TABLE ${t} RENAME TO ${t}_gone`);
       for (const route of ROUTES.filter((r) => !failed.has(`${r.method} ${r.url}`))) {
         const a = await call(route);
@@ -246,7 +267,7 @@ for (const backend of backends()) {
       // The id alphabet is alphanumeric (base58 ids, and merchant ids from base64url with - and _
       // replaced): a base58-only pattern cut a merchant id at its first 0/O/I/l, and the cut prefix
       // looked like an unknown id.
-      const unknown = [...text.matchAll(/\b(?:ord|cs|evt|whd|whe|key|mch)_[0-9A-Za-z]{8,}/g)].map((x) => x[0]).filter((id) => !known.has(id));
+      const unknown = [...text.matchAll(/\b(?:ord|cs|evt|whd|whe|key|mch|prd|pl|qps)_[0-9A-Za-z]{8,}/g)].map((x) => x[0]).filter((id) => !known.has(id));
       assert.deepEqual([...new Set(unknown)], [], 'ids of failed rows were logged');
       assert.ok(/\?token=\[redacted\]&q=\[redacted\]/.test(text), 'the query string is logged with its names only');
     });

@@ -44,7 +44,7 @@ export const createOrder = defineRoute({
       nonce: req.merchant.nonce,
     });
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
-    const terms = buildPaymentTerms(out.order, { baseUrl: deps.config.publicBaseUrl, nowMs: deps.clock.now(), receiveType: req.merchant.receiveType });
+    const terms = buildPaymentTerms(out.order, { baseUrl: deps.config.publicBaseUrl, nowMs: deps.clock.now(), receiveType: req.merchant.receiveType, calldataSignRequest: out.calldataSignRequest });
     const { json, header } = paymentRequired(terms);
     // Already JSON: a string payload with a JSON content type is sent as is, not re-serialized.
     reply.status(402).header('payment-required', header).type('application/json; charset=utf-8');
