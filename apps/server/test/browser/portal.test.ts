@@ -145,6 +145,9 @@ for (const backend of backends()) {
       await page.getByRole('link', { name: 'Checkout' }).click();
       await page.getByRole('heading', { name: 'Checkout sessions' }).waitFor();
       await clean(page, watch, 'checkout sessions');
+      await page.getByRole('link', { name: 'Callbacks' }).click();
+      await page.getByRole('heading', { name: 'Callbacks' }).waitFor();
+      await clean(page, watch, 'callbacks');
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByLabel('Allowed success/cancel URLs, one per line').fill('https://acme.example/thanks\nhttps://acme.example/cart');
       await page.getByRole('button', { name: 'Save return URLs' }).click();

@@ -4,7 +4,7 @@ import { api, ApiError, can, setCsrf, type Session } from './api.ts';
 import { h, replace } from './dom.ts';
 import { message } from './ui.ts';
 import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
-import { exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
+import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
 import { checkoutPage, orderPage, ordersPage, overviewPage } from './pages-orders.ts';
 
 const app = document.getElementById('app')!;
@@ -12,7 +12,7 @@ let session: Session | undefined;
 
 const NAV: [string, string, Session['role']][] = [
   ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
-  ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
+  ['callbacks', 'Callbacks', 'viewer'], ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
 ];
 
 function shell(s: Session, current: string, content: Node): HTMLElement {
@@ -60,6 +60,7 @@ async function route(): Promise<void> {
       case 'checkout': content = await checkoutPage(new URLSearchParams(query)); break;
       case 'webhooks': content = await webhooksPage(s); break;
       case 'keys': content = await keysPage(s); break;
+      case 'callbacks': content = await callbacksPage(); break;
       case 'fees': content = await feesPage(); break;
       case 'exports': content = exportsPage(); break;
       case 'settings': content = await settingsPage(s); break;
