@@ -53,6 +53,9 @@ import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
 import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
 import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
+import { publicX402Settle } from './x402/routes/public_settle.ts';
+import { publicX402Supported } from './x402/routes/public_supported.ts';
+import { publicX402Verify } from './x402/routes/public_verify.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
 import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
@@ -130,6 +133,10 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicMppVerify,
   publicMppPayment,
   publicReceiptJwks,
+  // public x402 v2 facilitator (resource servers point their facilitator URL at /x402/v2)
+  publicX402Supported,
+  publicX402Verify,
+  publicX402Settle,
   // public checkout (the checkout id is a bearer capability; rate-limited per IP)
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
