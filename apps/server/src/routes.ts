@@ -76,6 +76,7 @@ import { adminTriggerWebhookEvent } from './webhooks/routes/admin_triggerWebhook
 import { adminCreatePortalUser } from './portal/routes/admin_createPortalUser.ts';
 import { portalListCheckoutSessions } from './portal/routes/listCheckoutSessions.ts';
 import { portalSetReturnUrls } from './portal/routes/setReturnUrls.ts';
+import { portalListCallbacks } from './portal/routes/listCallbacks.ts';
 import { portalLogin } from './portal/routes/public_login.ts';
 import { portalOperatorLogin } from './portal/routes/public_operatorLogin.ts';
 import { portalAcceptInvitation } from './portal/routes/public_acceptInvitation.ts';
@@ -227,6 +228,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalUpdateSettings,
   portalSetReturnUrls,
   portalListCheckoutSessions,
+  portalListCallbacks,
   portalListTeam,
   portalInvite,
   portalDisableUser,

@@ -76,6 +76,13 @@ for (const backend of backends()) {
       await signIn(page, 'owner@acme.example', ownerPw);
       await clean(page, watch, 'overview');
       await screenshot(page, 'portal-overview-desktop');
+      // keyboard: the skip link is the first focusable element; Enter on it moves focus to the
+      // content without changing the route
+      assert.equal(await page.evaluate(() => document.querySelector('a[href], button, input, select, textarea, [tabindex]')?.textContent), 'Skip to content');
+      await page.locator('.skip').focus();
+      await page.keyboard.press('Enter');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+      assert.match(page.url(), /#\/?$|#\/overview$|\/portal\/$/);
 
       // find an order by its transaction hash, with the keyboard
       await page.getByRole('link', { name: 'Orders' }).click();
@@ -138,6 +145,9 @@ for (const backend of backends()) {
       await page.getByRole('link', { name: 'Checkout' }).click();
       await page.getByRole('heading', { name: 'Checkout sessions' }).waitFor();
       await clean(page, watch, 'checkout sessions');
+      await page.getByRole('link', { name: 'Callbacks' }).click();
+      await page.getByRole('heading', { name: 'Callbacks' }).waitFor();
+      await clean(page, watch, 'callbacks');
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByLabel('Allowed success/cancel URLs, one per line').fill('https://acme.example/thanks\nhttps://acme.example/cart');
       await page.getByRole('button', { name: 'Save return URLs' }).click();

@@ -123,6 +123,12 @@ for (const backend of backends()) {
       assert.ok(checked >= 10, `${checked} restricted routes`);
       // an owner is refused the operator's routes
       assert.equal((await owner.call('GET', '/portal/api/merchants')).status, 403);
+      // disabling a user ends its sessions at once, and it cannot sign in again
+      const team = await owner.call('GET', '/portal/api/team');
+      const v = team.body.users.find((u: { email: string }) => u.email === 'viewer@a.example');
+      assert.equal((await owner.call('POST', `/portal/api/team/${v.user_id}/disable`)).status, 200);
+      assert.equal((await viewer.call('GET', '/portal/api/session')).status, 401);
+      assert.equal((await new PortalClient(server).login('viewer@a.example', 'viewer-password-123')).status, 401);
     });
 
     test('invitations are single use', async () => {

@@ -4,7 +4,7 @@ import { api, ApiError, can, setCsrf, type Session } from './api.ts';
 import { h, replace } from './dom.ts';
 import { message } from './ui.ts';
 import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
-import { exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
+import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
 import { checkoutPage, orderPage, ordersPage, overviewPage } from './pages-orders.ts';
 
 const app = document.getElementById('app')!;
@@ -12,7 +12,7 @@ let session: Session | undefined;
 
 const NAV: [string, string, Session['role']][] = [
   ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
-  ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
+  ['callbacks', 'Callbacks', 'viewer'], ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
 ];
 
 function shell(s: Session, current: string, content: Node): HTMLElement {
@@ -25,7 +25,7 @@ function shell(s: Session, current: string, content: Node): HTMLElement {
       h('span', { class: 'who' }, `${s.merchant_name ?? 'no merchant selected'} · ${s.email ?? 'operator'} (${s.role})`),
       h('button', { type: 'button', class: 'link', onclick: async () => { await api('POST', 'logout').catch(() => {}); session = undefined; location.hash = '#/login'; void route(); } }, 'Sign out')),
     h('nav', { 'aria-label': 'Portal' }, h('ul', {}, links)),
-    h('main', { id: 'main' }, content),
+    h('main', { id: 'main', tabindex: '-1' }, content),
   );
 }
 
@@ -60,6 +60,7 @@ async function route(): Promise<void> {
       case 'checkout': content = await checkoutPage(new URLSearchParams(query)); break;
       case 'webhooks': content = await webhooksPage(s); break;
       case 'keys': content = await keysPage(s); break;
+      case 'callbacks': content = await callbacksPage(); break;
       case 'fees': content = await feesPage(); break;
       case 'exports': content = exportsPage(); break;
       case 'settings': content = await settingsPage(s); break;
@@ -79,5 +80,10 @@ async function route(): Promise<void> {
   (document.getElementById('page-title') as HTMLElement | null)?.focus();
 }
 
+// The skip link targets #main, but the hash is the router's: move focus instead of navigating.
+document.querySelector('.skip')?.addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('main')?.focus();
+});
 window.addEventListener('hashchange', () => void route());
 void route();

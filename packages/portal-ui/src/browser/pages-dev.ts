@@ -86,3 +86,14 @@ export function exportsPage(): HTMLElement {
   update();
   return page('Exports', h('p', {}, `Orders created from the first date up to (not including) the second, UTC. Today is ${today}.`), h('div', { class: 'inline' }, field('From', from), field('Before', to)), links);
 }
+
+export async function callbacksPage(): Promise<HTMLElement> {
+  const r = await api<any>('GET', 'callbacks');
+  return page(
+    'Callbacks',
+    h('p', {}, 'DELEGATE mode: the contract each chain settles your orders to. The operator registers or replaces one (it decides where funds go).'),
+    r.callbacks.length
+      ? table('Callback registrations', ['Chain', 'Callback contract', 'EIP-712 name', 'Version', 'Settlement contract', 'Since'], r.callbacks.map((c: any) => [String(c.chain_id), c.callback_contract, c.eip712_name, c.eip712_version, c.spent_address ?? '—', fmtTime(c.created_at)]))
+      : h('p', { role: 'status' }, 'No callback registered: orders are paid straight to your wallets (DIRECT).'),
+  );
+}

@@ -1,6 +1,6 @@
 -- Merchant portal (docs/portal.md): users, sessions, invitations, login throttling, and the indexes
 -- of the orders list. Same SQL on PGlite and PostgreSQL.
--- (Assigned number 0012; numbered 0009 on its branch while 0009-0011 are not merged yet.)
+-- (Numbered 0011 at its merge into main.)
 
 -- A portal user belongs to exactly one merchant; the email (lowercased) signs in, so it is unique
 -- across merchants. password_hash is scrypt in the PHC-like form of portal/passwords.ts.
