@@ -10,7 +10,7 @@ import { OrderService } from './orders/service.ts';
 import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
-import { startChainWatchers } from './chain/evm/watcher.ts';
+import { startChainWatchers } from './chain/registry.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
@@ -19,6 +19,8 @@ import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
 import { startSettlementWorkers } from './settlement/worker.ts';
+import { settleSummedPayments } from './quickpay/partial.ts';
+import { portalAuth } from './portal/http.ts';
 import { createX402 } from './x402/index.ts';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -82,6 +84,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
         // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
         { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
+        { name: 'portal-session-pruner', intervalMs: 10 * 60_000, run: async () => void (await portalAuth(deps).pruneExpired()) },
         // x402 settlements recorded but not sent (a crash), or sent but not yet deep enough.
         { name: 'x402-reconcile', intervalMs: 5_000, run: () => deps.x402.reconcile() },
       ]));
@@ -89,6 +92,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
+      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
+      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
     }
   } catch (err) {
     unobserve();
