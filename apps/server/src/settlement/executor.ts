@@ -11,7 +11,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { ChainConfig, SettlementSigner } from '../config/schema.ts';
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import { describeError } from '../chain/evm/rpc.ts';
 import {
   findSettlement,
@@ -19,6 +19,7 @@ import {
   lastRecordedNonce,
   setSettlementStatus,
   unfinishedSettlements,
+  type CompanionInsert,
   type SettlementKind,
   type SettlementRecord,
 } from './repo.ts';
@@ -73,10 +74,10 @@ export interface Plan {
   to?: Hex;
   data: Hex;
   /**
-   * Written in the same database transaction as the row (x402: the authorization's claim), so
-   * both exist or neither does; false means another writer holds it and nothing is recorded.
+   * Written in the same statement as the row (x402: the authorization's claim), so both exist or
+   * neither does; when it exists already, nothing is recorded (the outcome is `existing`).
    */
-  alsoRecord?: (tx: Queryable) => Promise<boolean>;
+  companion?: CompanionInsert;
   /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
   estimate(account: Hex): Promise<bigint>;
 }
@@ -185,11 +186,10 @@ export class SettlementExecutor {
 
   async #prepare(plan: Plan): Promise<PrepareOutcome> {
     const chainId = this.#chain.chainId;
-    const existing = await findSettlement(this.#db, chainId, plan.orderId, plan.kind);
-    if (existing) return { kind: 'existing', record: existing };
-    // The four reads are independent: asked together, a prepare (held under the nonce lock)
-    // costs one round trip instead of four.
-    const [estimated, fees, onChainNonce, lastNonce] = await Promise.all([
+    // The five reads are independent: asked together, a prepare (held under the nonce lock)
+    // costs one round trip instead of five; an existing row makes the others moot.
+    const reads = await Promise.allSettled([
+      findSettlement(this.#db, chainId, plan.orderId, plan.kind),
       plan.estimate(this.#account.address).then(
         (gas) => ({ gas }),
         (err: unknown) => ({ err }),
@@ -197,7 +197,10 @@ export class SettlementExecutor {
       this.client.estimateFeesPerGas(),
       this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
       lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase()),
-    ]);
+    ] as const);
+    const existing = settled(reads[0]);
+    if (existing) return { kind: 'existing', record: existing };
+    const [estimated, fees, onChainNonce, lastNonce] = [settled(reads[1]), settled(reads[2]), settled(reads[3]), settled(reads[4])];
     if ('err' in estimated) {
       const name = revertName(estimated.err);
       if (name) return { kind: 'refused', error: name };
@@ -215,22 +218,10 @@ export class SettlementExecutor {
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    const record = await this.#record(plan, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
+    const record = await insertSettlement(this.#db, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) }, plan.companion);
     if (record) return { kind: 'recorded', record };
     // Another writer recorded this order between our read and insert: never send a second transaction.
     return { kind: 'existing', record: (await findSettlement(this.#db, chainId, plan.orderId, plan.kind))! };
-  }
-
-  #record(plan: Plan, row: Parameters<typeof insertSettlement>[1]): Promise<SettlementRecord | undefined> {
-    const also = plan.alsoRecord;
-    if (!also) return insertSettlement(this.#db, row);
-    return this.#db.transaction(async (tx) => {
-      if (!(await also(tx))) return undefined;
-      const rec = await insertSettlement(tx, row);
-      // A row without its companion write must not commit (rolls the companion back).
-      if (!rec) throw new Error(`settlement ${row.orderId} exists without its ${row.kind} record`);
-      return rec;
-    });
   }
 
   /** Step 3: broadcast the recorded bytes (idempotent) and mark the row sent. */
@@ -334,4 +325,10 @@ function revertName(err: unknown): string | undefined {
   const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
   if (reverted instanceof ContractFunctionRevertedError) return reverted.data?.errorName ?? reverted.reason ?? 'reverted';
   return undefined;
+}
+
+/** The value of a settled read, or its error thrown. */
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import type { CompanionInsert } from '../settlement/repo.ts';
 
 /** SQL of the x402 facilitator: claims of EIP-3009 authorizations (one per chain, token, payer, nonce). */
 export interface ClaimRow {
@@ -27,15 +28,15 @@ export async function findClaim(q: Queryable, k: ClaimKey): Promise<ClaimRow | u
 }
 
 /**
- * Takes the claim (in the executor's transaction that records the settlement); undefined when the
- * authorization is claimed already (by this payload or another).
+ * The claim as the companion of the executor's settlement row (settlement/repo.ts
+ * CompanionInsert): both are written by one statement, so a claim exists exactly when its
+ * transaction is recorded; an existing claim records nothing.
  */
-export async function insertClaim(q: Queryable, c: Omit<ClaimRow, 'created_at'>): Promise<ClaimRow | undefined> {
-  const { rows } = await q.query<ClaimRow>(
-    `INSERT INTO x402_authorizations (id, chain_id, token, payer, nonce, recipient, amount, valid_before, signature)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (chain_id, token, payer, nonce) DO NOTHING RETURNING *`,
-    [c.id, c.chain_id, c.token, c.payer, c.nonce, c.recipient, c.amount, c.valid_before, c.signature],
-  );
-  return rows[0];
+export function claimCompanion(c: Omit<ClaimRow, 'created_at'>): CompanionInsert {
+  return {
+    sql: `INSERT INTO x402_authorizations (id, chain_id, token, payer, nonce, recipient, amount, valid_before, signature)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+          ON CONFLICT (chain_id, token, payer, nonce) DO NOTHING RETURNING id`,
+    params: [c.id, c.chain_id, c.token, c.payer, c.nonce, c.recipient, c.amount, c.valid_before, c.signature],
+  };
 }

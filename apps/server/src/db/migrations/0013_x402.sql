@@ -1,5 +1,5 @@
 -- x402 v2 facilitator: one claim per EIP-3009 authorization (chain, token, payer, nonce) the
--- gateway settles. The claim is written in the same database transaction as the executor's row in
+-- gateway settles. The claim is written by the same statement as the executor's row in
 -- `settlements` (kind 'x402', order_id = the claim id), before anything is broadcast: concurrent
 -- or repeated settles of one authorization, in any process, lead to at most one transaction.
 CREATE TABLE x402_authorizations (

@@ -3,7 +3,7 @@ import type { SettlementSigner } from '../../config/schema.ts';
 import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
 import type { Plan, SettlementExecutor } from '../../settlement/executor.ts';
 import { findSettlement, type SettlementRecord } from '../../settlement/repo.ts';
-import { findClaim, insertClaim, type ClaimKey, type ClaimRow } from '../repo.ts';
+import { claimCompanion, findClaim, type ClaimKey, type ClaimRow } from '../repo.ts';
 import { onChain } from '../scheme.ts';
 import { Reason, type PaymentPayload, type PaymentRequirements, type ReasonCode, type SettleResponse } from '../wire.ts';
 import { eip3009Abi } from './abi.ts';
@@ -43,7 +43,7 @@ type Answer = (r: { reason: ReasonCode; message: string }) => SettleResponse;
  * Settles one x402 `exact` EIP-3009 payment, at most once per authorization:
  *   1. the off-chain checks (signature, recipient, window, amount) run;
  *   2. the executor simulates `transferWithAuthorization`, signs it with its next nonce, and
- *      records it (`settlements`, kind x402) in ONE database transaction with the authorization's
+ *      records it (`settlements`, kind x402) in ONE statement with the authorization's
  *      claim (UNIQUE chain, token, payer, nonce) — before anything is broadcast. A concurrent or
  *      repeated settle of the authorization finds that row and follows it; the same nonce with
  *      another signature is refused. A process killed after recording leaves a row the
@@ -95,15 +95,14 @@ async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: st
       if ('err' in r) throw r.err;
       return r.gas;
     },
-    alsoRecord: async (tx) =>
-      !!(await insertClaim(tx, {
-        id,
-        ...key,
-        recipient: c.auth.to,
-        amount: c.auth.value.toString(),
-        valid_before: c.auth.validBefore.toString(),
-        signature: c.auth.signature,
-      })),
+    companion: claimCompanion({
+      id,
+      ...key,
+      recipient: c.auth.to,
+      amount: c.auth.value.toString(),
+      valid_before: c.auth.validBefore.toString(),
+      signature: c.auth.signature,
+    }),
   });
   if (prepared.kind === 'refused') return answer({ reason: await diagnose(c, prepared.error), message: `simulation reverted: ${prepared.error}` });
   if (prepared.kind === 'existing') {
