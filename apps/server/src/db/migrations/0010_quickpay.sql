@@ -1,6 +1,5 @@
 -- Hosted quick-pay (issue 18): products, payment links and quick-pay sessions. Same SQL on PGlite
--- and PostgreSQL. (Numbered 0011 in the plan; the migration runner wants dense numbers, so the
--- lead renumbers it at merge after 0009/0010.)
+-- and PostgreSQL.
 
 -- A product: a server-owned price. `price` is a decimal string in stablecoin units, converted
 -- exactly into each token's smallest unit when a session is opened (never a float); the fiat pair
