@@ -29,6 +29,7 @@ import { transitionOrder } from '../../orders/transition.ts';
 import type { Worker } from '../../workers.ts';
 import { createChainLogger, type ChainLogger } from '../evm/context.ts';
 import { acquireLease, releaseLease } from '../evm/lease.ts';
+import { emitRecordedPayment } from '../evm/matching.ts';
 import { describeError } from '../evm/rpc.ts';
 import { tickBackoff } from '../evm/watcher.ts';
 import { attribute } from './attribution.ts';
@@ -173,7 +174,13 @@ export class SolanaWatcher {
     const awaiting = o.status === 'CHECKOUT_VERIFIED' && o.transfer_id === null;
     const matchStatus = a.kind === 'underpaid' ? 'underpaid' : awaiting ? 'matched' : o.status === 'EXPIRED' || o.status === 'CANCELLED' ? 'late' : 'duplicate';
     const id = await repo.insertTransfer(tx, { ...base, matchStatus, orderId: o.id });
-    if (id === undefined || matchStatus !== 'matched') return 0;
+    if (id === undefined) return 0; // already recorded: nothing happens twice
+    if (matchStatus !== 'matched') {
+      // order.underpaid / order.late_payment / order.duplicate_payment, as for an EVM transfer
+      const transfer = { txHash: t.signature as `0x${string}`, logIndex: t.instructionIndex, blockNumber: t.slot, from: t.authority as `0x${string}`, value: base.amount };
+      await emitRecordedPayment(tx, { kind: matchStatus, orderId: o.id }, transfer, { head: t.slot, now });
+      return 0;
+    }
     const paid = await orders.patchOrder(tx, o.id, 'CHECKOUT_VERIFIED', {
       transfer_id: id,
       tx_hash: t.signature,
