@@ -5,7 +5,7 @@
  *  2. checks the cluster's genesis hash once (a config pointing at another cluster is an error);
  *  3. follows the addresses of the orders awaiting payment: their reference keys while they are few
  *     (precise: only the orders' own transactions), the merchants' token accounts beyond
- *     `referenceLimit` (one address per merchant and mint, however many orders are open); each
+ *     `referenceLimit` (one address per merchant wallet and mint, however many orders are open); each
  *     address from its saved cursor (solana_cursors), paging back to it after downtime;
  *  4. decodes each new confirmed transaction, attributes its transfers by reference (attribution.ts)
  *     and records each once (chain_transfers unique key: signature + instruction index); a match
@@ -114,7 +114,9 @@ export class SolanaWatcher {
     const byReference = open.length <= this.referenceLimit;
     const addresses = byReference
       ? open.map((o) => referenceOf(o.id))
-      : [...new Set(await Promise.all((await repo.listAwaitingPayTo(this.db, this.chain.chainId)).map((o) => this.payTo(o))))];
+      : await Promise.all(
+          (await repo.listPayToWallets(this.db, this.chain.chainId)).flatMap((w) => this.chain.tokens.map((t) => this.payTo({ pay_to_address: w, token_contract: t.mint }))),
+        );
     const accounts = byReference ? new Set<string>() : new Set(addresses);
     const cursors = await repo.loadCursors(this.db, this.chain.chainId);
     const out = { kind: 'leader' as const, slot, followed: addresses.length, transfers: 0, confirmed: 0, invoiced: 0 };
