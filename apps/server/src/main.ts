@@ -17,6 +17,11 @@ import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
+import { DelegateService } from './settlement/delegate.ts';
+import { startSettlementWorkers } from './settlement/worker.ts';
+import { settleSummedPayments } from './quickpay/partial.ts';
+import { portalAuth } from './portal/http.ts';
+import { createX402 } from './x402/index.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -54,7 +59,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const merchants = new MerchantService(db, config);
   // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
   const metrics = new OpsMetrics(new Registry(), { db, clock });
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders), mpp: createMpp(db, config, merchants, clock) };
+  const delegate = new DelegateService(db, config, clock);
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate, x402: createX402(db, config, clock) };
   const unobserve = observeTransitions(metrics.orders.transitioned);
 
   let app: FastifyInstance | undefined;
@@ -78,10 +84,16 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
         // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
         { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
+        { name: 'portal-session-pruner', intervalMs: 10 * 60_000, run: async () => void (await portalAuth(deps).pruneExpired()) },
+        // x402 settlements recorded but not sent (a crash), or sent but not yet deep enough.
+        { name: 'x402-reconcile', intervalMs: 5_000, run: () => deps.x402.reconcile() },
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
+      workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
+      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
+      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
     }
   } catch (err) {
     unobserve();

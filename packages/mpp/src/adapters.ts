@@ -56,3 +56,27 @@ export function tollgateMppFastify(o: TollgateMppOptions) {
     reply.header('payment-receipt', d.receipt.paymentReceipt);
   };
 }
+
+/** The slice of Hono's `Context` the adapter uses (no dependency on hono's types). */
+interface HonoLikeContext {
+  req: { method: string; url: string; header(name: string): string | undefined; raw: object };
+  header(name: string, value: string): void;
+  body(data: string, status: number, headers: Record<string, string>): Response;
+}
+
+/**
+ * A Hono middleware. Hono hands the full URL; the guard gets its path and query, like the others.
+ * The receipt is read with `mppReceipt(c.req.raw)` (the standard `Request` of this call).
+ * @example app.get('/api/data', tollgateMppHono({ gateway, merchantId, route: 'GET:api:data' }), (c) => c.json(...))
+ */
+export function tollgateMppHono(o: TollgateMppOptions) {
+  const guard = createMppGuard(o);
+  return async (c: HonoLikeContext, next: () => Promise<void>): Promise<Response | void> => {
+    const u = new URL(c.req.url);
+    const d = await guard.check({ method: c.req.method, url: u.pathname + u.search, authorization: c.req.header('authorization') });
+    if (d.kind === 'respond') return c.body(d.body, d.status, d.headers);
+    receipts.set(c.req.raw, d.receipt);
+    c.header('payment-receipt', d.receipt.paymentReceipt);
+    await next();
+  };
+}

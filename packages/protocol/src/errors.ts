@@ -117,6 +117,30 @@ export const ERROR_CATALOG = {
   route_not_priced: { status: 404, description: 'The merchant has no price for this machine-paid route.' },
   challenge_not_found: { status: 404, description: 'No machine-payment challenge with this ID.' },
   transfer_not_found: { status: 400, description: 'The mined transaction holds no matching transfer (token, payer, recipient, amount, time).' },
+  // DELEGATE mode (docs/delegate.md)
+  callback_not_registered: { status: 400, description: '`callback_calldata` was sent but the merchant has no callback contract registered on this chain.' },
+  delegate_not_enabled: { status: 400, description: 'DELEGATE settlement is not set up on this chain (no settlement contract or no executor key).' },
+  invalid_calldata_signature: { status: 400, description: 'The signature does not recover to the order\'s `from_address` for its `calldata_sign_request`.' },
+  calldata_signature_expired: { status: 400, description: 'The `deadline` of the order\'s `calldata_sign_request` has passed.' },
+  calldata_signature_exists: { status: 409, description: 'A different calldata signature was already submitted for this order.' },
+  invalid_authorization: { status: 400, description: 'The EIP-3009 authorization does not pay this order (payer, recipient, amount, validity window or signature).' },
+  order_not_refundable: { status: 409, description: 'Only a FAILED DELEGATE order whose funds sit in the settlement contract can be refunded (once).' },
+
+  // Hosted quick-pay (issue 18): products, payment links, quick-pay sessions
+  product_not_found: { status: 404, description: 'No product with this ID for this merchant.' },
+  link_not_found: { status: 404, description: 'No payment link with this ID.' },
+  link_inactive: { status: 410, description: 'The payment link was deactivated by the merchant; it takes no new payment.' },
+  link_expired: { status: 410, description: 'The payment link is past its expiry; it takes no new payment.' },
+  link_sold_out: { status: 410, description: 'The payment link reached its payment limit or its product is out of stock.' },
+  amount_out_of_range: { status: 400, description: 'The amount of an any-amount payment is below the link minimum or above its maximum.' },
+  idempotency_key_conflict: { status: 409, description: 'The idempotency key was already used for a different quick-pay request on this link.' },
+  quickpay_session_not_found: { status: 404, description: 'No quick-pay session with this ID.' },
+  // merchant portal (docs/portal.md)
+  login_failed: { status: 401, description: 'The email and password (or the admin token) do not match; the message does not say which.' },
+  portal_session_required: { status: 401, description: 'No portal session: the session cookie is missing, expired or signed out; sign in again.' },
+  csrf_token_invalid: { status: 403, description: 'An unsafe portal request without the session\'s `X-CSRF-Token` header, or with a wrong one.' },
+  invitation_not_usable: { status: 410, description: 'The invitation link is unknown, expired or already used; ask the owner for a new one.' },
+  portal_user_exists: { status: 409, description: 'A portal user with this email already exists.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

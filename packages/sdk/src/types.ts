@@ -163,6 +163,14 @@ export interface OrderStatusRecord {
   invoiced_at?: string;
   failure_reason?: string;
   checkout_id?: string;
+  /** DELEGATE orders: `pending`, `succeeded` or `failed`. */
+  callback_status?: 'pending' | 'succeeded' | 'failed';
+  /** DELEGATE orders: the settlement transaction (payout and callback in one transaction). */
+  settlement_tx_hash?: string;
+  /** DELEGATE orders: when the settlement reached finality (the order is INVOICED then). */
+  settled_at?: string;
+  /** DELEGATE orders: the operator's refund of a FAILED order to its payer. */
+  refund_tx_hash?: string;
   /** Present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned. */
   needs_reconciliation?: boolean;
   observed_transfers?: ObservedTransfer[];

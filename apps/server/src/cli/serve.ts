@@ -2,7 +2,8 @@ import { loadConfig, ConfigError } from '../config/load.ts';
 import { startTollgate, type Role, type Tollgate } from '../main.ts';
 import type { Config } from '../config/schema.ts';
 import { openDatabase } from '../db/open.ts';
-import { ensureDemoMerchant, startDevProfileChain, startDevProfileSolana } from '../dev/profile.ts';
+import { ensureDemoMerchant, ensureDemoPortalUser, startDevProfileChain, startDevProfileSolana } from '../dev/profile.ts';
+import { portalAuth } from '../portal/http.ts';
 import type { DevChain } from '@tollgate/devchain';
 import type { LocalSvm } from '@tollgate/svm';
 
@@ -82,6 +83,7 @@ export async function serve(role: Role): Promise<void> {
 async function announce(config: Config, tg: Tollgate, chain: DevChain | undefined, svm: LocalSvm | undefined): Promise<void> {
   if (chain) {
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain, svm);
+    const portal = await ensureDemoPortalUser(portalAuth(tg.deps), config.dataDir);
     const payer = chain.payers[0]!;
     const lines = [
       '',
@@ -94,6 +96,7 @@ async function announce(config: Config, tg: Tollgate, chain: DevChain | undefine
       `  demo merchant     ${demo.merchantId}  receiving wallet ${demo.wallet}`,
       `  demo API key      ${demo.apiKey}`,
       `  demo API secret   ${demo.apiSecret}`,
+      `  portal            ${tg.url}/portal  sign in with ${portal.email} / ${portal.password}   (also in ${config.dataDir}/portal.password)`,
       `  funded payer      ${payer.address}`,
       `  payer private key ${payer.privateKey}   (public anvil test key: never use on a real chain)`,
       ...(svm

@@ -7,6 +7,10 @@ import type { Database } from '../db/database.ts';
 import { decryptSecret } from '../merchants/secrets.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import { FEE_DECIMALS } from '../config/load.ts';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { PortalAuth } from '../portal/auth.ts';
 
 export const DEMO_MERCHANT_ID = 'demo';
 
@@ -117,4 +121,22 @@ export async function ensureDemoMerchant(db: Database, merchants: MerchantServic
   const key = rows[0];
   if (!key) throw new Error('demo merchant has no active API key; delete the data directory to recreate it');
   return { merchantId: DEMO_MERCHANT_ID, apiKey: key.api_key, apiSecret: decryptSecret(config.masterKey, key.secret_ciphertext, key.api_key), wallet };
+}
+
+export const DEMO_PORTAL_EMAIL = 'demo@example.com';
+
+/**
+ * Dev profile, step 3: the demo merchant's portal owner. Its password is generated once and kept in
+ * DATA_DIR/portal.password (mode 0600) like the admin token, so no password is committed anywhere.
+ */
+export async function ensureDemoPortalUser(auth: PortalAuth, dataDir: string): Promise<{ email: string; password: string }> {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, 'portal.password');
+  const fresh = !existsSync(file);
+  if (fresh) writeFileSync(file, randomBytes(15).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+  const password = readFileSync(file, 'utf8').trim();
+  const out = await auth.createUser({ merchantId: DEMO_MERCHANT_ID, email: DEMO_PORTAL_EMAIL, password, role: 'owner' });
+  // The user outlived its password file: the new file's password becomes its password.
+  if (out.kind === 'exists' && fresh) await auth.resetPassword(DEMO_PORTAL_EMAIL, password);
+  return { email: DEMO_PORTAL_EMAIL, password };
 }

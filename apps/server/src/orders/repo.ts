@@ -33,6 +33,13 @@ export interface OrderRow {
   failure_reason: string | null;
   created_at: Date;
   updated_at: Date;
+  /** DELEGATE (migration 0009); null otherwise. */
+  callback_id: string | null;
+  calldata_signature: string | null;
+  callback_status: 'pending' | 'succeeded' | 'failed' | null;
+  settlement_tx_hash: string | null;
+  settled_at: Date | null;
+  refund_tx_hash: string | null;
 }
 
 export interface NewOrder {
@@ -59,7 +66,13 @@ export interface NewOrder {
  * `nonce`: the signed request's nonce, consumed by the same statement (merchant API); absent for
  * orders made by a checkout bind.
  */
-export type OrderToCreate = Omit<NewOrder, 'payToAddress'> & { nonce?: { apiKey: string; nonce: string } | undefined };
+export type OrderToCreate = Omit<NewOrder, 'payToAddress'> & {
+  nonce?: { apiKey: string; nonce: string } | undefined;
+  /** DELEGATE: the settlement contract instead of the merchant wallet (which must still exist: plain settlements pay it). */
+  payToAddress?: string | undefined;
+  /** DELEGATE: the callback registration the order settles to. */
+  callbackId?: string | undefined;
+};
 
 /**
  * A freshly created order: the columns its 402 terms and a checkout bind need. Built from the
@@ -111,9 +124,9 @@ export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderT
     `WITH input AS (
        SELECT * FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (id text, merchant_id text, dapp_order_id text, flow text, chain_id int,
          pay_to_chain_id int, token_symbol text, token_contract text, decimals int, from_address text, amount_wei numeric, fee_amount numeric,
-         expires_at timestamptz, callback_calldata text, checkout_id text, api_key text, nonce text))
+         expires_at timestamptz, callback_calldata text, checkout_id text, api_key text, nonce text, pay_to_override text, callback_id text))
        WITH ORDINALITY AS u(id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals, from_address,
-         amount_wei, fee_amount, expires_at, callback_calldata, checkout_id, api_key, nonce, ord)
+         amount_wei, fee_amount, expires_at, callback_calldata, checkout_id, api_key, nonce, pay_to_override, callback_id, ord)
      ), nonce AS (
        INSERT INTO request_nonces (api_key, nonce)
        SELECT i.api_key, i.nonce FROM input i JOIN api_keys k ON k.api_key = i.api_key AND k.revoked_at IS NULL
@@ -127,7 +140,7 @@ export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderT
        SELECT i.*, i.nonce IS NULL OR n.nonce IS NOT NULL AS nonce_ok
        FROM input i LEFT JOIN nonce n ON n.api_key = i.api_key AND n.nonce = i.nonce
      ), w AS (
-       SELECT c.*, mw.address AS pay_to_address FROM checked c
+       SELECT c.*, coalesce(c.pay_to_override, mw.address) AS pay_to_address FROM checked c
        JOIN merchant_wallets mw ON mw.merchant_id = c.merchant_id AND mw.chain_id = c.chain_id AND mw.token_symbol = c.token_symbol
        WHERE c.nonce_ok
      ), ok AS (
@@ -137,9 +150,9 @@ export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderT
        WHERE f.available >= need.total
      ), ins AS (
        INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
-         from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, callback_calldata, checkout_id)
+         from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, callback_calldata, checkout_id, callback_id)
        SELECT id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
-         from_address, pay_to_address, amount_wei, fee_amount, 'CHECKOUT_VERIFIED', expires_at, callback_calldata, checkout_id
+         from_address, pay_to_address, amount_wei, fee_amount, 'CHECKOUT_VERIFIED', expires_at, callback_calldata, checkout_id, callback_id
        FROM w WHERE merchant_id IN (SELECT merchant_id FROM ok) ORDER BY ord
        ON CONFLICT DO NOTHING
        RETURNING id, merchant_id, fee_amount, pay_to_address
@@ -175,6 +188,7 @@ export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderT
       token_symbol: o.tokenSymbol, token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, amount_wei: o.amountWei.toString(),
       fee_amount: o.feeAmount.toString(), expires_at: o.expiresAt.toISOString(), callback_calldata: o.callbackCalldata ?? null,
       checkout_id: o.checkoutId ?? null, api_key: o.nonce?.apiKey ?? null, nonce: o.nonce?.nonce ?? null,
+      pay_to_override: o.payToAddress ?? null, callback_id: o.callbackId ?? null,
     })))],
     { name: 'orders_insert_batch' },
   );
@@ -233,6 +247,7 @@ export async function getOrder(q: Queryable, orderId: string): Promise<OrderRow 
 export const PATCHABLE = [
   'transfer_id', 'tx_hash', 'log_index', 'block_number', 'block_hash', 'paid_amount_wei', 'confirmations',
   'payment_seen_at', 'confirmed_at', 'invoiced_at', 'failure_reason',
+  'callback_status', 'settlement_tx_hash', 'settled_at', 'refund_tx_hash',
 ] as const;
 export type OrderPatch = Partial<Record<(typeof PATCHABLE)[number], unknown>>;
 

@@ -11,6 +11,8 @@ import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator } from './create-batch.ts';
 import { acceptPayment, type AcceptOutcome } from './accept.ts';
 import type { BatchStats } from '../db/batcher.ts';
+import type { CalldataSignRequest } from '@tollgate/contracts';
+import type { DelegateService } from '../settlement/delegate.ts';
 
 export interface CreateOrderInput {
   merchantId: string;
@@ -46,11 +48,13 @@ export type CreateOrderRefusal = {
     | 'insufficient_fee_balance'
     | 'replay_detected'
     | 'api_key_revoked'
-    | 'zero_from_address';
+    | 'zero_from_address'
+    | 'delegate_not_enabled'
+    | 'callback_not_registered';
   message: string;
   param?: string;
 };
-export type CreateOrderOutcome = { kind: 'created'; order: repo.CreatedOrder } | CreateOrderRefusal;
+export type CreateOrderOutcome = { kind: 'created'; order: repo.CreatedOrder; calldataSignRequest?: CalldataSignRequest | undefined } | CreateOrderRefusal;
 
 export type CancelOutcome =
   | { kind: 'cancelled'; order: repo.OrderRow }
@@ -80,6 +84,8 @@ export class OrderService {
     private readonly merchants: MerchantService,
     private readonly clock: Clock,
     private readonly events?: OrderServiceEvents,
+    /** DELEGATE mode (settlement/delegate.ts); without it DELEGATE merchants' orders are refused. */
+    private readonly delegate?: DelegateService,
   ) {
     this.creator = new OrderCreator(db);
   }
@@ -102,11 +108,6 @@ export class OrderService {
     }
     if (input.receiveType === 'DIRECT' && input.callbackCalldata !== undefined) {
       return refuse('invalid_request', 'callback_calldata is only accepted for DELEGATE merchants', 'callback_calldata');
-    }
-    if (input.receiveType === 'DELEGATE') {
-      // DELEGATE mode (settlement wallet, callback adapter) is a later capability; refuse clearly
-      // instead of creating an order nobody settles.
-      return refuse('invalid_request', 'DELEGATE mode is not available yet on this deployment', 'merchant_id');
     }
     // A Solana order (SOL_DIRECT) is attributed by its reference key, not by payer: from_address is
     // recorded as given (base58) and not enforced (docs/solana.md).
@@ -134,13 +135,22 @@ export class OrderService {
     if (input.tokenContract !== undefined && (solana ? input.tokenContract : input.tokenContract.toLowerCase()) !== token.address) {
       return refuse('invalid_request', `token_contract does not match the configured ${input.tokenSymbol} contract ${token.address}`, 'token_contract');
     }
+    let delegate: { flow: string; payToAddress: string; callbackId: string | undefined } | undefined;
+    if (input.receiveType === 'DELEGATE') {
+      if (!this.delegate) return refuse('delegate_not_enabled', 'DELEGATE mode is not available on this deployment', 'merchant_id');
+      const plan = await this.delegate.planOrder(input.merchantId, input.chainId, token, input.callbackCalldata);
+      if (plan.kind === 'refused') return refuse(plan.code, plan.message, plan.param);
+      delegate = plan.plan;
+    }
     const now = this.clock.now();
     const expiresAt = input.expiresAt ?? new Date(now + this.config.orderTtlSeconds * 1000);
     const out = await this.creator.create({
       merchantId: input.merchantId,
       id: newId('ord'),
       dappOrderId: input.dappOrderId,
-      flow: solana ? 'SOL_DIRECT' : 'ERC20_DIRECT',
+      flow: delegate?.flow ?? (solana ? 'SOL_DIRECT' : 'ERC20_DIRECT'),
+      payToAddress: delegate?.payToAddress,
+      callbackId: delegate?.callbackId,
       chainId: input.chainId,
       payToChainId: input.chainId,
       tokenSymbol: input.tokenSymbol,
@@ -156,8 +166,12 @@ export class OrderService {
     });
     if (input.nonce && !(out.kind === 'insufficient_fee' && !out.nonceSettled)) input.nonce.settled = true;
     switch (out.kind) {
-      case 'created':
-        return { kind: 'created', order: out.order };
+      case 'created': {
+        const signRequest = delegate?.callbackId && input.callbackCalldata !== undefined
+          ? await this.delegate!.signRequestFor({ ...out.order, callback_id: delegate.callbackId, callback_calldata: input.callbackCalldata })
+          : undefined;
+        return { kind: 'created', order: out.order, ...(signRequest ? { calldataSignRequest: signRequest } : {}) };
+      }
       case 'replay':
         return refuse('replay_detected', 'Replay request detected');
       case 'key_revoked':

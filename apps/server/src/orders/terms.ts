@@ -41,10 +41,20 @@ export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain
 
 export function buildPaymentTerms(
   order: TermsOrder,
-  opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE'; /** CAIP-2 of the chain (default `eip155:<chain_id>`) */ network?: string; paymentUrl?: string },
+  opts: {
+    baseUrl: string;
+    nowMs: number;
+    receiveType: 'DIRECT' | 'DELEGATE';
+    /** DELEGATE with callback_calldata */
+    calldataSignRequest?: unknown;
+    /** CAIP-2 of the chain (default `eip155:<chain_id>`) */
+    network?: string;
+    paymentUrl?: string;
+  },
 ): PaymentTerms {
   const network = opts.network ?? `eip155:${order.chain_id}`;
   const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
+  const signed = opts.calldataSignRequest !== undefined;
   return {
     x402Version: 2,
     resource: {
@@ -72,12 +82,14 @@ export function buildPaymentTerms(
         expiresAt,
         paymentMethod: 'transfer',
         receiveType: opts.receiveType,
+        ...(signed ? { signatureEndpoint: `${opts.baseUrl}/api/v1/orders/${order.id}/calldata-signature` } : {}),
         ...(opts.paymentUrl ? { paymentUrl: opts.paymentUrl } : {}),
       },
     },
     order_id: order.id,
     flow: order.flow,
     token_symbol: order.token_symbol,
+    ...(signed ? { calldata_sign_request: opts.calldataSignRequest } : {}),
   };
 }
 

@@ -41,6 +41,10 @@ export const OrderStatusRecordSchema = Type.Object({
   invoiced_at: Type.Optional(Type.String()),
   failure_reason: Type.Optional(Type.String()),
   checkout_id: Type.Optional(Type.String()),
+  callback_status: Type.Optional(Type.String({ description: 'DELEGATE: pending | succeeded | failed' })),
+  settlement_tx_hash: Type.Optional(Type.String({ description: 'DELEGATE: the settlement transaction (payout and callback in one transaction)' })),
+  settled_at: Type.Optional(Type.String({ description: 'DELEGATE: when the settlement transaction reached finality' })),
+  refund_tx_hash: Type.Optional(Type.String({ description: 'DELEGATE: the operator refund of a FAILED order to its payer' })),
   needs_reconciliation: Type.Optional(Type.Boolean({
     description: 'present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned: accept it (POST /api/v1/orders/{order_id}/accept-payment) or refund the payer',
   })),
@@ -79,6 +83,10 @@ export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []
     ...opt('invoiced_at', iso(o.invoiced_at)),
     ...opt('failure_reason', o.failure_reason),
     ...opt('checkout_id', o.checkout_id),
+    ...opt('callback_status', o.callback_status),
+    ...opt('settlement_tx_hash', o.settlement_tx_hash),
+    ...opt('settled_at', iso(o.settled_at)),
+    ...opt('refund_tx_hash', o.refund_tx_hash),
     ...(needsReconciliation(observed) ? { needs_reconciliation: true } : {}),
     ...(observed.length
       ? {

@@ -11,7 +11,7 @@ export async function scannedHeads(q: Queryable): Promise<Map<number, number>> {
 }
 
 export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
-export type SettlementKind = 'settle' | 'refund';
+export type SettlementKind = 'settle' | 'refund' | 'x402';
 
 /** One row of `settlements`: a transaction of the executor, recorded before it is broadcast. */
 export interface SettlementRecord {
@@ -108,4 +108,192 @@ export async function setSettlementStatus(
 export async function unfinishedSettlements(q: Queryable, chainId: number, limit = 100): Promise<SettlementRecord[]> {
   const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM settlements WHERE chain_id = $1 AND status IN ('pending', 'sent') ORDER BY id LIMIT $2`, [chainId, limit]);
   return rows.map(toRecord);
+}
+
+// ---------------------------------------------------------------- callback registrations
+
+/** A `merchant_callbacks` row: a merchant's callback adapter on one chain. */
+export interface CallbackRow {
+  id: string;
+  merchant_id: string;
+  chain_id: number;
+  callback_contract: `0x${string}`;
+  eip712_name: string;
+  eip712_version: string;
+  created_at: Date;
+  replaced_at: Date | null;
+}
+
+/**
+ * Registers a callback for (merchant, chain), closing the active one in the same transaction
+ * (one active registration per chain; older rows stay, orders point at them).
+ */
+export async function insertCallback(
+  q: Queryable,
+  r: { id: string; merchantId: string; chainId: number; callbackContract: string; eip712Name: string; eip712Version: string },
+): Promise<CallbackRow> {
+  await q.query('UPDATE merchant_callbacks SET replaced_at = now() WHERE merchant_id = $1 AND chain_id = $2 AND replaced_at IS NULL', [r.merchantId, r.chainId]);
+  const { rows } = await q.query<CallbackRow>(
+    `INSERT INTO merchant_callbacks (id, merchant_id, chain_id, callback_contract, eip712_name, eip712_version)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [r.id, r.merchantId, r.chainId, r.callbackContract.toLowerCase(), r.eip712Name, r.eip712Version],
+  );
+  return rows[0]!;
+}
+
+/** The active registrations of a merchant, by chain. */
+export async function listCallbacks(q: Queryable, merchantId: string): Promise<CallbackRow[]> {
+  const { rows } = await q.query<CallbackRow>('SELECT * FROM merchant_callbacks WHERE merchant_id = $1 AND replaced_at IS NULL ORDER BY chain_id', [merchantId]);
+  return rows;
+}
+
+export async function activeCallback(q: Queryable, merchantId: string, chainId: number): Promise<CallbackRow | undefined> {
+  const { rows } = await q.query<CallbackRow>('SELECT * FROM merchant_callbacks WHERE merchant_id = $1 AND chain_id = $2 AND replaced_at IS NULL', [merchantId, chainId]);
+  return rows[0];
+}
+
+export async function getCallback(q: Queryable, id: string): Promise<CallbackRow | undefined> {
+  const { rows } = await q.query<CallbackRow>('SELECT * FROM merchant_callbacks WHERE id = $1', [id]);
+  return rows[0];
+}
+
+// ---------------------------------------------------------------- worker leases
+
+/**
+ * Takes or renews the named lease for `holder` (the conditional upsert of chain/evm/lease.ts,
+ * judged by the database clock); true when `holder` now holds it.
+ */
+export async function acquireWorkerLease(q: Queryable, name: string, holder: string, leaseMs: number): Promise<boolean> {
+  const { rows } = await q.query<{ holder: string }>(
+    `INSERT INTO worker_leases (name, holder, expires_at)
+     VALUES ($1, $2, now() + $3::double precision * interval '1 millisecond')
+     ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+       WHERE worker_leases.expires_at < now() OR worker_leases.holder = EXCLUDED.holder
+     RETURNING holder`,
+    [name, holder, leaseMs],
+  );
+  return rows[0]?.holder === holder;
+}
+
+export async function releaseWorkerLease(q: Queryable, name: string, holder: string): Promise<void> {
+  await q.query('DELETE FROM worker_leases WHERE name = $1 AND holder = $2', [name, holder]);
+}
+
+// ---------------------------------------------------------------- DELEGATE orders
+
+/**
+ * Stores the payer's calldata signature unless one is stored already; returns the stored one
+ * (equal to `signature` when it was stored now or before).
+ */
+export async function storeCalldataSignature(q: Queryable, orderId: string, signature: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ calldata_signature: string }>(
+    'UPDATE orders SET calldata_signature = coalesce(calldata_signature, $2), updated_at = now() WHERE id = $1 RETURNING calldata_signature',
+    [orderId, signature],
+  );
+  return rows[0]?.calldata_signature;
+}
+
+/** A DELEGATE order as the settlement worker needs it. */
+export interface DelegateOrderRow {
+  id: string;
+  merchant_id: string;
+  flow: string;
+  status: 'CHECKOUT_VERIFIED' | 'PAYMENT_CONFIRMED' | 'INVOICED' | 'FAILED' | 'EXPIRED' | 'CANCELLED';
+  chain_id: number;
+  token_contract: `0x${string}`;
+  token_symbol: string;
+  from_address: `0x${string}`;
+  amount_wei: string;
+  expires_at: Date;
+  callback_id: string | null;
+  callback_calldata: string | null;
+  calldata_signature: `0x${string}` | null;
+  transfer_id: number | null;
+  refund_tx_hash: string | null;
+  /** the merchant's wallet for the order's (chain, token): the payee of a plain settlement */
+  wallet: `0x${string}` | null;
+}
+
+const DELEGATE_COLUMNS = `o.id, o.merchant_id, o.flow, o.status, o.chain_id, o.token_contract, o.token_symbol, o.from_address, o.amount_wei, o.expires_at,
+  o.callback_id, o.callback_calldata, o.calldata_signature, o.transfer_id, o.refund_tx_hash,
+  (SELECT mw.address FROM merchant_wallets mw WHERE mw.merchant_id = o.merchant_id AND mw.chain_id = o.chain_id AND mw.token_symbol = o.token_symbol) AS wallet`;
+
+/**
+ * Orders ready to settle from the pool: payment final (`confirmations` ≥ finality), signed when
+ * a signing request was issued, no settlement recorded yet. Oldest first.
+ */
+export async function ordersDueForSettlement(q: Queryable, chainId: number, flows: readonly string[], finality: number, limit: number): Promise<DelegateOrderRow[]> {
+  const { rows } = await q.query<DelegateOrderRow>(
+    `SELECT ${DELEGATE_COLUMNS} FROM orders o
+      WHERE o.chain_id = $1 AND o.flow = ANY($2::text[]) AND o.status = 'PAYMENT_CONFIRMED' AND o.settlement_tx_hash IS NULL
+        AND o.confirmations >= $3 AND (o.callback_calldata IS NULL OR o.calldata_signature IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.chain_id = o.chain_id AND s.order_id = o.id AND s.kind = 'settle')
+      ORDER BY o.created_at LIMIT $4`,
+    [chainId, [...flows], finality, limit],
+  );
+  return rows;
+}
+
+/**
+ * Live orders of a pulling flow with no payment seen yet, signed when needed, not about to
+ * expire (`minExpiry`): candidates for approve-and-pull.
+ */
+export async function ordersToPull(q: Queryable, chainId: number, flows: readonly string[], minExpiry: Date, limit: number): Promise<DelegateOrderRow[]> {
+  const { rows } = await q.query<DelegateOrderRow>(
+    `SELECT ${DELEGATE_COLUMNS} FROM orders o
+      WHERE o.chain_id = $1 AND o.flow = ANY($2::text[]) AND o.status = 'CHECKOUT_VERIFIED' AND o.transfer_id IS NULL AND o.settlement_tx_hash IS NULL
+        AND o.expires_at > $3 AND (o.callback_calldata IS NULL OR o.calldata_signature IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.chain_id = o.chain_id AND s.order_id = o.id AND s.kind = 'settle')
+      ORDER BY o.created_at LIMIT $4`,
+    [chainId, [...flows], minExpiry, limit],
+  );
+  return rows;
+}
+
+/** Paid DELEGATE orders whose signing request is still unsigned at expiry: they fail. */
+export async function unsignedExpiredOrders(q: Queryable, chainId: number, flows: readonly string[], now: Date, limit: number): Promise<DelegateOrderRow[]> {
+  const { rows } = await q.query<DelegateOrderRow>(
+    `SELECT ${DELEGATE_COLUMNS} FROM orders o
+      WHERE o.chain_id = $1 AND o.flow = ANY($2::text[]) AND o.status = 'PAYMENT_CONFIRMED' AND o.settlement_tx_hash IS NULL
+        AND o.callback_calldata IS NOT NULL AND o.calldata_signature IS NULL AND o.expires_at <= $3
+      ORDER BY o.created_at LIMIT $4`,
+    [chainId, [...flows], now, limit],
+  );
+  return rows;
+}
+
+/** Finished settlement rows (confirmed or failed) whose order has not moved yet. */
+export async function finishedUnapplied(q: Queryable, chainId: number, limit: number): Promise<(SettlementRecord & { orderStatus: DelegateOrderRow['status']; callbackId: string | null })[]> {
+  const { rows } = await q.query<Row & { order_status: DelegateOrderRow['status']; callback_id: string | null }>(
+    `SELECT ${COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}, o.status AS order_status, o.callback_id
+       FROM settlements s JOIN orders o ON o.id = s.order_id
+      WHERE s.chain_id = $1 AND s.kind = 'settle' AND s.status IN ('confirmed', 'failed') AND o.status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED')
+      ORDER BY s.id LIMIT $2`,
+    [chainId, limit],
+  );
+  return rows.map((r) => ({ ...toRecord(r), orderStatus: r.order_status, callbackId: r.callback_id }));
+}
+
+/** Records the settlement transaction on its order (no status change: INVOICED comes at finality). */
+export async function markSettlementSent(q: Queryable, orderId: string, txHash: string): Promise<void> {
+  await q.query(
+    `UPDATE orders SET settlement_tx_hash = $2, callback_status = CASE WHEN callback_id IS NOT NULL THEN 'pending' END, updated_at = now() WHERE id = $1`,
+    [orderId, txHash],
+  );
+}
+
+/** Records the refund transaction on its (FAILED) order. */
+export async function markRefundSent(q: Queryable, orderId: string, txHash: string): Promise<void> {
+  await q.query('UPDATE orders SET refund_tx_hash = $2, updated_at = now() WHERE id = $1', [orderId, txHash]);
+}
+
+/** Unfinished executor rows of a chain (the backlog gauge of /metrics). */
+export async function settlementBacklog(q: Queryable): Promise<Map<number, number>> {
+  const { rows } = await q.query<{ chain_id: number; n: number | string }>(`SELECT chain_id, count(*) AS n FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id`);
+  return new Map(rows.map((r) => [Number(r.chain_id), Number(r.n)]));
+}
+
+export async function getDelegateOrder(q: Queryable, orderId: string): Promise<DelegateOrderRow | undefined> {
+  const { rows } = await q.query<DelegateOrderRow>(`SELECT ${DELEGATE_COLUMNS} FROM orders o WHERE o.id = $1`, [orderId]);
+  return rows[0];
 }

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Credential, Method, Receipt, z } from 'mppx';
 import { Mppx } from 'mppx/client';
-import { mppReceipt, tollgateMpp, type TollgateMppOptions } from '@tollgate/mpp';
+import { serve as honoServe, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { mppReceipt, tollgateMpp, tollgateMppHono, type TollgateMppOptions } from '@tollgate/mpp';
 import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import { parseChallengeParams } from '../../src/mpp/payment/header.ts';
 import { backends } from '../helpers/db.ts';
@@ -263,6 +265,36 @@ for (const backend of backends()) {
       assert.equal(body.code, 'gateway_error');
       assert.match(body.error, /route_not_priced/);
       assert.equal(served.length, n);
+    });
+
+    it('the Hono middleware (real hono on @hono/node-server): 402 challenge, then the paid request is served with its receipt', async () => {
+      const app = new Hono();
+      const seen: string[] = [];
+      app.get('/api/data', tollgateMppHono({ gateway: st.s.url, merchantId: st.m.merchantId, route: ROUTE }), (c) => {
+        seen.push(mppReceipt(c.req.raw)!.claims.payer);
+        return c.json({ data: 'the paid resource' });
+      });
+      const server: ServerType = await new Promise((ok) => {
+        const s = honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
+      });
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/data`;
+        const first = await fetch(url);
+        assert.equal(first.status, 402);
+        assert.match(first.headers.get('www-authenticate')!, /^Payment id="ch_/);
+        assert.deepEqual(seen, []);
+        const { res, authorization } = await payByHand(url, 0);
+        assert.equal(res.status, 200, await res.clone().text());
+        assert.deepEqual(await res.json(), { data: 'the paid resource' });
+        assert.ok(res.headers.get('payment-receipt'));
+        assert.deepEqual(seen, [st.dev.payers[0]!.address.toLowerCase()]);
+        const again = await fetch(url, { headers: { authorization } });
+        assert.equal(again.status, 402);
+        assert.equal((await again.json()).code, 'credential_already_used');
+        assert.equal(seen.length, 1);
+      } finally {
+        await new Promise((ok) => server.close(ok));
+      }
     });
 
     it("the README's fastify example, run as written, protects its route and mppx pays it", async () => {

@@ -81,6 +81,27 @@ const ADDED: Record<string, number> = {
   zero_from_address: 400,
   no_payment_to_accept: 409,
   payment_not_final: 409,
+  // DELEGATE mode
+  callback_not_registered: 400,
+  delegate_not_enabled: 400,
+  invalid_calldata_signature: 400,
+  calldata_signature_expired: 400,
+  calldata_signature_exists: 409,
+  invalid_authorization: 400,
+  order_not_refundable: 409,
+  product_not_found: 404,
+  link_not_found: 404,
+  link_inactive: 410,
+  link_expired: 410,
+  link_sold_out: 410,
+  amount_out_of_range: 400,
+  idempotency_key_conflict: 409,
+  quickpay_session_not_found: 404,
+  login_failed: 401,
+  portal_session_required: 401,
+  csrf_token_invalid: 403,
+  invitation_not_usable: 410,
+  portal_user_exists: 409,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {

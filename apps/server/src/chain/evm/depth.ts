@@ -4,6 +4,7 @@ import { depthOf, depthTrigger, type OrderStatus } from '../../orders/states.ts'
 import { transitionOrder } from '../../orders/transition.ts';
 import { mapLimit, yieldToEventLoop, type WatchContext } from './context.ts';
 import type { BlockRef } from './rpc.ts';
+import { isDelegateFlow } from '../../settlement/flows/index.ts';
 
 /**
  * The depth pass: every tick, each order with a seen payment that is not yet INVOICED is checked
@@ -26,6 +27,7 @@ export interface DepthOutcome {
 
 interface PendingRow {
   id: string;
+  flow: string;
   status: OrderStatus;
   transfer_id: number;
   tx_hash: string;
@@ -48,7 +50,7 @@ export async function runDepthPass(ctx: WatchContext, head: BlockRef): Promise<D
   const { chain, db, rpc } = ctx;
   const out: DepthOutcome = { confirmed: [], invoiced: [], progressed: 0 };
   const { rows } = await db.query<PendingRow>(
-    `SELECT id, status, transfer_id, tx_hash, block_number, block_hash, confirmations FROM orders
+    `SELECT id, flow, status, transfer_id, tx_hash, block_number, block_hash, confirmations FROM orders
       WHERE chain_id = $1 AND transfer_id IS NOT NULL AND status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED')
       ORDER BY block_number, id LIMIT ${PASS_LIMIT}`,
     [chain.chainId],
@@ -72,7 +74,8 @@ export async function runDepthPass(ctx: WatchContext, head: BlockRef): Promise<D
       continue;
     }
     const depth = depthOf(bn, head.number);
-    const trigger = depthTrigger(o.status, depth, t);
+    // A DELEGATE order is INVOICED by its settlement (settlement/worker.ts), never by its payment.
+    const trigger = depthTrigger(o.status, depth, { ...t, invoices: !isDelegateFlow(o.flow) });
     if (!trigger && o.confirmations === depth) continue;
 
     const now = new Date(ctx.clock.now());

@@ -51,6 +51,7 @@ export const createOrder = defineRoute({
       baseUrl: deps.config.publicBaseUrl,
       nowMs: deps.clock.now(),
       receiveType: req.merchant.receiveType,
+      calldataSignRequest: out.calldataSignRequest,
       ...(c ? { network: c.family.network(c.chain) } : {}),
       ...(c?.family.paymentUrl ? { paymentUrl: c.family.paymentUrl(c.chain, out.order) } : {}),
     });

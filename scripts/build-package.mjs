@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Builds dist/ (.js + .d.ts) with tsc. Run by the root `prepare` (so `npm install` / `npm ci` leave
-// a usable `@tollgate/sdk` in the workspace) and by `prepack` (so `npm pack` ships fresh code).
+// Builds a package's dist/ (.js + .d.ts) with tsc from its tsconfig.build.json; the package is the
+// current folder (npm runs a workspace's scripts there). Used by @tollgate/sdk and @tollgate/mpp,
+// run by the root `prepare` (so `npm install` / `npm ci` leave usable packages in the workspace)
+// and by each package's `prepack` (so `npm pack` ships fresh code).
 //
 // Why not `tsc` straight into dist/: a stale file of a deleted source would be packed, and cleaning
 // dist/ first leaves seconds in which a running process (a test importing `@tollgate/sdk`) finds no
@@ -8,10 +10,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = process.cwd();
 const tsc = createRequire(join(pkg, 'package.json')).resolve('typescript/bin/tsc');
 const fresh = join(pkg, `dist.build-${process.pid}`);
 const old = join(pkg, `dist.old-${process.pid}`);
