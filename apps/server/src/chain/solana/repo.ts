@@ -74,6 +74,21 @@ export async function saveCursor(q: Queryable, chainId: number, address: string,
 }
 
 /**
+ * Forgets the cursors of addresses no longer followed (paid or closed orders' reference keys) that
+ * have not moved for a day: one row per order would otherwise stay forever. An address followed
+ * again later simply pages its history from the start.
+ */
+export async function pruneCursors(q: Queryable, chainId: number, followed: readonly string[]): Promise<number> {
+  const { rows } = await q.query<{ n: number | string }>(
+    `WITH gone AS (
+       DELETE FROM solana_cursors WHERE chain_id = $1 AND NOT (address = ANY($2::text[])) AND updated_at < now() - interval '1 day' RETURNING 1
+     ) SELECT count(*) AS n FROM gone`,
+    [chainId, followed],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
  * Records one transfer (identity: chain, signature, instruction index; `block_hash` is '' on
  * Solana, where a confirmed slot is not replaced). Returns its id, or undefined when it was already
  * recorded: the unique key is what makes attribution happen once.

@@ -69,6 +69,7 @@ export class SolanaWatcher {
   private readonly referenceLimit: number;
   private readonly log: ChainLogger;
   private genesisChecked = false;
+  private ticks = 0;
   /** (wallet, mint) → associated token account; derivation is pure, so cached for the process */
   private readonly ata = new Map<string, string>();
 
@@ -136,6 +137,7 @@ export class SolanaWatcher {
       }
     }
     out.invoiced = await this.finalityPass(startedAt);
+    if (++this.ticks % 600 === 1) await repo.pruneCursors(this.db, this.chain.chainId, addresses);
     await repo.saveScanPosition(this.db, this.chain.chainId, slot, startedAt, this.chain.genesisHash);
     return out;
   }
