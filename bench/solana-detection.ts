@@ -55,14 +55,17 @@ async function main() {
     for (const live of LIVE) {
       if (live > 0) {
         const t0 = Date.now();
-        await db.query(
-          `INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
-             from_address, pay_to_address, amount_wei, fee_amount, status, expires_at)
-           SELECT 'ord_bench' || g, 'bench', 'bench-live-' || g, 'SOL_DIRECT', $1, $1, 'USDC', $2, 6,
-             $3, $4, 1000000 + g, 0, 'CHECKOUT_VERIFIED', now() + interval '1 day'
-           FROM generate_series(1, $5::int) g`,
-          [CHAIN_ID, usdc.mint, payer.address, wallet, live],
-        );
+        // In chunks: one 100,000-row statement can outlast the adapter's query timeout on a busy machine.
+        for (let from = 1; from <= live; from += 10_000) {
+          await db.query(
+            `INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
+               from_address, pay_to_address, amount_wei, fee_amount, status, expires_at)
+             SELECT 'ord_bench' || g, 'bench', 'bench-live-' || g, 'SOL_DIRECT', $1, $1, 'USDC', $2, 6,
+               $3, $4, 1000000 + g, 0, 'CHECKOUT_VERIFIED', now() + interval '1 day'
+             FROM generate_series($5::int, $6::int) g`,
+            [CHAIN_ID, usdc.mint, payer.address, wallet, from, Math.min(live, from + 9_999)],
+          );
+        }
         await db.query('ANALYZE orders');
         console.error(`inserted ${live} open orders in ${Date.now() - t0} ms`);
       }

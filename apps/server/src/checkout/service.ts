@@ -1,4 +1,5 @@
 import { isAddress } from 'viem';
+import { kindOfChain } from '../chain/addresses.ts';
 import { isId, newId, type ErrorCode } from '@tollgate/protocol';
 import { isPgError, pgConstraint, UNIQUE_VIOLATION } from '../db/database.ts';
 import type { AppDeps } from '../deps.ts';
@@ -54,7 +55,8 @@ export class CheckoutService {
     const { db, merchants, clock, config } = this.deps;
     const m = await merchants.getMerchant(merchantId);
     if (!m) return refused('merchant_not_found', 'merchant not found');
-    const wallets = await merchants.listWallets(merchantId);
+    // Hosted checkout pays on EVM chains only for now (docs/solana.md): a Solana wallet is not offered.
+    const wallets = (await merchants.listWallets(merchantId)).filter((w) => kindOfChain(config, w.chain_id) === 'evm');
     const out = draftSession(body, { cardEnabled: m.card_enabled, returnUrls: m.return_urls, wallets }, clock.now());
     if (out.kind === 'refused') return refused(out.code, out.message, out.param);
     const id = newId('cs');

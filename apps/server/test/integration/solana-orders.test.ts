@@ -132,10 +132,20 @@ for (const backend of backends()) {
       svm.ledger.advance(7);
       const done = await waitFor(s, m, gross.order_id, 'INVOICED');
       assert.equal(done.tx_hash, sig);
-      const rec = (await s.signed(m, 'GET', `/api/v1/orders/${short.order_id}`)).body;
+      // The two transactions may be read in different ticks (slots moved mid-tick): wait for the record.
+      let rec: any;
+      for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 40))) {
+        rec = (await s.signed(m, 'GET', `/api/v1/orders/${short.order_id}`)).body;
+        if (rec.observed_transfers) break;
+      }
       assert.equal(rec.status, 'CHECKOUT_VERIFIED');
       assert.equal(rec.needs_reconciliation, true);
       assert.equal(rec.observed_transfers[0].amount_wei, String(1_000_000n - transferFeeOf(1_000_000n, FEE)));
+      const { rows } = await s.tg.deps.db.query<{ payload: any }>(`SELECT payload FROM webhook_events WHERE order_id = $1 AND event = 'order.underpaid'`, [short.order_id]);
+      assert.equal(rows.length, 1, 'one order.underpaid event');
+      const payload = typeof rows[0]!.payload === 'string' ? JSON.parse(rows[0]!.payload) : rows[0]!.payload;
+      assert.equal(payload.transfer.kind, 'underpaid');
+      assert.equal(payload.transfer.amount_wei, rec.observed_transfers[0].amount_wei);
     });
 
     it('wrong mint, a transfer without the reference and a dropped transaction pay nothing; a later correct payment does', async () => {

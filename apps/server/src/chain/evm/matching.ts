@@ -277,8 +277,14 @@ const RECORDED_EVENT = { late: 'order.late_payment', underpaid: 'order.underpaid
 /**
  * The webhook event of a payment recorded against an order without paying it: the order status
  * record plus the transfer, so the merchant can reconcile (accept, refund) without a second read.
+ * Exported for the Solana watcher, which records the same kinds of payments.
  */
-async function emitRecordedPayment(tx: Queryable, d: { kind: 'late' | 'underpaid' | 'duplicate'; orderId: string }, t: NewTransfer, ctx: { head: bigint; now: Date }) {
+export async function emitRecordedPayment(
+  tx: Queryable,
+  d: { kind: 'late' | 'underpaid' | 'duplicate'; orderId: string },
+  t: Pick<NewTransfer, 'txHash' | 'logIndex' | 'blockNumber' | 'from' | 'value'>,
+  ctx: { head: bigint; now: Date },
+) {
   const order = await orders.getOrder(tx, d.orderId);
   if (!order) throw new Error(`order ${d.orderId} vanished while recording a payment against it`);
   const transfer = {

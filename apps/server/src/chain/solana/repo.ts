@@ -20,14 +20,26 @@ export async function listAwaitingPayment(q: Queryable, chainId: number, limit: 
   return rows;
 }
 
-/** The distinct (merchant wallet, mint) pairs of the orders waiting for a payment: one token account each. */
-export async function listAwaitingPayTo(q: Queryable, chainId: number): Promise<{ pay_to_address: string; token_contract: string }[]> {
-  const { rows } = await q.query<{ pay_to_address: string; token_contract: string }>(
-    `SELECT DISTINCT pay_to_address, token_contract FROM orders
-      WHERE chain_id = $1 AND status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL AND flow = 'SOL_DIRECT'`,
+/**
+ * The merchant wallets that open orders may be paid to: the chain's registered wallets plus the
+ * distinct pay-to wallets of open orders (a wallet replaced after an order was created). Bounded by
+ * merchants, not orders: the second part is a loose index scan over `orders_live_terms_key`
+ * (recursive CTE, one index probe per distinct wallet), as the EVM watcher's listWatchedAddresses.
+ */
+export async function listPayToWallets(q: Queryable, chainId: number): Promise<string[]> {
+  const live = `FROM orders WHERE chain_id = $1 AND status = 'CHECKOUT_VERIFIED' AND transfer_id IS NULL`;
+  const { rows } = await q.query<{ address: string }>(
+    `WITH RECURSIVE pay_to (a) AS (
+       SELECT min(pay_to_address) ${live}
+       UNION ALL
+       SELECT (SELECT min(pay_to_address) ${live} AND pay_to_address > pay_to.a) FROM pay_to WHERE pay_to.a IS NOT NULL
+     )
+     SELECT address FROM merchant_wallets WHERE chain_id = $1
+     UNION
+     SELECT a FROM pay_to WHERE a IS NOT NULL`,
     [chainId],
   );
-  return rows;
+  return rows.map((r) => r.address).sort();
 }
 
 /** Orders with an attributed payment that is not finalized yet (finality pass). */
@@ -59,6 +71,21 @@ export async function saveCursor(q: Queryable, chainId: number, address: string,
      ON CONFLICT (chain_id, address) DO UPDATE SET signature = EXCLUDED.signature, updated_at = now()`,
     [chainId, address, signature],
   );
+}
+
+/**
+ * Forgets the cursors of addresses no longer followed (paid or closed orders' reference keys) that
+ * have not moved for a day: one row per order would otherwise stay forever. An address followed
+ * again later simply pages its history from the start.
+ */
+export async function pruneCursors(q: Queryable, chainId: number, followed: readonly string[]): Promise<number> {
+  const { rows } = await q.query<{ n: number | string }>(
+    `WITH gone AS (
+       DELETE FROM solana_cursors WHERE chain_id = $1 AND NOT (address = ANY($2::text[])) AND updated_at < now() - interval '1 day' RETURNING 1
+     ) SELECT count(*) AS n FROM gone`,
+    [chainId, followed],
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /**

@@ -5,7 +5,7 @@
  *  2. checks the cluster's genesis hash once (a config pointing at another cluster is an error);
  *  3. follows the addresses of the orders awaiting payment: their reference keys while they are few
  *     (precise: only the orders' own transactions), the merchants' token accounts beyond
- *     `referenceLimit` (one address per merchant and mint, however many orders are open); each
+ *     `referenceLimit` (one address per merchant wallet and mint, however many orders are open); each
  *     address from its saved cursor (solana_cursors), paging back to it after downtime;
  *  4. decodes each new confirmed transaction, attributes its transfers by reference (attribution.ts)
  *     and records each once (chain_transfers unique key: signature + instruction index); a match
@@ -29,6 +29,7 @@ import { transitionOrder } from '../../orders/transition.ts';
 import type { Worker } from '../../workers.ts';
 import { createChainLogger, type ChainLogger } from '../evm/context.ts';
 import { acquireLease, releaseLease } from '../evm/lease.ts';
+import { emitRecordedPayment } from '../evm/matching.ts';
 import { describeError } from '../evm/rpc.ts';
 import { tickBackoff } from '../evm/watcher.ts';
 import { attribute } from './attribution.ts';
@@ -68,6 +69,7 @@ export class SolanaWatcher {
   private readonly referenceLimit: number;
   private readonly log: ChainLogger;
   private genesisChecked = false;
+  private ticks = 0;
   /** (wallet, mint) → associated token account; derivation is pure, so cached for the process */
   private readonly ata = new Map<string, string>();
 
@@ -113,7 +115,9 @@ export class SolanaWatcher {
     const byReference = open.length <= this.referenceLimit;
     const addresses = byReference
       ? open.map((o) => referenceOf(o.id))
-      : [...new Set(await Promise.all((await repo.listAwaitingPayTo(this.db, this.chain.chainId)).map((o) => this.payTo(o))))];
+      : await Promise.all(
+          (await repo.listPayToWallets(this.db, this.chain.chainId)).flatMap((w) => this.chain.tokens.map((t) => this.payTo({ pay_to_address: w, token_contract: t.mint }))),
+        );
     const accounts = byReference ? new Set<string>() : new Set(addresses);
     const cursors = await repo.loadCursors(this.db, this.chain.chainId);
     const out = { kind: 'leader' as const, slot, followed: addresses.length, transfers: 0, confirmed: 0, invoiced: 0 };
@@ -133,6 +137,7 @@ export class SolanaWatcher {
       }
     }
     out.invoiced = await this.finalityPass(startedAt);
+    if (++this.ticks % 600 === 1) await repo.pruneCursors(this.db, this.chain.chainId, addresses);
     await repo.saveScanPosition(this.db, this.chain.chainId, slot, startedAt, this.chain.genesisHash);
     return out;
   }
@@ -173,7 +178,13 @@ export class SolanaWatcher {
     const awaiting = o.status === 'CHECKOUT_VERIFIED' && o.transfer_id === null;
     const matchStatus = a.kind === 'underpaid' ? 'underpaid' : awaiting ? 'matched' : o.status === 'EXPIRED' || o.status === 'CANCELLED' ? 'late' : 'duplicate';
     const id = await repo.insertTransfer(tx, { ...base, matchStatus, orderId: o.id });
-    if (id === undefined || matchStatus !== 'matched') return 0;
+    if (id === undefined) return 0; // already recorded: nothing happens twice
+    if (matchStatus !== 'matched') {
+      // order.underpaid / order.late_payment / order.duplicate_payment, as for an EVM transfer
+      const transfer = { txHash: t.signature as `0x${string}`, logIndex: t.instructionIndex, blockNumber: t.slot, from: t.authority as `0x${string}`, value: base.amount };
+      await emitRecordedPayment(tx, { kind: matchStatus, orderId: o.id }, transfer, { head: t.slot, now });
+      return 0;
+    }
     const paid = await orders.patchOrder(tx, o.id, 'CHECKOUT_VERIFIED', {
       transfer_id: id,
       tx_hash: t.signature,
