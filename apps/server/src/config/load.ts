@@ -2,25 +2,32 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { parseDecimal } from '@tollgate/protocol';
 import { privateKeyToAccount } from 'viem/accounts';
 import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
-import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env, type CardConfig, SettlementSigner, StripeSettings } from './schema.ts';
+import {
+  ChainFileSchema,
+  ConfigFileSchema,
+  EnvSchema,
+  SolanaChainFileSchema,
+  type ChainConfig,
+  type Config,
+  type ConfigFile,
+  type Env,
+  type CardConfig,
+  SettlementSigner,
+  StripeSettings,
+  type SolanaChainConfig,
+  type SolanaChainFile,
+} from './schema.ts';
+import { solanaChainFromFile } from './solana.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
 export const FEE_DECIMALS = 6;
 
-/** Start-up configuration error; the message always names the offending key. */
-export class ConfigError extends Error {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(`invalid configuration: ${key}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
+import { ConfigError } from './errors.ts';
+export { ConfigError };
 
 function check<T>(schema: TSchema, value: unknown, prefix: string): T {
   const first = Value.Errors(schema, value).First();
@@ -54,7 +61,7 @@ function devSecret(dataDir: string, name: string, make: () => string): string {
   return readFileSync(p, 'utf8').trim();
 }
 
-function chainFromFile(c: ConfigFile['chains'][number], i: number): ChainConfig {
+function chainFromFile(c: Static<typeof ChainFileSchema>, i: number): ChainConfig {
   const preset = CHAIN_PRESETS[c.chain_id];
   const known = KNOWN_CHAINS[c.chain_id];
   const explorerUrl = (c.explorer_url ?? known?.explorer_url)?.replace(/\/+$/, '');
@@ -131,11 +138,20 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
       throw new ConfigError('fees.per_order', (err as Error).message);
     }
   }
-  const chains = (file?.chains ?? []).map(chainFromFile);
+  // Each entry is checked against its family's schema (a `kind: "solana"` entry is a Solana
+  // cluster, anything else an EVM chain), so error keys keep naming `chains.<i>.<field>`.
+  const chains: ChainConfig[] = [];
+  const solanaChains: SolanaChainConfig[] = [];
   const ids = new Set<number>();
-  chains.forEach((c, i) => {
+  (file?.chains ?? []).forEach((raw, i) => {
+    const isSolana = typeof raw === 'object' && raw !== null && (raw as { kind?: unknown }).kind === 'solana';
+    const c = isSolana
+      ? solanaChainFromFile(check<SolanaChainFile>(SolanaChainFileSchema, raw, `chains.${i}`), i)
+      : chainFromFile(check<Static<typeof ChainFileSchema>>(ChainFileSchema, raw, `chains.${i}`), i);
     if (ids.has(c.chainId)) throw new ConfigError(`chains.${i}.chain_id`, `duplicate chain ${c.chainId}`);
     ids.add(c.chainId);
+    if (isSolana) solanaChains.push(c as SolanaChainConfig);
+    else chains.push(c as ChainConfig);
   });
   const settlement = settlementSigner(env.SETTLEMENT_KEY);
   const withContract = chains.findIndex((c) => c.settlementContract);
@@ -158,6 +174,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     orderTtlSeconds: file?.order_ttl_seconds ?? 600,
     fees: { perOrderMicros },
     chains,
+    solanaChains,
     ...(settlement ? { settlement } : {}),
     ...(card ? { card } : {}),
   };

@@ -21,6 +21,8 @@ export const TokenFileSchema = Type.Object(
 
 export const ChainFileSchema = Type.Object(
   {
+    /** chain family; absent means `evm` (every entry written before Solana support) */
+    kind: Type.Optional(Type.Literal('evm')),
     chain_id: Type.Integer({ minimum: 1 }),
     name: Type.Optional(Type.String({ minLength: 1 })),
     /** block explorer base URL; the hosted page links `<explorer_url>/tx/<hash>` */
@@ -36,13 +38,50 @@ export const ChainFileSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const Base58Key = Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' });
+
+/** A Solana cluster (docs/solana.md): tokens are SPL mints, depth is a commitment level, not a block count. */
+export const SolanaChainFileSchema = Type.Object(
+  {
+    kind: Type.Literal('solana'),
+    /** Tollgate's integer id of the cluster in `chain_id` fields (docs/solana.md lists the defaults) */
+    chain_id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    explorer_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+$' })),
+    rpc_url: Type.String({ pattern: '^https?://' }),
+    /** the cluster's genesis hash: checked against getGenesisHash at start; its first 32 characters form the CAIP-2 id */
+    genesis_hash: Base58Key,
+    /** commitment at which a payment is PAYMENT_CONFIRMED (default `confirmed`) */
+    confirm_commitment: Type.Optional(Type.Union([Type.Literal('confirmed'), Type.Literal('finalized')])),
+    /** commitment at which an order is INVOICED (always `finalized`; present so a config states it) */
+    finality_commitment: Type.Optional(Type.Literal('finalized')),
+    poll_interval_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
+    tokens: Type.Array(
+      Type.Object(
+        {
+          symbol: Type.String({ pattern: '^[A-Z0-9]{2,11}$' }),
+          mint: Base58Key,
+          decimals: Type.Integer({ minimum: 0, maximum: 18 }),
+          /** the mint's token program: classic SPL Token or Token-2022 */
+          program: Type.Union([Type.Literal('spl-token'), Type.Literal('token-2022')]),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1 },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SolanaChainFile = Static<typeof SolanaChainFileSchema>;
+
 export const ConfigFileSchema = Type.Object(
   {
     environment: Type.Union([Type.Literal('test'), Type.Literal('production')]),
     public_base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     order_ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
     fees: Type.Optional(Type.Object({ per_order: Decimal }, { additionalProperties: false })),
-    chains: Type.Array(ChainFileSchema),
+    /** EVM entries (ChainFileSchema) and Solana entries (SolanaChainFileSchema, `kind: "solana"`); load.ts checks each against its family's schema */
+    chains: Type.Array(Type.Unknown()),
     /** the card processor (docs/card-payments.md); TEST is refused in production */
     card: Type.Optional(Type.Object({
       processor: Type.Union([Type.Literal('TEST'), Type.Literal('STRIPE'), Type.Literal('NONE')]),
@@ -58,7 +97,7 @@ export const ConfigFileSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ConfigFile = Static<typeof ConfigFileSchema>;
+export type ConfigFile = Omit<Static<typeof ConfigFileSchema>, 'chains'> & { chains: unknown[] };
 
 export const EnvSchema = Type.Object({
   PORT: Type.Optional(Type.String({ pattern: '^\\d{1,5}$' })),
@@ -103,6 +142,30 @@ export interface ChainConfig {
   settlementContract?: `0x${string}`;
 }
 
+export interface SolanaTokenConfig {
+  symbol: string;
+  /** base58 mint address */
+  mint: string;
+  decimals: number;
+  /** base58 id of the mint's token program (classic SPL Token or Token-2022) */
+  programId: string;
+}
+
+export interface SolanaChainConfig {
+  kind: 'solana';
+  chainId: number;
+  name: string;
+  explorerUrl?: string;
+  rpcUrl: string;
+  genesisHash: string;
+  /** CAIP-2: `solana:` + the first 32 characters of the genesis hash */
+  network: string;
+  confirmCommitment: 'confirmed' | 'finalized';
+  finalityCommitment: 'finalized';
+  pollIntervalMs: number;
+  tokens: SolanaTokenConfig[];
+}
+
 /** The parsed, validated configuration every module receives. */
 export interface Config {
   /** `dev`: no TOLLGATE_CONFIG, Tollgate starts its own anvil chain; `file`: a config file. */
@@ -119,7 +182,10 @@ export interface Config {
   logLevel: string;
   orderTtlSeconds: number;
   fees: { perOrderMicros: bigint };
+  /** EVM chains (every pre-Solana module reads these) */
   chains: ChainConfig[];
+  /** Solana clusters (chain/solana); optional so configs built by hand in tests stay valid */
+  solanaChains?: SolanaChainConfig[];
   /** DELEGATE executor (from SETTLEMENT_KEY); absent when DELEGATE mode is off. */
   settlement?: SettlementSigner;
   /**

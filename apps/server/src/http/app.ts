@@ -9,6 +9,8 @@ import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClas
 import { installObservability } from './observability.ts';
 import { installBodyStallGuard, onClientError } from './transport.ts';
 import { registerHostedPages } from '../hosted/routes.ts';
+import { registerQuickpayPages } from '../hosted/quickpay.ts';
+import { registerPortalPages } from '../portal/pages.ts';
 
 /**
  * The URL as logged. Checkout ids are bearer capabilities (never in a log line), and a query string
@@ -143,6 +145,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
         securitySchemes: {
           merchantHmac: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-Timestamp, X-Nonce and X-Sign (HMAC-SHA256 of the canonical request string, see docs/authentication.md)' },
           adminBearer: { type: 'http', scheme: 'bearer' },
+          portalSession: { type: 'apiKey', in: 'cookie', name: 'tollgate_portal', description: 'portal session cookie (`__Host-tollgate_portal` over https) set by POST /portal/api/login; unsafe methods also need the `X-CSRF-Token` header (docs/portal.md)' },
         },
       },
     },
@@ -159,6 +162,8 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   }
   installObservability(app, deps, opts.metricsRegistry);
   await registerHostedPages(app, deps);
+  await registerQuickpayPages(app);
+  await registerPortalPages(app, deps);
   registerRoutes(app, routes, deps, limits);
   return app;
 }

@@ -11,7 +11,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { ChainConfig, SettlementSigner } from '../config/schema.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { describeError } from '../chain/evm/rpc.ts';
 import {
   findSettlement,
@@ -65,10 +65,18 @@ export type PrepareOutcome =
   | { kind: 'refused'; error: string };
 
 /** One executor call, before it is signed. */
-interface Plan {
+export interface Plan {
   kind: SettlementKind;
+  /** The row key (`settlements.order_id`): the order id, or the x402 claim id. */
   orderId: string;
+  /** The contract called; the chain's settlement contract when absent. */
+  to?: Hex;
   data: Hex;
+  /**
+   * Written in the same database transaction as the row (x402: the authorization's claim), so
+   * both exist or neither does; false means another writer holds it and nothing is recorded.
+   */
+  alsoRecord?: (tx: Queryable) => Promise<boolean>;
   /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
   estimate(account: Hex): Promise<bigint>;
 }
@@ -90,13 +98,14 @@ export class SettlementExecutor {
   readonly client: PublicClient;
   readonly #account: PrivateKeyAccount;
   readonly #db: Database;
-  readonly #chain: ChainConfig & { settlementContract: Hex };
+  readonly #chain: ChainConfig;
   readonly #marginBps: bigint;
   #lock: Promise<unknown> = Promise.resolve();
 
   constructor(opts: ExecutorOptions) {
-    if (!opts.chain.settlementContract) throw new Error(`chain ${opts.chain.chainId} has no settlement contract`);
-    this.#chain = opts.chain as ChainConfig & { settlementContract: Hex };
+    // A chain without a settlement contract still has an executor for calls to other contracts
+    // (x402 settlements call the token itself); settle/refund refuse there (#contract).
+    this.#chain = opts.chain;
     this.#db = opts.db;
     this.#account = privateKeyToAccount(opts.signer.privateKey());
     this.#marginBps = BigInt(opts.gasMarginBps ?? 2_500);
@@ -133,7 +142,7 @@ export class SettlementExecutor {
       kind: 'settle',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName, args }),
-      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName, args, account }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName, args, account }),
     });
   }
 
@@ -148,8 +157,23 @@ export class SettlementExecutor {
       kind: 'refund',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName: 'refund', args }),
-      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName: 'refund', args, account }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName: 'refund', args, account }),
     });
+  }
+
+  /**
+   * Steps 1–2 of any other call of the executor key (`plan.to`, e.g. an EIP-3009
+   * `transferWithAuthorization` on a token for x402): same simulate → sign → record path, one row
+   * per (chain, `plan.orderId`, `plan.kind`). Broadcast and confirm like a settlement.
+   */
+  prepareCall(plan: Plan & { to: Hex }): Promise<PrepareOutcome> {
+    return this.#serialized(plan);
+  }
+
+  #contract(): Hex {
+    const c = this.#chain.settlementContract;
+    if (!c) throw new Error(`chain ${this.#chain.chainId} has no settlement contract`);
+    return c;
   }
 
   #serialized(plan: Plan): Promise<PrepareOutcome> {
@@ -163,36 +187,69 @@ export class SettlementExecutor {
     const chainId = this.#chain.chainId;
     const existing = await findSettlement(this.#db, chainId, plan.orderId, plan.kind);
     if (existing) return { kind: 'existing', record: existing };
-    let gas: bigint;
-    try {
-      gas = await plan.estimate(this.#account.address);
-    } catch (err) {
-      const name = revertName(err);
+    // The four reads are independent: asked together, a prepare (held under the nonce lock)
+    // costs one round trip instead of four.
+    const [estimated, fees, onChainNonce, lastNonce] = await Promise.all([
+      plan.estimate(this.#account.address).then(
+        (gas) => ({ gas }),
+        (err: unknown) => ({ err }),
+      ),
+      this.client.estimateFeesPerGas(),
+      this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
+      lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase()),
+    ]);
+    if ('err' in estimated) {
+      const name = revertName(estimated.err);
       if (name) return { kind: 'refused', error: name };
-      throw err; // an RPC fault, not a refusal: the caller retries later
+      throw estimated.err; // an RPC fault, not a refusal: the caller retries later
     }
-    gas += (gas * this.#marginBps) / 10_000n;
-    const fees = await this.client.estimateFeesPerGas();
-    const onChainNonce = await this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' });
-    const nonce = Math.max(onChainNonce, (await lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase())) + 1);
+    const gas = estimated.gas + (estimated.gas * this.#marginBps) / 10_000n;
+    const nonce = Math.max(onChainNonce, lastNonce + 1);
     const rawTx = await this.#account.signTransaction({
       type: 'eip1559',
       chainId,
       nonce,
-      to: this.#chain.settlementContract,
+      to: plan.to ?? this.#contract(),
       data: plan.data,
       gas,
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    const record = await insertSettlement(this.#db, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
+    const record = await this.#record(plan, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
     if (record) return { kind: 'recorded', record };
     // Another writer recorded this order between our read and insert: never send a second transaction.
     return { kind: 'existing', record: (await findSettlement(this.#db, chainId, plan.orderId, plan.kind))! };
   }
 
+  #record(plan: Plan, row: Parameters<typeof insertSettlement>[1]): Promise<SettlementRecord | undefined> {
+    const also = plan.alsoRecord;
+    if (!also) return insertSettlement(this.#db, row);
+    return this.#db.transaction(async (tx) => {
+      if (!(await also(tx))) return undefined;
+      const rec = await insertSettlement(tx, row);
+      // A row without its companion write must not commit (rolls the companion back).
+      if (!rec) throw new Error(`settlement ${row.orderId} exists without its ${row.kind} record`);
+      return rec;
+    });
+  }
+
   /** Step 3: broadcast the recorded bytes (idempotent) and mark the row sent. */
   async broadcast(rec: SettlementRecord): Promise<SettlementRecord> {
+    await this.#sendRaw(rec);
+    return (await setSettlementStatus(this.#db, rec.id, ['pending'], 'sent')) ?? (await this.#reload(rec));
+  }
+
+  /**
+   * Step 3 for a caller that reads the receipt itself (x402 settle answers at inclusion): sends the
+   * recorded bytes (idempotent) without waiting for the row's `sent` write. A row still pending is
+   * right either way (pending = recorded, maybe sent); checkReceipt and reconcile move it on.
+   */
+  async send(rec: SettlementRecord): Promise<void> {
+    await this.#sendRaw(rec);
+    void setSettlementStatus(this.#db, rec.id, ['pending'], 'sent').catch(() => undefined);
+  }
+
+  async #sendRaw(rec: SettlementRecord): Promise<void> {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: rec.rawTx });
     } catch (err) {
@@ -200,7 +257,6 @@ export class SettlementExecutor {
       // outcome we wanted. Anything else leaves the row pending for the next attempt.
       if (!ALREADY_SENT_RE.test(describeError(err))) throw err;
     }
-    return (await setSettlementStatus(this.#db, rec.id, ['pending'], 'sent')) ?? (await this.#reload(rec));
   }
 
   /**

@@ -59,7 +59,8 @@ describe('README admin CLI table and config example', () => {
       'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
       'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
       'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
-      'tollgate chains', 'tollgate card simulate', 'tollgate card release', 'tollgate card refund',
+      'tollgate link create', 'tollgate link list', 'tollgate link deactivate',
+      'tollgate chains', 'tollgate portal add-user', 'tollgate card simulate', 'tollgate card release', 'tollgate card refund',
     ]);
     const fill = (c: string, key = '') =>
       c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
@@ -91,14 +92,30 @@ describe('README admin CLI table and config example', () => {
     assert.match(await run(fill(cmds[8]!)), /GET:api:data/);
     assert.match(await run(fill(listCmd!)), /1000000/);
     assert.match(await run(fill(cmds[9]!)), /kid/);
-    assert.match(await run(cmds[10]!), /31337/);
+    // Hosted quick-pay: a product and its link, the list (and the sessions command of the same row), deactivation.
+    const link = await run(fill(cmds[10]!).replace('NAME', 'Shop'));
+    const linkId = /link_id: (pl_\S+)/.exec(link)?.[1];
+    assert.ok(linkId, link);
+    assert.match(link, new RegExp(`url: http://127\\.0\\.0\\.1:8402/quickpay/pay/${linkId}`));
+    assert.match(await run(fill(cmds[11]!)), new RegExp(linkId));
+    const listRow = README.split('\n').find((l) => l.includes('`tollgate link list'))!;
+    const sessionsCmd = /, `(tollgate link sessions [^`]+)`/.exec(listRow)?.[1];
+    assert.equal(sessionsCmd, 'tollgate link sessions ID LINK_ID');
+    await run(fill(sessionsCmd!).replace('LINK_ID', linkId));
+    assert.match(await run(fill(cmds[12]!).replace('LINK_ID', linkId)), /active: false/);
+    assert.match(await run(cmds[13]!), /31337/);
+    const user = await run(fill(cmds[14]!).replace('EMAIL', 'owner@cli-shop.example'));
+    const password = /password: (\S+)/.exec(user)?.[1];
+    assert.ok(password, user);
+    const login = await fetch(`${server.url}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@cli-shop.example', password }) });
+    assert.equal(login.status, 200, 'the printed password signs in');
 
     // Card rail (TEST processor): a paid card order of a checkout session, then the three card rows.
     const ord = await paidCardOrder(server);
     const card = (c: string) => c.replace('ORDER_ID', ord);
-    assert.match(await run(card(cmds[11]!)), /outcome: dispute/);
-    assert.match(await run(card(cmds[12]!)), /status: PAYMENT_CONFIRMED/); // still held for the duplicate
-    assert.match(await run(card(cmds[13]!)), /refunded_amount: 1\.00/);
+    assert.match(await run(card(cmds[15]!)), /outcome: dispute/);
+    assert.match(await run(card(cmds[16]!)), /status: PAYMENT_CONFIRMED/); // still held for the duplicate
+    assert.match(await run(card(cmds[17]!)), /refunded_amount: 1\.00/);
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });

@@ -3,7 +3,7 @@ import type { OrderRow } from '../../orders/repo.ts';
 import type { CardPaymentState } from './states.ts';
 
 /**
- * SQL of the card rail: card orders (rows of `orders` without a chain, see migration 0010),
+ * SQL of the card rail: card orders (rows of `orders` without a chain, see migration 0014),
  * the processor-side payment state, applied notifications, refunds and reconciliation cursors.
  */
 
