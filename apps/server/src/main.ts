@@ -94,13 +94,13 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
-      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
-      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
       workers.push(...startWorkers([
         { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },
         // Processor events missed while down (Stripe: the events list); a no-op for TEST.
         { name: 'card-reconcile', intervalMs: 60_000, run: async () => void (await cards.reconcile()) },
       ]));
+      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
+      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
     }
   } catch (err) {
     unobserve();

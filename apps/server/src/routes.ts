@@ -149,16 +149,16 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
   publicBindCheckoutSession,
+  // public card rail (rails/card)
+  publicStartCardPayment,
+  publicTestCardPayment,
+  publicProcessorNotification,
   // public hosted quick-pay (link ids are public; rate-limited per IP like checkout)
   publicGetLink,
   publicCreateQuickPaySession,
   publicGetQuickPaySession,
   publicGetManifest,
   publicGetAgentMd,
-  // public card rail (rails/card)
-  publicStartCardPayment,
-  publicTestCardPayment,
-  publicProcessorNotification,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,

@@ -33,7 +33,7 @@ export interface OrderRow {
   failure_reason: string | null;
   created_at: Date;
   updated_at: Date;
-  // card orders (flow FIAT_<PROCESSOR>, migration 0010); NULL on crypto orders
+  // card orders (flow FIAT_<PROCESSOR>, migration 0014); NULL on crypto orders
   fiat_currency?: string | null;
   fiat_amount?: string | null;
   payment_reference?: string | null;

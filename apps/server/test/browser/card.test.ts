@@ -67,6 +67,7 @@ describe('hosted checkout page: card payments (browser)', { skip, timeout: 240_0
     await fillCard(page, '4242 4242 4242 4242');
     await page.locator('[data-screen="completed"]').waitFor();
     await screenshot(page, 'card-completed');
+    await page.getByText('Tollgate has confirmed your card payment.').waitFor();
 
     const st = await orderOf(s.checkout_id);
     assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);

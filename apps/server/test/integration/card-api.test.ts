@@ -213,6 +213,23 @@ for (const backend of backends()) {
       s.clock.ms = Date.now();
     });
 
+    it('a payment reported after the order expired: recorded, fiat.payment.succeeded held:true, nothing invoiced', async () => {
+      const { checkout_id, expires_at } = await createCardSession(s, m, { expires_in: 300 });
+      const { body: st } = await startCard(s, checkout_id);
+      s.clock.ms = (expires_at + 1) * 1000;
+      const { cardsOf } = await import('../../src/rails/card/index.ts');
+      await cardsOf(s.tg.deps).expireDue();
+      const late = await s.admin('POST', `/admin/v1/orders/${st.order_id}/card/simulate`, { scenario: 'succeeded' });
+      assert.equal(late.body.order.status, 'EXPIRED');
+      const evs = await eventsOf(s, st.order_id);
+      assert.deepEqual(evs.map(([e]) => e), ['order.expired', 'fiat.payment.succeeded']);
+      assert.equal(evs[1]![1].held, true);
+      // the merchant refunds it
+      const rf = await s.signed(m, 'POST', `/api/v1/orders/${st.order_id}/refunds`, { body: {} });
+      assert.deepEqual([rf.status, rf.body.status, rf.body.order_status], [200, 'succeeded', 'EXPIRED']);
+      s.clock.ms = Date.now();
+    });
+
     it('cancel is refused for card orders in every state (400 card_order_not_cancellable)', async () => {
       const { checkout_id } = await createCardSession(s, m);
       const { body: st } = await startCard(s, checkout_id);

@@ -23,8 +23,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { SettlementSigner } from '../../src/config/schema.ts';
 import { buildConfig, fakeChain, TEST_ADMIN_TOKEN, TestClock, type Creds } from '../helpers/server.ts';
 import { send, TABLES, type Answer } from './fuzz-fixtures.ts';
-import { x402Body } from './x402-fixtures.ts';
 import { signTestNotification } from '../../src/rails/card/test/processor.ts';
+import { x402Body } from './x402-fixtures.ts';
 
 const T = randomBytes(6).toString('hex');
 /** Request values that must never be logged (a body or query value, or a secret). */
@@ -35,7 +35,7 @@ const NO_DATABASE = new Set(['GET /x402/v2/supported']);
 const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
 const QUICKPAY_TABLES = ['quickpay_products', 'quickpay_links', 'quickpay_sessions'];
 const PORTAL_TABLES = ['portal_users', 'portal_sessions', 'portal_invitations', 'portal_login_failures'];
-/** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE and portal tables). */
+/** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE, portal and card tables). */
 const CARD_TABLES = ['card_payments', 'card_events', 'card_refunds'];
 const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...PORTAL_TABLES, ...CARD_TABLES];
 const SENTINELS = {

@@ -85,12 +85,12 @@ const returnAction = () => {
 const merchant = () => session?.merchant.name ?? 'the merchant';
 
 /** `txHash`: from the status projection when the page learnt it there (paid by QR, or after a reload). */
-function completed(txHash?: string) {
+function completed(txHash?: string, card = !!session.order?.flow?.startsWith('FIAT_')) {
   const to = successRedirect(session.success_url, session.checkout_id);
   // The explorer of the order's chain: from the terms being paid, else from the session's order.
   const o = session.order;
   const explorerUrl = payment?.terms.explorerUrl ?? (o ? termsOf(o)?.explorerUrl : undefined);
-  finish(doneScreen(merchant(), to, { explorerUrl, hash: payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined) }));
+  finish(doneScreen(merchant(), to, { explorerUrl, hash: payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined) }, card));
   if (to) setTimeout(() => location.assign(to), REDIRECT_MS);
 }
 const expired = () =>
@@ -182,7 +182,7 @@ const fiat = () => session.payment_rails.includes('fiat');
 function cardCtx(): CardContext {
   const refused = (e: ApiError) => api.session().then((s) => ((session = s), route(), !finished && say(e.message)), () => say(e.message));
   const back = session.payment_options.length ? () => (setTotal(), showChoose()) : undefined;
-  return { api, session: () => session, setScreen, say, summary: () => ui, paid: () => ((cardPaid = true), ui?.cancel?.remove(), tick()), completed: () => completed(), failed, expired, refused, back };
+  return { api, session: () => session, setScreen, say, summary: () => ui, paid: () => ((cardPaid = true), ui?.cancel?.remove(), tick()), completed: () => completed(undefined, true), failed, expired, refused, back };
 }
 
 function renderWallets() {

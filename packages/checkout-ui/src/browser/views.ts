@@ -218,13 +218,13 @@ export function payScreen(v: PayView) {
 }
 
 /** COMPLETED. `redirect` is success_url with checkout_id, when the merchant gave one. */
-export function doneScreen(merchant: string, redirect: string | undefined, tx?: { explorerUrl?: string | undefined; hash?: string | undefined }) {
+export function doneScreen(merchant: string, redirect: string | undefined, tx?: { explorerUrl?: string | undefined; hash?: string | undefined }, card = false) {
   const link = explorerLink(tx?.explorerUrl, tx?.hash, 'explorer-done');
   return h(
     'section',
     { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' },
     h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete'),
-    h('p', {}, 'Tollgate has confirmed this payment on-chain.'),
+    h('p', {}, card ? 'Tollgate has confirmed your card payment.' : 'Tollgate has confirmed this payment on-chain.'),
     link ? h('p', {}, link) : undefined,
     redirect ? [h('p', {}, `Taking you back to ${merchant}…`), h('a', { class: 'button primary', href: redirect, rel: 'noreferrer' }, `Return to ${merchant}`)] : undefined,
     h('p', { class: 'note' }, `This page is not a proof of payment. ${merchant} confirms your payment with Tollgate before delivering your order.`),

@@ -146,7 +146,8 @@ export async function settleOrder(tx: Queryable, orderId: string, now: Date, suc
         ...cardPayload(o, cp.processor),
         payment_reference: ev.paymentReference,
         amount: ev.amountMinor !== undefined ? money(ev.amountMinor, o) : o.fiat_amount,
-        held: held && live(o),
+        // held: not (yet) fulfillable — parked with a reason, or paid after the order closed (refund it)
+        held: live(o) ? held : o.status !== 'INVOICED',
         ...(ev.paymentReference !== cp.payment_reference || (ev.chargeId !== undefined && ev.chargeId !== cp.charge_id) ? { duplicate: true } : {}),
       },
     });
