@@ -86,9 +86,10 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       // The printed credentials really work.
       const me = await fetch(`http://127.0.0.1:${port}/api/v1/merchant`, { headers: signedHeaders({ apiKey, apiSecret }) });
       assert.equal(me.status, 200);
-      const body = (await me.json()) as { merchant_id: string; wallets: unknown[]; fee_balance: { available: string } };
+      const body = (await me.json()) as { merchant_id: string; wallets: { chain_id: number; token_symbol: string }[]; fee_balance: { available: string } };
       assert.equal(body.merchant_id, 'demo');
-      assert.equal(body.wallets.length, 2);
+      // USDC and USDT on the local anvil chain and on the local SVM (docs/solana.md).
+      assert.deepEqual(body.wallets.map((w) => `${w.chain_id}:${w.token_symbol}`).sort(), ['31337:USDC', '31337:USDT', '792703800:USDC', '792703800:USDT']);
       assert.equal(body.fee_balance.available, '100.00');
       const show = await fetch(`http://127.0.0.1:${port}/admin/v1/merchants/demo`, { headers: { authorization: `Bearer ${admin}` } });
       assert.equal(show.status, 200);
