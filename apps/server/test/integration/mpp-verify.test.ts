@@ -78,6 +78,15 @@ for (const backend of backends()) {
       const list = await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments');
       assert.equal(list.status, 200, list.text);
       assert.ok(list.body.data.some((p: any) => p.challenge_id === c.challenge_id && p.receipt === r.receipt));
+      // Paging by `before`: a time JavaScript's Date accepts but the database does not is a 400, not a 500.
+      for (const before of ['+275760-09-13T00:00:00Z', '0000-01-01T00:00:00Z', 'yesterday']) {
+        const bad = await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments', { query: { before } });
+        assert.equal(bad.status, 400, `${before}: ${bad.text}`);
+        assert.equal(bad.body.param, 'before');
+      }
+      const older = await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments', { query: { before: '2000-01-01T00:00:00Z' } });
+      assert.equal(older.status, 200, older.text);
+      assert.deepEqual(older.body.data, []);
     });
 
     it('202 pending_inclusion while the transaction is not mined', async () => {

@@ -3,6 +3,7 @@ import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
 import { decodeClaims } from '../verify.ts';
 import { ReceiptSchema } from './views.ts';
+import { parseRfc3339 } from '../../http/time.ts';
 
 export const merchantListMppPayments = defineRoute({
   method: 'GET',
@@ -22,8 +23,10 @@ export const merchantListMppPayments = defineRoute({
     const limit = Math.min(100, Math.max(1, Number(req.query.limit ?? 50)));
     let before: Date | undefined;
     if (req.query.before !== undefined) {
-      before = new Date(req.query.before);
-      if (Number.isNaN(before.getTime())) throw new AppError('invalid_request', 'before must be an RFC 3339 time', 'before');
+      // The shared parser: a strict RFC 3339 time in 1970..9999 (Date alone took `+275760-09-13…`,
+      // which the database refused: a 500 the route fuzzer found).
+      before = parseRfc3339(req.query.before);
+      if (!before) throw new AppError('invalid_request', 'before must be an RFC 3339 time between 1970 and 9999', 'before');
     }
     const rows = await deps.mpp.payments(req.merchant.merchantId, limit, before);
     return { data: rows.map((r) => ({ status: 'paid' as const, receipt: r.receipt_jws!, ...decodeClaims(r.receipt_jws!), paid_at: r.paid_at!.toISOString() })) };
