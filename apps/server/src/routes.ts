@@ -34,6 +34,7 @@ import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
 import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
 import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
+import { submitAuthorization } from './settlement/routes/merchant_submitAuthorization.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
 import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
@@ -57,6 +58,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   cancelOrder,
   acceptOrderPayment,
   submitCalldataSignature,
+  submitAuthorization,
   merchantGetSelf,
   createCheckoutSession,
   merchantSetRoutePrice,

@@ -65,9 +65,12 @@ export type PrepareOutcome =
   | { kind: 'refused'; error: string };
 
 /** One executor call, before it is signed. */
-interface Plan {
+export interface Plan {
   kind: SettlementKind;
+  /** The row key (`settlements.order_id`): the order id, or the x402 claim id. */
   orderId: string;
+  /** The contract called; the chain's settlement contract when absent. */
+  to?: Hex;
   data: Hex;
   /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
   estimate(account: Hex): Promise<bigint>;
@@ -90,13 +93,14 @@ export class SettlementExecutor {
   readonly client: PublicClient;
   readonly #account: PrivateKeyAccount;
   readonly #db: Database;
-  readonly #chain: ChainConfig & { settlementContract: Hex };
+  readonly #chain: ChainConfig;
   readonly #marginBps: bigint;
   #lock: Promise<unknown> = Promise.resolve();
 
   constructor(opts: ExecutorOptions) {
-    if (!opts.chain.settlementContract) throw new Error(`chain ${opts.chain.chainId} has no settlement contract`);
-    this.#chain = opts.chain as ChainConfig & { settlementContract: Hex };
+    // A chain without a settlement contract still has an executor for calls to other contracts
+    // (x402 settlements call the token itself); settle/refund refuse there (#contract).
+    this.#chain = opts.chain;
     this.#db = opts.db;
     this.#account = privateKeyToAccount(opts.signer.privateKey());
     this.#marginBps = BigInt(opts.gasMarginBps ?? 2_500);
@@ -133,7 +137,7 @@ export class SettlementExecutor {
       kind: 'settle',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName, args }),
-      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName, args, account }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName, args, account }),
     });
   }
 
@@ -148,8 +152,23 @@ export class SettlementExecutor {
       kind: 'refund',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName: 'refund', args }),
-      estimate: (account) => this.client.estimateContractGas({ address: this.#chain.settlementContract, abi, functionName: 'refund', args, account }),
+      estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName: 'refund', args, account }),
     });
+  }
+
+  /**
+   * Steps 1–2 of any other call of the executor key (`plan.to`, e.g. an EIP-3009
+   * `transferWithAuthorization` on a token for x402): same simulate → sign → record path, one row
+   * per (chain, `plan.orderId`, `plan.kind`). Broadcast and confirm like a settlement.
+   */
+  prepareCall(plan: Plan & { to: Hex }): Promise<PrepareOutcome> {
+    return this.#serialized(plan);
+  }
+
+  #contract(): Hex {
+    const c = this.#chain.settlementContract;
+    if (!c) throw new Error(`chain ${this.#chain.chainId} has no settlement contract`);
+    return c;
   }
 
   #serialized(plan: Plan): Promise<PrepareOutcome> {
@@ -163,23 +182,29 @@ export class SettlementExecutor {
     const chainId = this.#chain.chainId;
     const existing = await findSettlement(this.#db, chainId, plan.orderId, plan.kind);
     if (existing) return { kind: 'existing', record: existing };
-    let gas: bigint;
-    try {
-      gas = await plan.estimate(this.#account.address);
-    } catch (err) {
-      const name = revertName(err);
+    // The four reads are independent: asked together, a prepare (held under the nonce lock)
+    // costs one round trip instead of four.
+    const [estimated, fees, onChainNonce, lastNonce] = await Promise.all([
+      plan.estimate(this.#account.address).then(
+        (gas) => ({ gas }),
+        (err: unknown) => ({ err }),
+      ),
+      this.client.estimateFeesPerGas(),
+      this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
+      lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase()),
+    ]);
+    if ('err' in estimated) {
+      const name = revertName(estimated.err);
       if (name) return { kind: 'refused', error: name };
-      throw err; // an RPC fault, not a refusal: the caller retries later
+      throw estimated.err; // an RPC fault, not a refusal: the caller retries later
     }
-    gas += (gas * this.#marginBps) / 10_000n;
-    const fees = await this.client.estimateFeesPerGas();
-    const onChainNonce = await this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' });
-    const nonce = Math.max(onChainNonce, (await lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase())) + 1);
+    const gas = estimated.gas + (estimated.gas * this.#marginBps) / 10_000n;
+    const nonce = Math.max(onChainNonce, lastNonce + 1);
     const rawTx = await this.#account.signTransaction({
       type: 'eip1559',
       chainId,
       nonce,
-      to: this.#chain.settlementContract,
+      to: plan.to ?? this.#contract(),
       data: plan.data,
       gas,
       maxFeePerGas: fees.maxFeePerGas,

@@ -11,7 +11,7 @@ export async function scannedHeads(q: Queryable): Promise<Map<number, number>> {
 }
 
 export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
-export type SettlementKind = 'settle' | 'refund';
+export type SettlementKind = 'settle' | 'refund' | 'relay';
 
 /** One row of `settlements`: a transaction of the executor, recorded before it is broadcast. */
 export interface SettlementRecord {

@@ -89,6 +89,8 @@ const ADDED: Record<string, number> = {
   calldata_signature_exists: 409,
   invalid_authorization: 400,
   order_not_refundable: 409,
+  authorization_used: 409,
+  order_not_payable: 409,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {
