@@ -2,8 +2,7 @@ import { loadConfig, ConfigError } from '../config/load.ts';
 import { startTollgate, type Role, type Tollgate } from '../main.ts';
 import type { Config } from '../config/schema.ts';
 import { openDatabase } from '../db/open.ts';
-import { ensureDemoMerchant, startDevProfileChain } from '../dev/profile.ts';
-import type { DevChain } from '@tollgate/devchain';
+import { ensureDemoDelegateMerchant, ensureDemoMerchant, startDevProfileChain, writeDevFile, type DevProfileChain } from '../dev/profile.ts';
 
 /**
  * `tollgate serve`: parse config, (dev profile: start anvil + tokens), start Tollgate, print how to
@@ -21,7 +20,7 @@ export async function serve(role: Role): Promise<void> {
     throw err;
   }
   let tg: Tollgate | undefined;
-  let chain: DevChain | undefined;
+  let chain: DevProfileChain | undefined;
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   // Handlers go in before anything starts: a SIGTERM during the start (a supervisor giving up on a
   // slow start) must still stop the anvil child, or it outlives us and keeps its port. Until the
@@ -72,9 +71,11 @@ export async function serve(role: Role): Promise<void> {
 }
 
 /** Prints how to use the running gateway (dev profile: after making sure the demo merchant exists). */
-async function announce(config: Config, tg: Tollgate, chain: DevChain | undefined): Promise<void> {
+async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | undefined): Promise<void> {
   if (chain) {
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain);
+    const delegate = await ensureDemoDelegateMerchant(tg.deps.db, tg.deps.merchants, tg.deps.delegate, config, chain);
+    const devFile = writeDevFile(config, tg.url ?? '', chain, [{ ...demo, receiveType: 'DIRECT' }, { ...delegate, receiveType: 'DELEGATE' }]);
     const payer = chain.payers[0]!;
     const lines = [
       '',
@@ -87,6 +88,9 @@ async function announce(config: Config, tg: Tollgate, chain: DevChain | undefine
       `  demo merchant     ${demo.merchantId}  receiving wallet ${demo.wallet}`,
       `  demo API key      ${demo.apiKey}`,
       `  demo API secret   ${demo.apiSecret}`,
+      `  DELEGATE merchant ${delegate.merchantId}  callback ${chain.adapter.address} (example credit adapter)`,
+      `  settlement        ${chain.settlementContract}`,
+      `  dev file          ${devFile}   (all of the above as JSON)`,
       `  funded payer      ${payer.address}`,
       `  payer private key ${payer.privateKey}   (public anvil test key: never use on a real chain)`,
       '',
