@@ -11,6 +11,7 @@ import { createPublicClient, erc20Abi, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { signEip3009Authorization, TollgateApiError, TollgateClient, type CreatedOrder } from '../../../../packages/sdk/src/index.ts';
 import { backends } from '../helpers/db.ts';
+import { sample } from '../helpers/metrics.ts';
 import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
 import type { Creds } from '../helpers/server.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
@@ -75,6 +76,14 @@ for (const backend of backends()) {
       assert.match(r.tx_hash, /^0x[0-9a-f]{64}$/);
       const again = await sdk.submitAuthorization(o.orderId, auth);
       assert.equal(again.tx_hash, r.tx_hash, 'the same authorization again is an idempotent retry');
+      // The relay is an executor transaction not final yet: the settlement backlog gauge counts it
+      // (the test chain mines only when asked, so it cannot be final before the next block).
+      const chain_id = String(st.chain.chainId);
+      const scrape = async () => (await st.s.request('GET', '/metrics')).text;
+      const busy = await scrape();
+      assert.ok(sample(busy, 'tollgate_settlement_backlog', { chain_id })! >= 1, busy);
+      assert.ok(sample(busy, 'tollgate_settlement_oldest_unfinished_age_seconds', { chain_id })! >= 0);
+      assert.doesNotMatch(busy, /cs_/);
 
       const rec = await until(o.orderId, 'INVOICED');
       assert.equal(rec.tx_hash, r.tx_hash, 'the payment seen by the watcher is the relay transaction');
@@ -85,6 +94,9 @@ for (const backend of backends()) {
       assert.equal(await balance('USDC', payer), usdcBefore - BigInt(o.amountWei));
       assert.equal(await balance('USDC', MERCHANT_WALLET as Hex), merchantBefore + BigInt(o.amountWei));
       assert.equal(await relayRows(o.orderId), 1);
+      const idle = await scrape();
+      assert.equal(sample(idle, 'tollgate_settlement_backlog', { chain_id }), 0, 'relay and settlement final: no backlog');
+      assert.equal(sample(idle, 'tollgate_settlement_oldest_unfinished_age_seconds', { chain_id }), 0);
 
       // Paid: another authorization for it is refused, and nothing is recorded.
       const late = await signEip3009Authorization(account(0), o, USDC_DOMAIN);
