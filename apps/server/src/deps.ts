@@ -5,6 +5,7 @@ import type { MerchantService } from './merchants/service.ts';
 import type { Mpp } from './mpp/index.ts';
 import type { OrderService } from './orders/service.ts';
 import type { DelegateService } from './settlement/delegate.ts';
+import type { X402Facilitator } from './x402/index.ts';
 
 
 /**
@@ -20,4 +21,6 @@ export interface AppDeps {
   mpp: Mpp;
   /** DELEGATE mode: callback registrations, order plans, calldata signatures, refunds. */
   delegate: DelegateService;
+  /** The x402 v2 facilitator (/x402/v2). */
+  x402: X402Facilitator;
 }

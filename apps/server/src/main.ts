@@ -10,15 +10,19 @@ import { OrderService } from './orders/service.ts';
 import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
-import { startChainWatchers } from './chain/evm/watcher.ts';
+import { startChainWatchers } from './chain/registry.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { observeTransitions } from './orders/transition.ts';
 import { createMpp } from './mpp/index.ts';
+import { initCards } from './rails/card/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
 import { startSettlementWorkers } from './settlement/worker.ts';
+import { settleSummedPayments } from './quickpay/partial.ts';
+import { portalAuth } from './portal/http.ts';
+import { createX402 } from './x402/index.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -57,7 +61,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
   const metrics = new OpsMetrics(new Registry(), { db, clock });
   const delegate = new DelegateService(db, config, clock);
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate };
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate, x402: createX402(db, config, clock) };
+  const cards = await initCards(deps);
   const unobserve = observeTransitions(metrics.orders.transitioned);
 
   let app: FastifyInstance | undefined;
@@ -81,11 +86,21 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
         // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
         { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
+        { name: 'portal-session-pruner', intervalMs: 10 * 60_000, run: async () => void (await portalAuth(deps).pruneExpired()) },
+        // x402 settlements recorded but not sent (a crash), or sent but not yet deep enough.
+        { name: 'x402-reconcile', intervalMs: 5_000, run: () => deps.x402.reconcile() },
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startSettlementWorkers(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
+      // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
+      workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
+      workers.push(...startWorkers([
+        { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },
+        // Processor events missed while down (Stripe: the events list); a no-op for TEST.
+        { name: 'card-reconcile', intervalMs: 60_000, run: async () => void (await cards.reconcile()) },
+      ]));
     }
   } catch (err) {
     unobserve();

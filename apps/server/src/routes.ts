@@ -9,6 +9,13 @@ import { adminCreateMerchant } from './merchants/routes/admin_createMerchant.ts'
 import { adminGetMerchant } from './merchants/routes/admin_getMerchant.ts';
 import { adminRevokeApiKey } from './merchants/routes/admin_revokeApiKey.ts';
 import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
+import { publicStartCardPayment } from './rails/card/routes/public_startCardPayment.ts';
+import { publicTestCardPayment } from './rails/card/routes/public_testCardPayment.ts';
+import { publicProcessorNotification } from './rails/card/routes/public_processorNotification.ts';
+import { refundCardOrder } from './rails/card/routes/refundOrder.ts';
+import { adminRefundCardOrder } from './rails/card/routes/admin_refundCardOrder.ts';
+import { adminHoldCardOrder, adminReleaseCardHold } from './rails/card/routes/admin_cardHold.ts';
+import { adminSimulateCardEvent } from './rails/card/routes/admin_simulateCardEvent.ts';
 import { adminSetReturnUrls } from './merchants/routes/admin_setReturnUrls.ts';
 import { adminSetUnderpayTolerance } from './merchants/routes/admin_setUnderpayTolerance.ts';
 import { adminTopUpFees } from './merchants/routes/admin_topUpFees.ts';
@@ -30,11 +37,33 @@ import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
 import { adminListCallbacks } from './settlement/routes/admin_listCallbacks.ts';
+import { adminCreateLink } from './quickpay/routes/admin_createLink.ts';
+import { adminCreateProduct } from './quickpay/routes/admin_createProduct.ts';
+import { adminDeactivateLink } from './quickpay/routes/admin_deactivateLink.ts';
+import { adminListLinks } from './quickpay/routes/admin_listLinks.ts';
+import { adminListLinkSessions } from './quickpay/routes/admin_listLinkSessions.ts';
+import { merchantCreateLink } from './quickpay/routes/merchant_createLink.ts';
+import { merchantCreateProduct } from './quickpay/routes/merchant_createProduct.ts';
+import { merchantGetLink } from './quickpay/routes/merchant_getLink.ts';
+import { merchantGetProduct } from './quickpay/routes/merchant_getProduct.ts';
+import { merchantListLinks } from './quickpay/routes/merchant_listLinks.ts';
+import { merchantListLinkSessions } from './quickpay/routes/merchant_listLinkSessions.ts';
+import { merchantListProducts } from './quickpay/routes/merchant_listProducts.ts';
+import { merchantUpdateLink } from './quickpay/routes/merchant_updateLink.ts';
+import { merchantUpdateProduct } from './quickpay/routes/merchant_updateProduct.ts';
+import { publicCreateQuickPaySession } from './quickpay/routes/public_createSession.ts';
+import { publicGetAgentMd } from './quickpay/routes/public_getAgentMd.ts';
+import { publicGetLink } from './quickpay/routes/public_getLink.ts';
+import { publicGetManifest } from './quickpay/routes/public_getManifest.ts';
+import { publicGetQuickPaySession } from './quickpay/routes/public_getSession.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
 import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
 import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
 import { submitAuthorization } from './settlement/routes/merchant_submitAuthorization.ts';
+import { publicX402Settle } from './x402/routes/public_settle.ts';
+import { publicX402Supported } from './x402/routes/public_supported.ts';
+import { publicX402Verify } from './x402/routes/public_verify.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
 import { adminDisableWebhook } from './webhooks/routes/admin_disableWebhook.ts';
 import { adminEnableWebhook } from './webhooks/routes/admin_enableWebhook.ts';
@@ -45,6 +74,38 @@ import { adminRedeliver } from './webhooks/routes/admin_redeliver.ts';
 import { adminRedeliverSince } from './webhooks/routes/admin_redeliverSince.ts';
 import { adminRotateWebhookSecret } from './webhooks/routes/admin_rotateWebhookSecret.ts';
 import { adminTriggerWebhookEvent } from './webhooks/routes/admin_triggerWebhookEvent.ts';
+import { adminCreatePortalUser } from './portal/routes/admin_createPortalUser.ts';
+import { portalListCheckoutSessions } from './portal/routes/listCheckoutSessions.ts';
+import { portalSetReturnUrls } from './portal/routes/setReturnUrls.ts';
+import { portalListCallbacks } from './portal/routes/listCallbacks.ts';
+import { portalLogin } from './portal/routes/public_login.ts';
+import { portalOperatorLogin } from './portal/routes/public_operatorLogin.ts';
+import { portalAcceptInvitation } from './portal/routes/public_acceptInvitation.ts';
+import { portalGetSession } from './portal/routes/getSession.ts';
+import { portalLogout } from './portal/routes/logout.ts';
+import { portalListMerchants } from './portal/routes/listMerchants.ts';
+import { portalSelectMerchant } from './portal/routes/selectMerchant.ts';
+import { portalGetOverview } from './portal/routes/getOverview.ts';
+import { portalListOrders } from './portal/routes/listOrders.ts';
+import { portalGetOrder } from './portal/routes/getOrder.ts';
+import { portalListWebhooks } from './portal/routes/listWebhooks.ts';
+import { portalCreateWebhook } from './portal/routes/createWebhook.ts';
+import { portalRotateWebhookSecret } from './portal/routes/rotateWebhookSecret.ts';
+import { portalSendTestEvent } from './portal/routes/sendTestEvent.ts';
+import { portalListDeliveries } from './portal/routes/listDeliveries.ts';
+import { portalRedeliver } from './portal/routes/redeliver.ts';
+import { portalListApiKeys } from './portal/routes/listApiKeys.ts';
+import { portalCreateApiKey } from './portal/routes/createApiKey.ts';
+import { portalRotateApiKey } from './portal/routes/rotateApiKey.ts';
+import { portalRevokeApiKey } from './portal/routes/revokeApiKey.ts';
+import { portalGetFees } from './portal/routes/getFees.ts';
+import { portalGetSettings } from './portal/routes/getSettings.ts';
+import { portalUpdateSettings } from './portal/routes/updateSettings.ts';
+import { portalListTeam } from './portal/routes/listTeam.ts';
+import { portalInvite } from './portal/routes/invite.ts';
+import { portalDisableUser } from './portal/routes/disableUser.ts';
+import { portalExportOrders } from './portal/routes/exportOrders.ts';
+import { portalExportPayments } from './portal/routes/exportPayments.ts';
 
 /**
  * Every HTTP route of Tollgate, in one readable list. A new capability adds its folder and its
@@ -57,6 +118,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrderProof,
   cancelOrder,
   acceptOrderPayment,
+  refundCardOrder,
   submitCalldataSignature,
   submitAuthorization,
   merchantGetSelf,
@@ -64,6 +126,16 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   merchantSetRoutePrice,
   merchantListRoutePrices,
   merchantListMppPayments,
+  // merchant API: hosted quick-pay (products, payment links, their sessions)
+  merchantCreateProduct,
+  merchantListProducts,
+  merchantGetProduct,
+  merchantUpdateProduct,
+  merchantCreateLink,
+  merchantListLinks,
+  merchantGetLink,
+  merchantUpdateLink,
+  merchantListLinkSessions,
   // public
   publicGetMerchant,
   // public machine payments (no merchant key; rate-limited per IP)
@@ -71,10 +143,24 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicMppVerify,
   publicMppPayment,
   publicReceiptJwks,
+  // public x402 v2 facilitator (resource servers point their facilitator URL at /x402/v2)
+  publicX402Supported,
+  publicX402Verify,
+  publicX402Settle,
   // public checkout (the checkout id is a bearer capability; rate-limited per IP)
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
   publicBindCheckoutSession,
+  // public hosted quick-pay (link ids are public; rate-limited per IP like checkout)
+  publicGetLink,
+  publicCreateQuickPaySession,
+  publicGetQuickPaySession,
+  publicGetManifest,
+  publicGetAgentMd,
+  // public card rail (rails/card)
+  publicStartCardPayment,
+  publicTestCardPayment,
+  publicProcessorNotification,
   // operator (admin bearer token)
   adminCreateMerchant,
   adminGetMerchant,
@@ -100,11 +186,56 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRedeliver,
   adminRedeliverSince,
   adminListEvents,
+  // operator: hosted quick-pay
+  adminCreateProduct,
+  adminCreateLink,
+  adminListLinks,
+  adminDeactivateLink,
+  adminListLinkSessions,
   // operator: chains and DELEGATE settlement
   adminListChains,
+  // operator: card rail
+  adminRefundCardOrder,
+  adminHoldCardOrder,
+  adminReleaseCardHold,
+  adminSimulateCardEvent,
   adminRegisterCallback,
   adminListCallbacks,
   adminRefundOrder,
+  // operator: portal users
+  adminCreatePortalUser,
+  // merchant portal (session cookie + CSRF token; docs/portal.md)
+  portalLogin,
+  portalOperatorLogin,
+  portalAcceptInvitation,
+  portalGetSession,
+  portalLogout,
+  portalListMerchants,
+  portalSelectMerchant,
+  portalGetOverview,
+  portalListOrders,
+  portalGetOrder,
+  portalListWebhooks,
+  portalCreateWebhook,
+  portalRotateWebhookSecret,
+  portalSendTestEvent,
+  portalListDeliveries,
+  portalRedeliver,
+  portalListApiKeys,
+  portalCreateApiKey,
+  portalRotateApiKey,
+  portalRevokeApiKey,
+  portalGetFees,
+  portalGetSettings,
+  portalUpdateSettings,
+  portalSetReturnUrls,
+  portalListCheckoutSessions,
+  portalListCallbacks,
+  portalListTeam,
+  portalInvite,
+  portalDisableUser,
+  portalExportOrders,
+  portalExportPayments,
 ];
 
 /** The routes whose auth is merchant HMAC: the shared security suite runs against each. */

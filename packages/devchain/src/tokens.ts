@@ -69,6 +69,12 @@ export interface TransferTokenOptions {
   to: Address;
   /** Base units. */
   amount: bigint;
+  /**
+   * The sender's nonce. Absent: the node's pending count, which under automine can lag a transfer
+   * sent a moment before (two sends then share a nonce and one of them is never mined): a caller
+   * sending many transfers from one account back to back counts nonces itself.
+   */
+  nonce?: number;
 }
 
 // Mints are sent before the token deployment is mined, so eth_estimateGas cannot price them (it
@@ -203,5 +209,6 @@ export async function transferToken(opts: TransferTokenOptions): Promise<Hash> {
     abi: TestTokenArtifact.abi,
     functionName: 'transfer',
     args: [opts.to, opts.amount],
+    ...(opts.nonce !== undefined ? { nonce: opts.nonce } : {}),
   });
 }

@@ -127,6 +127,29 @@ export const ERROR_CATALOG = {
   order_not_refundable: { status: 409, description: 'Only a FAILED DELEGATE order whose funds sit in the settlement contract can be refunded (once).' },
   authorization_used: { status: 409, description: 'The EIP-3009 authorization nonce is used or canceled, or another authorization was relayed for the order.' },
   order_not_payable: { status: 409, description: 'The order no longer awaits payment (paid, settled, failed, expired or cancelled); the message names its state.' },
+
+  // Hosted quick-pay (issue 18): products, payment links, quick-pay sessions
+  product_not_found: { status: 404, description: 'No product with this ID for this merchant.' },
+  link_not_found: { status: 404, description: 'No payment link with this ID.' },
+  link_inactive: { status: 410, description: 'The payment link was deactivated by the merchant; it takes no new payment.' },
+  link_expired: { status: 410, description: 'The payment link is past its expiry; it takes no new payment.' },
+  link_sold_out: { status: 410, description: 'The payment link reached its payment limit or its product is out of stock.' },
+  amount_out_of_range: { status: 400, description: 'The amount of an any-amount payment is below the link minimum or above its maximum.' },
+  idempotency_key_conflict: { status: 409, description: 'The idempotency key was already used for a different quick-pay request on this link.' },
+  quickpay_session_not_found: { status: 404, description: 'No quick-pay session with this ID.' },
+  // merchant portal (docs/portal.md)
+  login_failed: { status: 401, description: 'The email and password (or the admin token) do not match; the message does not say which.' },
+  portal_session_required: { status: 401, description: 'No portal session: the session cookie is missing, expired or signed out; sign in again.' },
+  csrf_token_invalid: { status: 403, description: 'An unsafe portal request without the session\'s `X-CSRF-Token` header, or with a wrong one.' },
+  invitation_not_usable: { status: 410, description: 'The invitation link is unknown, expired or already used; ask the owner for a new one.' },
+  portal_user_exists: { status: 409, description: 'A portal user with this email already exists.' },
+  // Card rail (docs/card-payments.md)
+  card_processor_unavailable: { status: 503, description: 'No card processor is configured, or the processor could not be reached; retry later.' },
+  card_payment_active: { status: 409, description: 'A crypto payment is live for this checkout session, so a card payment cannot start (or the reverse).' },
+  card_order_not_refundable: { status: 400, description: 'Not a card order with a succeeded payment, or already fully refunded; the message says which.' },
+  refund_exceeds_payment: { status: 400, description: 'The refund amount is larger than what remains unrefunded on the order.' },
+  card_hold_not_found: { status: 409, description: 'The order is not held for this reason.' },
+  invalid_processor_signature: { status: 400, description: 'The card-processor notification failed its signature check (tampered, stale, or signed with another secret).' },
 } as const satisfies Record<string, CatalogEntry>;
 
 /** A machine-readable error code; the list is closed. */

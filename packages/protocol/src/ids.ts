@@ -7,10 +7,11 @@
 // (instead of mapping bytes to characters one by one) keeps the output free of modulo bias.
 import { randomBytes } from 'node:crypto';
 
-export const ID_PREFIXES = ['ord', 'cs', 'evt', 'whd', 'ch', 'qps', 'mch', 'whe', 'req', 'key'] as const;
+export const ID_PREFIXES = ['ord', 'cs', 'evt', 'whd', 'ch', 'qps', 'mch', 'whe', 'req', 'key', 'prd', 'pl', 'rf'] as const;
 /**
  * `ord` order, `cs` checkout session, `evt` event, `whd` webhook delivery, `ch` machine-payment
- * challenge, `qps` quick-pay session, `mch` merchant, `whe` webhook endpoint, `req` request, `key` API key.
+ * challenge, `qps` quick-pay session, `mch` merchant, `whe` webhook endpoint, `req` request, `key` API key,
+ * `prd` quick-pay product, `pl` payment link, `rf` card refund.
  */
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
@@ -19,7 +20,7 @@ const BASE = 58n;
 
 /** Default random bytes per prefix. A checkout ID is a bearer capability: wire.md asks ≥128 bits; 192 leaves margin. */
 export const ID_DEFAULT_BYTES: Readonly<Record<IdPrefix, number>> = Object.freeze({
-  ord: 16, cs: 24, evt: 16, whd: 16, ch: 16, qps: 16, mch: 16, whe: 16, req: 16, key: 16,
+  ord: 16, cs: 24, evt: 16, whd: 16, ch: 16, qps: 16, mch: 16, whe: 16, req: 16, key: 16, prd: 16, pl: 16, rf: 16,
 });
 
 /**

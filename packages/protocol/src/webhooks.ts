@@ -32,6 +32,9 @@ export const WEBHOOK_EVENTS = [
   'order.late_payment',
   'order.underpaid',
   'order.duplicate_payment',
+  // Card rail (docs/card-payments.md): refunds and disputes of card orders; never completion.
+  'fiat.payment.refunded',
+  'fiat.dispute.updated',
 ] as const;
 export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
 

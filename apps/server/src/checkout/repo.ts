@@ -32,6 +32,8 @@ export interface SessionRow {
 export interface SessionOrder {
   id: string;
   status: OrderStatus;
+  /** ERC20_DIRECT, …, or FIAT_<PROCESSOR> for a card order (rails/card) */
+  flow: string;
   chain_id: number;
   token_symbol: string;
   token_contract: string;
@@ -80,6 +82,7 @@ type JoinedRow = SessionRow & {
   m_logo_url: string | null;
   o_id: string | null;
   o_status: OrderStatus | null;
+  o_flow: string | null;
   o_chain_id: number | null;
   o_token_symbol: string | null;
   o_token_contract: string | null;
@@ -99,10 +102,11 @@ type JoinedRow = SessionRow & {
 export async function getSessionWithOrder(q: Queryable, id: string): Promise<SessionWithOrder | undefined> {
   const { rows } = await q.query<JoinedRow>(
     `SELECT s.*, m.name AS m_name, m.logo_url AS m_logo_url,
-       o.id AS o_id, o.status AS o_status, o.chain_id AS o_chain_id, o.token_symbol AS o_token_symbol,
+       o.id AS o_id, o.status AS o_status, o.flow AS o_flow, o.chain_id AS o_chain_id, o.token_symbol AS o_token_symbol,
        o.token_contract AS o_token_contract, o.from_address AS o_from_address, o.pay_to_address AS o_pay_to_address,
        o.amount_wei::text AS o_amount_wei, o.expires_at AS o_expires_at, o.tx_hash AS o_tx_hash,
-       (o.transfer_id IS NOT NULL) AS o_payment_seen,
+       -- a card order's payment is under way once the processor reported it (rails/card)
+       (o.transfer_id IS NOT NULL OR (o.chain_id = 0 AND o.payment_seen_at IS NOT NULL)) AS o_payment_seen,
        (SELECT count(*) FROM orders c WHERE c.checkout_id = s.id)::int AS order_count
      FROM checkout_sessions s
      JOIN merchants m ON m.id = s.merchant_id
@@ -114,7 +118,7 @@ export async function getSessionWithOrder(q: Queryable, id: string): Promise<Ses
   );
   const r = rows[0];
   if (!r) return undefined;
-  const { m_name, m_logo_url, o_id, o_status, o_chain_id, o_token_symbol, o_token_contract, o_from_address, o_pay_to_address, o_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, order_count, ...session } = r;
+  const { m_name, m_logo_url, o_id, o_status, o_flow, o_chain_id, o_token_symbol, o_token_contract, o_from_address, o_pay_to_address, o_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, order_count, ...session } = r;
   return {
     session,
     merchant: { id: session.merchant_id, name: m_name, logo_url: m_logo_url },
@@ -124,6 +128,7 @@ export async function getSessionWithOrder(q: Queryable, id: string): Promise<Ses
         : {
             id: o_id,
             status: o_status!,
+            flow: o_flow!,
             chain_id: o_chain_id!,
             token_symbol: o_token_symbol!,
             token_contract: o_token_contract!,
@@ -188,12 +193,21 @@ export async function listExpirableSessions(q: Queryable, now: Date, limit: numb
     `SELECT s.id FROM checkout_sessions s
      LEFT JOIN orders o ON o.id = s.order_id
      WHERE s.status IN ('OPEN', 'BOUND') AND s.expires_at <= $1
-       AND (s.status = 'OPEN' OR o.id IS NULL
-            OR (o.transfer_id IS NULL AND o.status IN ('CHECKOUT_VERIFIED', 'EXPIRED', 'CANCELLED')))
+       AND (o.id IS NULL
+            OR (s.status = 'OPEN' AND o.payment_seen_at IS NULL)
+            OR (s.status = 'BOUND' AND o.transfer_id IS NULL AND o.status IN ('CHECKOUT_VERIFIED', 'EXPIRED', 'CANCELLED')))
      ORDER BY s.expires_at LIMIT $2`,
     [now, limit],
   );
   return rows;
+}
+
+/**
+ * Links a card order to a session without a status change: a card session need not pass through
+ * BOUND (interface.md) and stays OPEN while its payment is processing or held (rails/card).
+ */
+export async function linkCardOrder(q: Queryable, id: string, orderId: string): Promise<void> {
+  await q.query('UPDATE checkout_sessions SET order_id = $2, updated_at = now() WHERE id = $1', [id, orderId]);
 }
 
 /** Locks a session row for the rest of the caller's transaction. */

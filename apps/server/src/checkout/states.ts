@@ -140,7 +140,10 @@ export interface BoundOrderFacts {
  */
 export function isExpiredAt(s: { status: SessionStatus; expiresAt: Date }, order: BoundOrderFacts | undefined, nowMs: number): boolean {
   if (nowMs < s.expiresAt.getTime()) return false;
-  if (s.status === 'OPEN') return true;
+  // An OPEN session has an order only when a card payment was started on it: once the processor
+  // reported that payment, the session waits for its outcome (interface.md: a card session may
+  // stay OPEN while its payment is processing or held).
+  if (s.status === 'OPEN') return !order?.paymentSeen;
   if (s.status !== 'BOUND') return false;
   if (!order) return true;
   if (order.paymentSeen) return false;

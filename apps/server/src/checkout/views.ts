@@ -41,6 +41,7 @@ export const PublicSessionSchema = Type.Object(
       Type.Object({
         order_id: Type.String(),
         status: Type.String({ description: 'order status' }),
+        flow: Type.Optional(Type.String({ description: 'FIAT_<PROCESSOR> for a card order (chain_id 0, no pay-to address to pay)' })),
         chain_id: Type.Integer(),
         token_symbol: Type.String(),
         pay_to_address: Type.String(),
@@ -87,6 +88,8 @@ export function publicSessionView(v: SessionWithOrder, nowMs: number, chains: re
           order: {
             order_id: o.id,
             status: o.status,
+            // only for card orders: a crypto order's view is unchanged
+            ...(o.flow.startsWith('FIAT_') ? { flow: o.flow } : {}),
             chain_id: o.chain_id,
             token_symbol: o.token_symbol,
             pay_to_address: o.pay_to_address,

@@ -2,9 +2,12 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
+import { CARD_COMMANDS, CARD_USAGE, runCardCommand } from './card.ts';
 import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegate.ts';
+import { LINK_COMMANDS, LINK_USAGE, runLinkCommand } from './links.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
+import { PORTAL_COMMANDS, PORTAL_USAGE, runPortalCommand } from './portal.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
 const USAGE = `usage: tollgate <command> [options]
@@ -20,8 +23,11 @@ const USAGE = `usage: tollgate <command> [options]
   merchant set-tolerance ID --bps N         under-payment tolerance, basis points of the amount (0–1000)
 ${WEBHOOK_USAGE}
 ${MPP_USAGE}
+${LINK_USAGE}
 ${CHAINS_USAGE}
+${CARD_USAGE}
 ${DELEGATE_USAGE}
+${PORTAL_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -32,7 +38,10 @@ async function main(argv: string[]): Promise<void> {
   if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
   if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   if (CHAINS_COMMANDS.includes(argv[0] ?? '')) return runChainsCommand(argv);
+  if (CARD_COMMANDS.includes(argv[0] ?? '')) return runCardCommand(argv);
   if (isDelegateCommand(argv)) return runDelegateCommand(argv);
+  if (LINK_COMMANDS.includes(argv[0] ?? '')) return runLinkCommand(argv);
+  if (PORTAL_COMMANDS.includes(argv[0] ?? '')) return runPortalCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,

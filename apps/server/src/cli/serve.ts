@@ -2,7 +2,9 @@ import { loadConfig, ConfigError } from '../config/load.ts';
 import { startTollgate, type Role, type Tollgate } from '../main.ts';
 import type { Config } from '../config/schema.ts';
 import { openDatabase } from '../db/open.ts';
-import { ensureDemoDelegateMerchant, ensureDemoMerchant, startDevProfileChain, writeDevFile, type DevProfileChain } from '../dev/profile.ts';
+import { ensureDemoDelegateMerchant, ensureDemoMerchant, ensureDemoPortalUser, startDevProfileChain, startDevProfileSolana, writeDevFile, type DevProfileChain } from '../dev/profile.ts';
+import { portalAuth } from '../portal/http.ts';
+import type { LocalSvm } from '@tollgate/svm';
 
 /**
  * `tollgate serve`: parse config, (dev profile: start anvil + tokens), start Tollgate, print how to
@@ -21,6 +23,7 @@ export async function serve(role: Role): Promise<void> {
   }
   let tg: Tollgate | undefined;
   let chain: DevProfileChain | undefined;
+  let svm: LocalSvm | undefined;
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   // Handlers go in before anything starts: a SIGTERM during the start (a supervisor giving up on a
   // slow start) must still stop the anvil child, or it outlives us and keeps its port. Until the
@@ -38,44 +41,50 @@ export async function serve(role: Role): Promise<void> {
     await tg?.close().catch(() => {});
     await db?.close().catch(() => {});
     await chain?.stop();
+    await svm?.stop();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
   // The embedded database's first open (PGlite initdb, ~4 s here) and the dev chain start
   // (~0.3 s) are independent: run them side by side so `npm start` answers sooner.
-  const [chainOutcome, dbOutcome] = await Promise.allSettled([
+  const [chainOutcome, dbOutcome, svmOutcome] = await Promise.allSettled([
     config.profile === 'dev' ? startDevProfileChain(config) : Promise.resolve(undefined),
     openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
+    config.profile === 'dev' ? startDevProfileSolana(config) : Promise.resolve(undefined),
   ]);
   chain = chainOutcome.status === 'fulfilled' ? chainOutcome.value : undefined;
   db = dbOutcome.status === 'fulfilled' ? dbOutcome.value : undefined;
+  svm = svmOutcome.status === 'fulfilled' ? svmOutcome.value : undefined;
   try {
     if (chainOutcome.status === 'rejected') throw chainOutcome.reason;
+    if (svmOutcome.status === 'rejected') throw svmOutcome.reason;
     if (dbOutcome.status === 'rejected') throw dbOutcome.reason;
     if (stopRequested) return markStarted();
     tg = await startTollgate(config, { role, db: db! });
     if (stopRequested) return markStarted();
   } catch (err) {
     await chain?.stop();
+    await svm?.stop();
     await db?.close().catch(() => {});
     console.error(`tollgate: ${(err as Error).message}`);
     process.exit(1);
   }
 
   try {
-    await announce(config, tg, chain);
+    await announce(config, tg, chain, svm);
   } finally {
     markStarted();
   }
 }
 
 /** Prints how to use the running gateway (dev profile: after making sure the demo merchant exists). */
-async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | undefined): Promise<void> {
+async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | undefined, svm: LocalSvm | undefined): Promise<void> {
   if (chain) {
-    const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain);
+    const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain, svm);
     const delegate = await ensureDemoDelegateMerchant(tg.deps.db, tg.deps.merchants, tg.deps.delegate, config, chain);
     const devFile = writeDevFile(config, tg.url ?? '', chain, [{ ...demo, receiveType: 'DIRECT' }, { ...delegate, receiveType: 'DELEGATE' }]);
+    const portal = await ensureDemoPortalUser(portalAuth(tg.deps), config.dataDir);
     const payer = chain.payers[0]!;
     const lines = [
       '',
@@ -91,8 +100,16 @@ async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | u
       `  DELEGATE merchant ${delegate.merchantId}  callback ${chain.adapter.address} (example credit adapter)`,
       `  settlement        ${chain.settlementContract}`,
       `  dev file          ${devFile}   (all of the above as JSON)`,
+      `  portal            ${tg.url}/portal  sign in with ${portal.email} / ${portal.password}   (also in ${config.dataDir}/portal.password)`,
       `  funded payer      ${payer.address}`,
       `  payer private key ${payer.privateKey}   (public anvil test key: never use on a real chain)`,
+      ...(svm
+        ? [
+            `  solana            ${config.solanaChains?.[0]?.chainId} (${svm.caip2}) local SVM at ${svm.rpcUrl}  (docs/solana.md)`,
+            ...svm.tokens.map((t) => `  token ${t.symbol.padEnd(12)}${t.mint} (${t.decimals} decimals, ${t.symbol === 'USDT' ? 'Token-2022' : 'SPL Token'})`),
+            `  solana payer      ${svm.payers[0]!.address}  (key derived from a public seed in packages/svm)`,
+          ]
+        : []),
       '',
       'Try: npx tollgate merchant show demo        Stop: Ctrl-C',
       '',

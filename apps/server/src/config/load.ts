@@ -2,25 +2,32 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { parseDecimal } from '@tollgate/protocol';
 import { privateKeyToAccount } from 'viem/accounts';
 import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
-import { ConfigFileSchema, EnvSchema, type ChainConfig, type Config, type ConfigFile, type Env, SettlementSigner } from './schema.ts';
+import {
+  ChainFileSchema,
+  ConfigFileSchema,
+  EnvSchema,
+  SolanaChainFileSchema,
+  type ChainConfig,
+  type Config,
+  type ConfigFile,
+  type Env,
+  type CardConfig,
+  SettlementSigner,
+  StripeSettings,
+  type SolanaChainConfig,
+  type SolanaChainFile,
+} from './schema.ts';
+import { solanaChainFromFile } from './solana.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
 export const FEE_DECIMALS = 6;
 
-/** Start-up configuration error; the message always names the offending key. */
-export class ConfigError extends Error {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(`invalid configuration: ${key}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
+import { ConfigError } from './errors.ts';
+export { ConfigError };
 
 function check<T>(schema: TSchema, value: unknown, prefix: string): T {
   const first = Value.Errors(schema, value).First();
@@ -54,7 +61,7 @@ function devSecret(dataDir: string, name: string, make: () => string): string {
   return readFileSync(p, 'utf8').trim();
 }
 
-function chainFromFile(c: ConfigFile['chains'][number], i: number): ChainConfig {
+function chainFromFile(c: Static<typeof ChainFileSchema>, i: number): ChainConfig {
   const preset = CHAIN_PRESETS[c.chain_id];
   const known = KNOWN_CHAINS[c.chain_id];
   const explorerUrl = (c.explorer_url ?? known?.explorer_url)?.replace(/\/+$/, '');
@@ -131,20 +138,31 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
       throw new ConfigError('fees.per_order', (err as Error).message);
     }
   }
-  const chains = (file?.chains ?? []).map(chainFromFile);
+  // Each entry is checked against its family's schema (a `kind: "solana"` entry is a Solana
+  // cluster, anything else an EVM chain), so error keys keep naming `chains.<i>.<field>`.
+  const chains: ChainConfig[] = [];
+  const solanaChains: SolanaChainConfig[] = [];
   const ids = new Set<number>();
-  chains.forEach((c, i) => {
+  (file?.chains ?? []).forEach((raw, i) => {
+    const isSolana = typeof raw === 'object' && raw !== null && (raw as { kind?: unknown }).kind === 'solana';
+    const c = isSolana
+      ? solanaChainFromFile(check<SolanaChainFile>(SolanaChainFileSchema, raw, `chains.${i}`), i)
+      : chainFromFile(check<Static<typeof ChainFileSchema>>(ChainFileSchema, raw, `chains.${i}`), i);
     if (ids.has(c.chainId)) throw new ConfigError(`chains.${i}.chain_id`, `duplicate chain ${c.chainId}`);
     ids.add(c.chainId);
+    if (isSolana) solanaChains.push(c as SolanaChainConfig);
+    else chains.push(c as ChainConfig);
   });
   const settlement = settlementSigner(env.SETTLEMENT_KEY);
   const withContract = chains.findIndex((c) => c.settlementContract);
   // A settlement contract without an executor would advertise DELEGATE mode that can never settle.
   if (withContract >= 0 && !settlement) throw new ConfigError('SETTLEMENT_KEY', `required by chains.${withContract}.settlement_contract`);
+  const environment = file?.environment ?? 'test';
+  const card = cardConfig(file?.card, env, environment);
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? file?.public_base_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
     profile,
-    environment: file?.environment ?? 'test',
+    environment,
     port,
     host,
     databaseUrl: env.DATABASE_URL,
@@ -156,8 +174,29 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     orderTtlSeconds: file?.order_ttl_seconds ?? 600,
     fees: { perOrderMicros },
     chains,
+    solanaChains,
     ...(settlement ? { settlement } : {}),
+    ...(card ? { card } : {}),
   };
+}
+
+/**
+ * The card processor. TEST simulates card payments, so it never runs in production; STRIPE needs
+ * both secrets from the environment (never from the file, which is often committed).
+ */
+function cardConfig(c: ConfigFile['card'], env: Env, environment: 'test' | 'production'): CardConfig | undefined {
+  if (!c) return undefined;
+  switch (c.processor) {
+    case 'NONE':
+      return { processor: 'NONE' };
+    case 'TEST':
+      if (environment === 'production') throw new ConfigError('card.processor', 'the TEST card processor simulates payments and is refused in production');
+      return { processor: 'TEST' };
+    case 'STRIPE':
+      if (!env.STRIPE_SECRET_KEY) throw new ConfigError('STRIPE_SECRET_KEY', 'required by card.processor STRIPE');
+      if (!env.STRIPE_WEBHOOK_SECRET) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'required by card.processor STRIPE');
+      return { processor: 'STRIPE', stripe: new StripeSettings(env.STRIPE_SECRET_KEY, env.STRIPE_WEBHOOK_SECRET, c.stripe_api, c.webhook_tolerance_seconds ?? 300) };
+  }
 }
 
 /**

@@ -21,6 +21,8 @@ export const TokenFileSchema = Type.Object(
 
 export const ChainFileSchema = Type.Object(
   {
+    /** chain family; absent means `evm` (every entry written before Solana support) */
+    kind: Type.Optional(Type.Literal('evm')),
     chain_id: Type.Integer({ minimum: 1 }),
     name: Type.Optional(Type.String({ minLength: 1 })),
     /** block explorer base URL; the hosted page links `<explorer_url>/tx/<hash>` */
@@ -36,17 +38,66 @@ export const ChainFileSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const Base58Key = Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' });
+
+/** A Solana cluster (docs/solana.md): tokens are SPL mints, depth is a commitment level, not a block count. */
+export const SolanaChainFileSchema = Type.Object(
+  {
+    kind: Type.Literal('solana'),
+    /** Tollgate's integer id of the cluster in `chain_id` fields (docs/solana.md lists the defaults) */
+    chain_id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    explorer_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+$' })),
+    rpc_url: Type.String({ pattern: '^https?://' }),
+    /** the cluster's genesis hash: checked against getGenesisHash at start; its first 32 characters form the CAIP-2 id */
+    genesis_hash: Base58Key,
+    /** commitment at which a payment is PAYMENT_CONFIRMED (default `confirmed`) */
+    confirm_commitment: Type.Optional(Type.Union([Type.Literal('confirmed'), Type.Literal('finalized')])),
+    /** commitment at which an order is INVOICED (always `finalized`; present so a config states it) */
+    finality_commitment: Type.Optional(Type.Literal('finalized')),
+    poll_interval_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
+    tokens: Type.Array(
+      Type.Object(
+        {
+          symbol: Type.String({ pattern: '^[A-Z0-9]{2,11}$' }),
+          mint: Base58Key,
+          decimals: Type.Integer({ minimum: 0, maximum: 18 }),
+          /** the mint's token program: classic SPL Token or Token-2022 */
+          program: Type.Union([Type.Literal('spl-token'), Type.Literal('token-2022')]),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1 },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SolanaChainFile = Static<typeof SolanaChainFileSchema>;
+
 export const ConfigFileSchema = Type.Object(
   {
     environment: Type.Union([Type.Literal('test'), Type.Literal('production')]),
     public_base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     order_ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
     fees: Type.Optional(Type.Object({ per_order: Decimal }, { additionalProperties: false })),
-    chains: Type.Array(ChainFileSchema),
+    /** EVM entries (ChainFileSchema) and Solana entries (SolanaChainFileSchema, `kind: "solana"`); load.ts checks each against its family's schema */
+    chains: Type.Array(Type.Unknown()),
+    /** the card processor (docs/card-payments.md); TEST is refused in production */
+    card: Type.Optional(Type.Object({
+      processor: Type.Union([Type.Literal('TEST'), Type.Literal('STRIPE'), Type.Literal('NONE')]),
+      /** Stripe API endpoint override (a local stand-in in tests); default api.stripe.com:443 https */
+      stripe_api: Type.Optional(Type.Object({
+        host: Type.String({ minLength: 1 }),
+        port: Type.Integer({ minimum: 1, maximum: 65535 }),
+        protocol: Type.Union([Type.Literal('http'), Type.Literal('https')]),
+      }, { additionalProperties: false })),
+      /** maximum age of a Stripe webhook signature (default 300) */
+      webhook_tolerance_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600 })),
+    }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
-export type ConfigFile = Static<typeof ConfigFileSchema>;
+export type ConfigFile = Omit<Static<typeof ConfigFileSchema>, 'chains'> & { chains: unknown[] };
 
 export const EnvSchema = Type.Object({
   PORT: Type.Optional(Type.String({ pattern: '^\\d{1,5}$' })),
@@ -59,6 +110,9 @@ export const EnvSchema = Type.Object({
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** the DELEGATE executor's private key (hex, 32 bytes); it pays settlement gas */
   SETTLEMENT_KEY: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{64}$' })),
+  /** Stripe secret API key (sk_…, rk_…) and webhook endpoint secret (whsec_…) of the card rail */
+  STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_[A-Za-z0-9_]+$' })),
+  STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_]+$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   ),
@@ -88,6 +142,30 @@ export interface ChainConfig {
   settlementContract?: `0x${string}`;
 }
 
+export interface SolanaTokenConfig {
+  symbol: string;
+  /** base58 mint address */
+  mint: string;
+  decimals: number;
+  /** base58 id of the mint's token program (classic SPL Token or Token-2022) */
+  programId: string;
+}
+
+export interface SolanaChainConfig {
+  kind: 'solana';
+  chainId: number;
+  name: string;
+  explorerUrl?: string;
+  rpcUrl: string;
+  genesisHash: string;
+  /** CAIP-2: `solana:` + the first 32 characters of the genesis hash */
+  network: string;
+  confirmCommitment: 'confirmed' | 'finalized';
+  finalityCommitment: 'finalized';
+  pollIntervalMs: number;
+  tokens: SolanaTokenConfig[];
+}
+
 /** The parsed, validated configuration every module receives. */
 export interface Config {
   /** `dev`: no TOLLGATE_CONFIG, Tollgate starts its own anvil chain; `file`: a config file. */
@@ -104,9 +182,52 @@ export interface Config {
   logLevel: string;
   orderTtlSeconds: number;
   fees: { perOrderMicros: bigint };
+  /** EVM chains (every pre-Solana module reads these) */
   chains: ChainConfig[];
+  /** Solana clusters (chain/solana); optional so configs built by hand in tests stay valid */
+  solanaChains?: SolanaChainConfig[];
   /** DELEGATE executor (from SETTLEMENT_KEY); absent when DELEGATE mode is off. */
   settlement?: SettlementSigner;
+  /**
+   * The card processor. Absent: TEST in the test environment, none in production
+   * (rails/card/registry.ts). TEST in production is refused at load.
+   */
+  card?: CardConfig;
+}
+
+export type CardConfig =
+  | { processor: 'NONE' }
+  | { processor: 'TEST' }
+  | { processor: 'STRIPE'; stripe: StripeSettings };
+
+/** Stripe credentials behind a wrapper that prints as [redacted] (like SettlementSigner). */
+export class StripeSettings {
+  readonly #secretKey: string;
+  readonly #webhookSecret: string;
+  constructor(
+    secretKey: string,
+    webhookSecret: string,
+    readonly api: { host: string; port: number; protocol: 'http' | 'https' } | undefined,
+    readonly webhookToleranceSeconds: number,
+  ) {
+    this.#secretKey = secretKey;
+    this.#webhookSecret = webhookSecret;
+  }
+  secretKey(): string {
+    return this.#secretKey;
+  }
+  webhookSecret(): string {
+    return this.#webhookSecret;
+  }
+  toJSON() {
+    return { api: this.api, secretKey: '[redacted]', webhookSecret: '[redacted]' };
+  }
+  toString() {
+    return 'StripeSettings([redacted])';
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return this.toString();
+  }
 }
 
 /**

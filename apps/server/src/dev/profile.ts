@@ -1,7 +1,8 @@
-import { chmodSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { deploySettlement, startDevChain, type DevChain } from '@tollgate/devchain';
 import { privateKeyToAccount } from 'viem/accounts';
+import { startLocalSvm, type LocalSvm } from '@tollgate/svm';
+import { solanaChainFromFile } from '../config/solana.ts';
 import { CHAIN_PRESETS } from '../config/presets.ts';
 import { SettlementSigner, type Config } from '../config/schema.ts';
 import type { DelegateService } from '../settlement/delegate.ts';
@@ -9,6 +10,9 @@ import type { Database } from '../db/database.ts';
 import { decryptSecret } from '../merchants/secrets.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import { FEE_DECIMALS } from '../config/load.ts';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { PortalAuth } from '../portal/auth.ts';
 
 export const DEMO_MERCHANT_ID = 'demo';
 /** The demo DELEGATE merchant: settled through the example callback adapter. */
@@ -90,6 +94,39 @@ export async function startDevProfileChain(config: Config): Promise<DevProfileCh
   });
 }
 
+/** Tollgate's chain id for the local SVM of the dev profile (docs/solana.md). */
+export const DEV_SOLANA_CHAIN_ID = 792703800;
+
+/**
+ * Dev profile, Solana: the local SVM (packages/svm) on 127.0.0.1:8899 (the port Solana tools
+ * expect) when free, else any free port, with test USDC (SPL Token) and USDT (Token-2022), written
+ * into the config as the only Solana cluster. 400 ms slots; finalized 8 slots after processed.
+ */
+export async function startDevProfileSolana(config: Config): Promise<LocalSvm> {
+  const opts = { slotMs: 400, confirmLag: 1, finalizeLag: 8 };
+  let svm: LocalSvm;
+  try {
+    svm = await startLocalSvm({ ...opts, port: 8899 });
+  } catch {
+    svm = await startLocalSvm({ ...opts, port: 0 });
+  }
+  config.solanaChains = [
+    solanaChainFromFile(
+      {
+        kind: 'solana',
+        chain_id: DEV_SOLANA_CHAIN_ID,
+        name: 'Local SVM',
+        rpc_url: svm.rpcUrl,
+        genesis_hash: svm.genesisHash,
+        poll_interval_ms: 400,
+        tokens: svm.tokens.map((t) => ({ symbol: t.symbol, mint: t.mint, decimals: t.decimals, program: t.symbol === 'USDT' ? 'token-2022' : 'spl-token' })),
+      },
+      0,
+    ),
+  ];
+  return svm;
+}
+
 export interface DemoMerchant {
   merchantId: string;
   apiKey: string;
@@ -102,8 +139,8 @@ export interface DemoMerchant {
  * wallet for every dev token and at least 100.00 of fee balance. The receiving address is anvil
  * account 9, whose key is public, so a developer can move the received test tokens.
  */
-export async function ensureDemoMerchant(db: Database, merchants: MerchantService, config: Config, chain: DevChain): Promise<DemoMerchant> {
-  return ensureMerchant(db, merchants, config, chain, { id: DEMO_MERCHANT_ID, name: 'Demo Merchant', receiveType: 'DIRECT' });
+export async function ensureDemoMerchant(db: Database, merchants: MerchantService, config: Config, chain: DevChain, svm?: LocalSvm): Promise<DemoMerchant> {
+  return ensureMerchant(db, merchants, config, chain, { id: DEMO_MERCHANT_ID, name: 'Demo Merchant', receiveType: 'DIRECT' }, svm);
 }
 
 /**
@@ -128,10 +165,13 @@ async function ensureMerchant(
   config: Config,
   chain: DevChain,
   m: { id: string; name: string; receiveType: 'DIRECT' | 'DELEGATE' },
+  svm?: LocalSvm,
 ): Promise<DemoMerchant> {
   const wallet = chain.payers[chain.payers.length - 1]!.address.toLowerCase();
   await merchants.createMerchant({ name: m.name, merchantId: m.id, receiveType: m.receiveType, returnUrls: [...DEMO_RETURN_URLS] });
   for (const t of chain.tokens) await merchants.addWallet(m.id, { chainId: chain.chainId, tokenSymbol: t.symbol, address: wallet });
+  // Solana: the SVM's last funded payer receives (its key is derived from a public seed, like anvil's).
+  if (svm) for (const t of svm.tokens) await merchants.addWallet(m.id, { chainId: DEV_SOLANA_CHAIN_ID, tokenSymbol: t.symbol, address: svm.payers[svm.payers.length - 1]!.address });
   const balance = await merchants.getFeeBalance(m.id);
   const floor = 100n * 10n ** BigInt(FEE_DECIMALS);
   if (balance && balance.available < floor) await merchants.topUp(m.id, floor - balance.available);
@@ -174,4 +214,22 @@ export function writeDevFile(
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
   chmodSync(path, 0o600); // an existing file keeps its old mode on write
   return path;
+}
+
+export const DEMO_PORTAL_EMAIL = 'demo@example.com';
+
+/**
+ * Dev profile, step 3: the demo merchant's portal owner. Its password is generated once and kept in
+ * DATA_DIR/portal.password (mode 0600) like the admin token, so no password is committed anywhere.
+ */
+export async function ensureDemoPortalUser(auth: PortalAuth, dataDir: string): Promise<{ email: string; password: string }> {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, 'portal.password');
+  const fresh = !existsSync(file);
+  if (fresh) writeFileSync(file, randomBytes(15).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+  const password = readFileSync(file, 'utf8').trim();
+  const out = await auth.createUser({ merchantId: DEMO_MERCHANT_ID, email: DEMO_PORTAL_EMAIL, password, role: 'owner' });
+  // The user outlived its password file: the new file's password becomes its password.
+  if (out.kind === 'exists' && fresh) await auth.resetPassword(DEMO_PORTAL_EMAIL, password);
+  return { email: DEMO_PORTAL_EMAIL, password };
 }

@@ -21,12 +21,12 @@ export const CHECKOUT_CSP = [
   "object-src 'none'",
 ].join('; ');
 
-const COMMON_HEADERS = {
+export const COMMON_HEADERS = {
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
 };
 
-interface Asset {
+export interface Asset {
   body: Buffer;
   gzip: Buffer;
   etag: string;
@@ -34,7 +34,7 @@ interface Asset {
   type: string;
 }
 
-function asset(text: string, hash: string, type: string): Asset {
+export function asset(text: string, hash: string, type: string): Asset {
   const body = Buffer.from(text, 'utf8');
   return { body, gzip: gzipSync(body, { level: 9 }), etag: `"${hash}"`, hash, type };
 }
@@ -53,7 +53,7 @@ function acceptsGzip(req: FastifyRequest): boolean {
   return typeof ae === 'string' && /\bgzip\b/.test(ae) && !/\bgzip;\s*q=0(\.0*)?\b/.test(ae);
 }
 
-function sendAsset(req: FastifyRequest, reply: FastifyReply, a: Asset) {
+export function sendAsset(req: FastifyRequest, reply: FastifyReply, a: Asset) {
   // `?v=<hash>` of the current build: the URL is immutable. Anything else: revalidate by ETag.
   const v = (req.query as Record<string, unknown> | undefined)?.v;
   reply.headers({

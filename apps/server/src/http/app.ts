@@ -9,6 +9,8 @@ import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClas
 import { installObservability } from './observability.ts';
 import { installBodyStallGuard, onClientError } from './transport.ts';
 import { registerHostedPages } from '../hosted/routes.ts';
+import { registerQuickpayPages } from '../hosted/quickpay.ts';
+import { registerPortalPages } from '../portal/pages.ts';
 
 /**
  * The URL as logged. Checkout ids are bearer capabilities (never in a log line), and a query string
@@ -104,10 +106,13 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || body === undefined) return done(null, undefined);
+    // Routes declared with `rawBody` (processor webhooks) verify a signature over the bytes as
+    // sent: they get the string itself, after the same JSON and depth checks as every body.
+    const raw = (req.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody === true;
     jsonParser(req, body as string, (err, value) => {
       if (err) return done(err, undefined);
       if (jsonDepthExceeds(value, MAX_BODY_DEPTH)) return done(new AppError('invalid_request', `request body nests deeper than ${MAX_BODY_DEPTH} levels`), undefined);
-      done(null, value);
+      done(null, raw ? body : value);
     });
   });
 
@@ -140,6 +145,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
         securitySchemes: {
           merchantHmac: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'with X-Timestamp, X-Nonce and X-Sign (HMAC-SHA256 of the canonical request string, see docs/authentication.md)' },
           adminBearer: { type: 'http', scheme: 'bearer' },
+          portalSession: { type: 'apiKey', in: 'cookie', name: 'tollgate_portal', description: 'portal session cookie (`__Host-tollgate_portal` over https) set by POST /portal/api/login; unsafe methods also need the `X-CSRF-Token` header (docs/portal.md)' },
         },
       },
     },
@@ -156,6 +162,8 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   }
   installObservability(app, deps, opts.metricsRegistry);
   await registerHostedPages(app, deps);
+  await registerQuickpayPages(app);
+  await registerPortalPages(app, deps);
   registerRoutes(app, routes, deps, limits);
   return app;
 }

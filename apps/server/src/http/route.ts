@@ -5,8 +5,10 @@ import { requireAdmin } from './admin-auth.ts';
 import { AppError } from './errors.ts';
 import { authenticateMerchant, settleNonce, type AuthedMerchant } from './merchant-auth.ts';
 import { ErrorEnvelopeSchema } from './schemas.ts';
+import { authenticatePortal, type PortalContext } from '../portal/http.ts';
+import type { SessionRole } from '../portal/repo.ts';
 
-type Auth = 'merchant' | 'admin' | 'public';
+type Auth = 'merchant' | 'admin' | 'public' | 'portal';
 
 /**
  * Per-IP rate-limit classes of the public routes (429 rate_limited with Retry-After). A class, not
@@ -37,6 +39,8 @@ export interface RouteRequest<B, Q, P> {
   params: P;
   /** Set on `auth: 'merchant'` routes: the merchant the signed API key belongs to. */
   merchant: AuthedMerchant;
+  /** Set on `auth: 'portal'` routes: the signed-in portal session (cookie + CSRF + role checked). */
+  portal: PortalContext;
   raw: FastifyRequest;
 }
 
@@ -57,6 +61,8 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
   response: Record<number, TSchema>;
   /** Failure codes this route can answer with (documentation only). */
   errors?: number[];
+  /** `auth: 'portal'` only: the least role the route admits (viewer < developer < owner < operator). */
+  portalRole?: SessionRole;
   /** Per-IP rate limit of this route (none when absent). */
   rateLimit?: RateLimitClass;
   /**
@@ -66,6 +72,12 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
    * 4xx outcome — is consumed before the response, and a replay answers 401 instead.
    */
   nonceInHandler?: true;
+  /**
+   * The JSON body reaches the handler as the exact string received, unparsed (`body` must be
+   * `Type.String()`): a processor's webhook signature covers the raw bytes, and parsing first
+   * would also apply the depth limit to a third party's payload.
+   */
+  rawBody?: true;
   handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: AppDeps): Promise<unknown>;
 }
 
@@ -78,6 +90,7 @@ export function defineRoute<B extends TSchema | undefined = undefined, Q extends
 declare module 'fastify' {
   interface FastifyRequest {
     merchant?: AuthedMerchant;
+    portal?: PortalContext;
   }
 }
 
@@ -85,6 +98,7 @@ const SECURITY: Record<Auth, Record<string, string[]>[] | undefined> = {
   merchant: [{ merchantHmac: [] }],
   admin: [{ adminBearer: [] }],
   public: undefined,
+  portal: [{ portalSession: [] }],
 };
 
 /**
@@ -127,7 +141,7 @@ export function registerRoutes(
       // A deferred nonce must be settled even when the body fails validation: the handler runs
       // and rethrows the validation error after settling (see below).
       ...(deferNonce ? { attachValidation: true } : {}),
-      ...(limit ? { config: { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } } : {}),
+      ...(limit || r.rawBody ? { config: { ...(limit ? { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } : {}), ...(r.rawBody ? { rawBody: true } : {}) } } : {}),
       schema: {
         summary: r.summary,
         tags: r.tags,
@@ -144,12 +158,13 @@ export function registerRoutes(
         if (r.body && req.body === undefined) req.body = {};
         if (r.auth === 'merchant') req.merchant = await authenticateMerchant(req, deps, !deferNonce);
         else if (r.auth === 'admin') requireAdmin(req, deps.config.adminToken);
+        else if (r.auth === 'portal') req.portal = await authenticatePortal(req, deps, r.portalRole ?? 'viewer');
         refuseNul(req.params, 'path');
         refuseNul(req.query, 'query');
         refuseNul(req.body, 'body');
       },
       handler: async (req, reply) => {
-        const run = () => r.handler({ body: req.body, query: req.query, params: req.params, merchant: req.merchant!, raw: req } as never, reply, deps);
+        const run = () => r.handler({ body: req.body, query: req.query, params: req.params, merchant: req.merchant!, portal: req.portal!, raw: req } as never, reply, deps);
         if (!deferNonce) return run();
         let out: unknown;
         try {

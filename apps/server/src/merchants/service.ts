@@ -5,6 +5,7 @@ import { FEE_DECIMALS } from '../config/load.ts';
 import type { Database } from '../db/database.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import { getFeeBalance, openFeeAccount, topUpFees, type FeeBalance } from '../fees/ledger.ts';
+import { kindOfChain } from '../chain/addresses.ts';
 import * as repo from './repo.ts';
 import { CredentialStore, type ApiKeyEntry, type NonceOutcome } from './credentials.ts';
 import { encryptSecret, generateApiCredentials } from './secrets.ts';
@@ -66,7 +67,13 @@ export class MerchantService {
   /** The configured token for (chain, symbol), or why there is none. */
   resolveToken(chainId: number, symbol: string): TokenConfig | 'chain_not_supported' | 'token_not_supported' {
     const chain = this.config.chains.find((c) => c.chainId === chainId);
-    if (!chain) return 'chain_not_supported';
+    if (!chain) {
+      // A Solana cluster's token: its mint in the place of the contract (base58, not 0x).
+      const sol = this.config.solanaChains?.find((c) => c.chainId === chainId);
+      if (!sol) return 'chain_not_supported';
+      const t = sol.tokens.find((x) => x.symbol === symbol);
+      return t ? { symbol: t.symbol, address: t.mint as `0x${string}`, decimals: t.decimals } : 'token_not_supported';
+    }
     return chain.tokens.find((t) => t.symbol === symbol) ?? 'token_not_supported';
   }
 
@@ -134,7 +141,8 @@ export class MerchantService {
   async addWallet(merchantId: string, w: { chainId: number; tokenSymbol: string; address: string }): Promise<AddWalletOutcome> {
     const token = this.resolveToken(w.chainId, w.tokenSymbol);
     if (typeof token === 'string') return { kind: token };
-    const address = w.address.toLowerCase();
+    // EVM addresses are stored lowercase; base58 keys are case-sensitive and kept as given.
+    const address = kindOfChain(this.config, w.chainId) === 'solana' ? w.address : w.address.toLowerCase();
     return this.db.transaction(async (tx) => {
       if (!(await repo.lockMerchant(tx, merchantId))) return { kind: 'merchant_not_found' } as const;
       await repo.upsertWallet(tx, { merchant_id: merchantId, chain_id: w.chainId, token_symbol: w.tokenSymbol, address });

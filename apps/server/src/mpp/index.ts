@@ -2,7 +2,8 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { MerchantService } from '../merchants/service.ts';
-import { createEvmTxLookup, type TxLookup } from './chain.ts';
+import { chainById } from '../chain/registry.ts';
+import type { TxLookup } from './chain.ts';
 import { ChallengeIssuer } from './challenges.ts';
 import { deriveMacKeys } from './mac.ts';
 import { RoutePricing } from './pricing.ts';
@@ -32,10 +33,10 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
   // One JSON-RPC client per configured chain, made on first use (routes that never verify open none).
   const lookups = new Map<number, TxLookup>();
   const lookupOf = (chainId: number): TxLookup | undefined => {
-    const chain = config.chains.find((c) => c.chainId === chainId);
-    if (!chain) return undefined;
+    const c = chainById(config, chainId);
+    if (!c?.family.txLookup) return undefined;
     let l = lookups.get(chainId);
-    if (!l) lookups.set(chainId, (l = createEvmTxLookup(chain)));
+    if (!l) lookups.set(chainId, (l = c.family.txLookup(c.chain)));
     return l;
   };
   return {

@@ -67,6 +67,17 @@ export class ReceiptSigner {
     await repo.insertFirstReceiptKey(q, newKey(this.masterKey));
   }
 
+  /**
+   * Signs another document of this gateway (quick-pay agent manifests) with the active key, as a
+   * compact JWS whose `typ` says what it is: the JWKS stays one published key set, and a receipt
+   * verifier (typ JWT, receipt claims) never mistakes such a document for a receipt.
+   */
+  async signDocument(payload: object, typ: string): Promise<string> {
+    await this.activeSigner();
+    const { kid, key } = this.cached!;
+    return compactJws({ alg: 'EdDSA', typ, kid }, payload, key);
+  }
+
   /** Retires the active key and makes a new one; returns the new kid. */
   async rotate(): Promise<string> {
     const k = newKey(this.masterKey);
@@ -101,6 +112,11 @@ export class ReceiptSigner {
 }
 
 /** A compact JWS (EdDSA) over the claims. */
+function compactJws(header: object, payload: object, key: KeyObject): string {
+  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+  return `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}`;
+}
+
 export function signReceipt(claims: ReceiptClaims, kid: string, key: KeyObject): string {
   const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid })).toString('base64url');
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');

@@ -33,6 +33,15 @@ export interface OrderRow {
   failure_reason: string | null;
   created_at: Date;
   updated_at: Date;
+  // card orders (flow FIAT_<PROCESSOR>, migration 0010); NULL on crypto orders
+  fiat_currency?: string | null;
+  fiat_amount?: string | null;
+  payment_reference?: string | null;
+  /** why a paid card order is held in PAYMENT_CONFIRMED (rails/card/states.ts HoldReason) */
+  held_reasons?: string[] | null;
+  /** minor units refunded so far */
+  refunded_amount?: string | null;
+  dispute_status?: string | null;
   /** DELEGATE (migration 0009); null otherwise. */
   callback_id: string | null;
   calldata_signature: string | null;
@@ -247,6 +256,8 @@ export async function getOrder(q: Queryable, orderId: string): Promise<OrderRow 
 export const PATCHABLE = [
   'transfer_id', 'tx_hash', 'log_index', 'block_number', 'block_hash', 'paid_amount_wei', 'confirmations',
   'payment_seen_at', 'confirmed_at', 'invoiced_at', 'failure_reason',
+  // card rail (rails/card/service.ts); held_reasons takes a JSON string
+  'payment_reference', 'held_reasons', 'refunded_amount', 'dispute_status',
   'callback_status', 'settlement_tx_hash', 'settled_at', 'refund_tx_hash',
 ] as const;
 export type OrderPatch = Partial<Record<(typeof PATCHABLE)[number], unknown>>;

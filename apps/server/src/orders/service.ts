@@ -5,6 +5,7 @@ import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { NonceClaim } from '../merchants/credentials.ts';
 import type { MerchantService } from '../merchants/service.ts';
+import { kindOfChain, normalizeSolanaAddress } from '../chain/addresses.ts';
 import * as repo from './repo.ts';
 import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator } from './create-batch.ts';
@@ -108,10 +109,14 @@ export class OrderService {
     if (input.receiveType === 'DIRECT' && input.callbackCalldata !== undefined) {
       return refuse('invalid_request', 'callback_calldata is only accepted for DELEGATE merchants', 'callback_calldata');
     }
-    if (!isAddress(input.fromAddress)) {
+    // A Solana order (SOL_DIRECT) is attributed by its reference key, not by payer: from_address is
+    // recorded as given (base58) and not enforced (docs/solana.md).
+    const solana = kindOfChain(this.config, input.chainId) === 'solana';
+    if (solana) {
+      if (!normalizeSolanaAddress(input.fromAddress)) return refuse('invalid_request', 'from_address must be a base58 Solana public key on a Solana chain', 'from_address');
+    } else if (!isAddress(input.fromAddress)) {
       return refuse('invalid_request', 'from_address must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
-    }
-    if (BigInt(input.fromAddress) === 0n) {
+    } else if (BigInt(input.fromAddress) === 0n) {
       // Transfers from the zero address are mints: no payer sends them, and matching one to an
       // order would credit whoever minted tokens to the merchant's wallet.
       return refuse('zero_from_address', 'from_address must not be the zero address (transfers from it are token mints)', 'from_address');
@@ -127,7 +132,7 @@ export class OrderService {
     const token = this.merchants.resolveToken(input.chainId, input.tokenSymbol);
     if (token === 'chain_not_supported') return refuse(token, `chain ${input.chainId} is not configured`, 'chain_id');
     if (token === 'token_not_supported') return refuse(token, `token ${input.tokenSymbol} is not configured on chain ${input.chainId}`, 'token_symbol');
-    if (input.tokenContract !== undefined && input.tokenContract.toLowerCase() !== token.address) {
+    if (input.tokenContract !== undefined && (solana ? input.tokenContract : input.tokenContract.toLowerCase()) !== token.address) {
       return refuse('invalid_request', `token_contract does not match the configured ${input.tokenSymbol} contract ${token.address}`, 'token_contract');
     }
     let delegate: { flow: string; payToAddress: string; callbackId: string | undefined } | undefined;
@@ -143,7 +148,7 @@ export class OrderService {
       merchantId: input.merchantId,
       id: newId('ord'),
       dappOrderId: input.dappOrderId,
-      flow: delegate?.flow ?? 'ERC20_DIRECT',
+      flow: delegate?.flow ?? (solana ? 'SOL_DIRECT' : 'ERC20_DIRECT'),
       payToAddress: delegate?.payToAddress,
       callbackId: delegate?.callbackId,
       chainId: input.chainId,
@@ -151,7 +156,7 @@ export class OrderService {
       tokenSymbol: input.tokenSymbol,
       tokenContract: token.address,
       decimals: token.decimals,
-      fromAddress: input.fromAddress.toLowerCase(),
+      fromAddress: solana ? input.fromAddress : input.fromAddress.toLowerCase(),
       amountWei: amount,
       feeAmount: this.config.fees.perOrderMicros,
       expiresAt,

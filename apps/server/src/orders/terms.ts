@@ -26,6 +26,8 @@ export interface PaymentTerms {
       paymentMethod: 'transfer';
       receiveType: 'DIRECT' | 'DELEGATE';
       signatureEndpoint?: string;
+      /** Solana: the Solana Pay transfer request (`solana:` URL) a wallet opens (docs/solana.md) */
+      paymentUrl?: string;
     };
   };
   order_id: string;
@@ -39,8 +41,18 @@ export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain
 
 export function buildPaymentTerms(
   order: TermsOrder,
-  opts: { baseUrl: string; nowMs: number; receiveType: 'DIRECT' | 'DELEGATE'; /** DELEGATE with callback_calldata */ calldataSignRequest?: unknown },
+  opts: {
+    baseUrl: string;
+    nowMs: number;
+    receiveType: 'DIRECT' | 'DELEGATE';
+    /** DELEGATE with callback_calldata */
+    calldataSignRequest?: unknown;
+    /** CAIP-2 of the chain (default `eip155:<chain_id>`) */
+    network?: string;
+    paymentUrl?: string;
+  },
 ): PaymentTerms {
+  const network = opts.network ?? `eip155:${order.chain_id}`;
   const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
   const signed = opts.calldataSignRequest !== undefined;
   return {
@@ -53,7 +65,7 @@ export function buildPaymentTerms(
     accepts: [
       {
         scheme: 'exact',
-        network: `eip155:${order.chain_id}`,
+        network,
         amount: order.amount_wei,
         asset: order.token_contract,
         payTo: order.pay_to_address,
@@ -65,11 +77,13 @@ export function buildPaymentTerms(
     ],
     extensions: {
       paymentTerms: {
-        destinationChain: `eip155:${order.pay_to_chain_id}`,
+        // DIRECT orders pay on their own chain (pay_to_chain_id = chain_id).
+        destinationChain: opts.network && order.pay_to_chain_id === order.chain_id ? network : `eip155:${order.pay_to_chain_id}`,
         expiresAt,
         paymentMethod: 'transfer',
         receiveType: opts.receiveType,
         ...(signed ? { signatureEndpoint: `${opts.baseUrl}/api/v1/orders/${order.id}/calldata-signature` } : {}),
+        ...(opts.paymentUrl ? { paymentUrl: opts.paymentUrl } : {}),
       },
     },
     order_id: order.id,

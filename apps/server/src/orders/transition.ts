@@ -5,6 +5,7 @@ import { nextStatus, type OrderStatus, type OrderTrigger } from './states.ts';
 import { orderStatusRecord } from './views.ts';
 import { emitEvent, orderEventFor } from '../webhooks/outbox.ts';
 import { syncSessionWithOrder } from '../checkout/sync.ts';
+import { syncQuickPayWithOrder } from '../quickpay/sync.ts';
 
 /** A move as applied (metrics): creation reports itself the same way, with `from` null. */
 export type AppliedTransition = { from: OrderStatus | null; to: OrderStatus; trigger: OrderTrigger | 'create' };
@@ -68,6 +69,7 @@ export async function transitionOrder(
   const event = orderEventFor(to);
   if (event) await emitEvent(tx, { merchantId: row.merchant_id, event, payload: orderStatusRecord(row), orderId: row.id, clockNow: args.now ?? new Date() });
   await syncSessionWithOrder(tx, row, to, args.now);
+  await syncQuickPayWithOrder(tx, row, to, args.now);
   for (const observe of observers) observe({ from: args.from, to, trigger: args.trigger });
   return row;
 }

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { formatUnits } from '@tollgate/protocol';
 import type { ObservedTransfer, OrderRow } from './repo.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
@@ -49,7 +50,29 @@ export const OrderStatusRecordSchema = Type.Object({
     description: 'present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned: accept it (POST /api/v1/orders/{order_id}/accept-payment) or refund the payer',
   })),
   observed_transfers: Type.Optional(Type.Array(ObservedTransferSchema, { description: 'transfers recorded against the order: its payment, and late, under- or duplicate payments' })),
+  fiat_currency: Type.Optional(Type.String({ description: 'card orders: the currency charged (ISO 4217)' })),
+  fiat_amount: Type.Optional(Type.String({ description: 'card orders: the amount charged, a decimal string' })),
+  payment_reference: Type.Optional(Type.String({ description: "card orders: the processor's payment reference" })),
+  held_reasons: Type.Optional(Type.Array(Type.String(), {
+    description: 'card orders: present while a paid card order is held in PAYMENT_CONFIRMED; each of duplicate_payment, conflict, refund, dispute, balance (docs/card-payments.md)',
+  })),
+  refunded_amount: Type.Optional(Type.String({ description: 'card orders: the amount refunded so far, a decimal string' })),
+  dispute_status: Type.Optional(Type.String({ description: 'card orders: opened, won or lost' })),
 });
+
+/** The card fields of the status record (rails/card); nothing for a crypto order. */
+function cardFields(o: OrderRow) {
+  if (!o.fiat_currency) return {};
+  const held = o.held_reasons ?? [];
+  return {
+    fiat_currency: o.fiat_currency,
+    ...(o.fiat_amount ? { fiat_amount: o.fiat_amount } : {}),
+    ...(o.payment_reference ? { payment_reference: o.payment_reference } : {}),
+    ...(held.length ? { held_reasons: [...held] } : {}),
+    ...(o.refunded_amount && o.refunded_amount !== '0' ? { refunded_amount: formatUnits(BigInt(o.refunded_amount), o.decimals, o.decimals) } : {}),
+    ...(o.dispute_status ? { dispute_status: o.dispute_status } : {}),
+  };
+}
 
 /** Whether a recorded transfer still asks the merchant to act (accept or refund). */
 export function needsReconciliation(observed: readonly ObservedTransfer[]): boolean {
@@ -88,6 +111,7 @@ export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []
     ...opt('settled_at', iso(o.settled_at)),
     ...opt('refund_tx_hash', o.refund_tx_hash),
     ...(needsReconciliation(observed) ? { needs_reconciliation: true } : {}),
+    ...cardFields(o),
     ...(observed.length
       ? {
           observed_transfers: observed.map((t) => ({

@@ -9,7 +9,8 @@ import * as orders from '../orders/repo.ts';
 import { delegateFlowFor, delegateFlowNamed } from './flows/index.ts';
 import * as repo from './repo.ts';
 import { isPayerSignature, signRequestOf } from './sign-request.ts';
-import { SettlementExecutor } from './executor.ts';
+import type { SettlementExecutor } from './executor.ts';
+import { sharedExecutor } from './executors.ts';
 import { relayAuthorization, type AuthorizationOutcome, type Eip3009Authorization } from './authorization.ts';
 
 /** wire.md: `callback_calldata` is at most 8 KiB. */
@@ -75,7 +76,6 @@ export class DelegateService {
     private readonly clock: Clock,
   ) {}
 
-  readonly #executors = new Map<number, SettlementExecutor>();
 
   /**
    * The one executor of a chain in this process (the worker's and the refund route's: one nonce
@@ -85,12 +85,8 @@ export class DelegateService {
   executorFor(chainId: number): SettlementExecutor | undefined {
     const chain = this.chain(chainId);
     if (!chain?.settlementContract || !this.config.settlement) return undefined;
-    let ex = this.#executors.get(chainId);
-    if (!ex) {
-      ex = new SettlementExecutor({ db: this.db, chain: { ...chain, confirmations: Math.max(1, chain.finalityConfirmations) }, signer: this.config.settlement });
-      this.#executors.set(chainId, ex);
-    }
-    return ex;
+    // The process-wide executor of this key and chain (x402 settle sends with it too).
+    return sharedExecutor(this.db, chain, this.config.settlement);
   }
 
   /**

@@ -19,6 +19,7 @@ import {
   lastRecordedNonce,
   setSettlementStatus,
   unfinishedSettlements,
+  type CompanionInsert,
   type SettlementKind,
   type SettlementRecord,
 } from './repo.ts';
@@ -72,6 +73,11 @@ export interface Plan {
   /** The contract called; the chain's settlement contract when absent. */
   to?: Hex;
   data: Hex;
+  /**
+   * Written in the same statement as the row (x402: the authorization's claim), so both exist or
+   * neither does; when it exists already, nothing is recorded (the outcome is `existing`).
+   */
+  companion?: CompanionInsert;
   /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
   estimate(account: Hex): Promise<bigint>;
 }
@@ -180,11 +186,10 @@ export class SettlementExecutor {
 
   async #prepare(plan: Plan): Promise<PrepareOutcome> {
     const chainId = this.#chain.chainId;
-    const existing = await findSettlement(this.#db, chainId, plan.orderId, plan.kind);
-    if (existing) return { kind: 'existing', record: existing };
-    // The four reads are independent: asked together, a prepare (held under the nonce lock)
-    // costs one round trip instead of four.
-    const [estimated, fees, onChainNonce, lastNonce] = await Promise.all([
+    // The five reads are independent: asked together, a prepare (held under the nonce lock)
+    // costs one round trip instead of five; an existing row makes the others moot.
+    const reads = await Promise.allSettled([
+      findSettlement(this.#db, chainId, plan.orderId, plan.kind),
       plan.estimate(this.#account.address).then(
         (gas) => ({ gas }),
         (err: unknown) => ({ err }),
@@ -192,7 +197,10 @@ export class SettlementExecutor {
       this.client.estimateFeesPerGas(),
       this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
       lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase()),
-    ]);
+    ] as const);
+    const existing = settled(reads[0]);
+    if (existing) return { kind: 'existing', record: existing };
+    const [estimated, fees, onChainNonce, lastNonce] = [settled(reads[1]), settled(reads[2]), settled(reads[3]), settled(reads[4])];
     if ('err' in estimated) {
       const name = revertName(estimated.err);
       if (name) return { kind: 'refused', error: name };
@@ -210,7 +218,7 @@ export class SettlementExecutor {
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    const record = await insertSettlement(this.#db, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) });
+    const record = await insertSettlement(this.#db, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) }, plan.companion);
     if (record) return { kind: 'recorded', record };
     // Another writer recorded this order between our read and insert: never send a second transaction.
     return { kind: 'existing', record: (await findSettlement(this.#db, chainId, plan.orderId, plan.kind))! };
@@ -218,6 +226,21 @@ export class SettlementExecutor {
 
   /** Step 3: broadcast the recorded bytes (idempotent) and mark the row sent. */
   async broadcast(rec: SettlementRecord): Promise<SettlementRecord> {
+    await this.#sendRaw(rec);
+    return (await setSettlementStatus(this.#db, rec.id, ['pending'], 'sent')) ?? (await this.#reload(rec));
+  }
+
+  /**
+   * Step 3 for a caller that reads the receipt itself (x402 settle answers at inclusion): sends the
+   * recorded bytes (idempotent) without waiting for the row's `sent` write. A row still pending is
+   * right either way (pending = recorded, maybe sent); checkReceipt and reconcile move it on.
+   */
+  async send(rec: SettlementRecord): Promise<void> {
+    await this.#sendRaw(rec);
+    void setSettlementStatus(this.#db, rec.id, ['pending'], 'sent').catch(() => undefined);
+  }
+
+  async #sendRaw(rec: SettlementRecord): Promise<void> {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: rec.rawTx });
     } catch (err) {
@@ -225,7 +248,6 @@ export class SettlementExecutor {
       // outcome we wanted. Anything else leaves the row pending for the next attempt.
       if (!ALREADY_SENT_RE.test(describeError(err))) throw err;
     }
-    return (await setSettlementStatus(this.#db, rec.id, ['pending'], 'sent')) ?? (await this.#reload(rec));
   }
 
   /**
@@ -317,4 +339,10 @@ function revertName(err: unknown): string | undefined {
   const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
   if (reverted instanceof ContractFunctionRevertedError) return reverted.data?.errorName ?? reverted.reason ?? 'reverted';
   return undefined;
+}
+
+/** The value of a settled read, or its error thrown. */
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
 }

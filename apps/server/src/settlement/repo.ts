@@ -11,7 +11,7 @@ export async function scannedHeads(q: Queryable): Promise<Map<number, number>> {
 }
 
 export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
-export type SettlementKind = 'settle' | 'refund' | 'relay';
+export type SettlementKind = 'settle' | 'refund' | 'x402' | 'relay';
 
 /** One row of `settlements`: a transaction of the executor, recorded before it is broadcast. */
 export interface SettlementRecord {
@@ -78,14 +78,38 @@ export async function lastRecordedNonce(q: Queryable, chainId: number, executor:
 export async function insertSettlement(
   q: Queryable,
   r: Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor' | 'nonce' | 'rawTx' | 'txHash'>,
+  companion?: CompanionInsert,
 ): Promise<SettlementRecord | undefined> {
+  const values = [r.chainId, r.orderId, r.kind, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase()];
+  if (companion) {
+    // One statement: the companion row and the settlement row commit together or not at all.
+    const n = companion.params.length;
+    const { rows } = await q.query<Row>(
+      `WITH companion AS (${companion.sql})
+       INSERT INTO settlements (chain_id, order_id, kind, executor, nonce, raw_tx, tx_hash, status)
+       SELECT ${values.map((_, i) => `$${n + i + 1}`).join(', ')}, 'pending' WHERE EXISTS (SELECT 1 FROM companion)
+       ON CONFLICT (chain_id, order_id, kind) DO NOTHING RETURNING ${COLUMNS}`,
+      [...companion.params, ...values],
+    );
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
   const { rows } = await q.query<Row>(
     `INSERT INTO settlements (chain_id, order_id, kind, executor, nonce, raw_tx, tx_hash, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending')
      ON CONFLICT (chain_id, order_id, kind) DO NOTHING RETURNING ${COLUMNS}`,
-    [r.chainId, r.orderId, r.kind, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase()],
+    values,
   );
   return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/**
+ * A row another capability writes with a settlement (x402: the authorization's claim): an
+ * `INSERT … ON CONFLICT DO NOTHING RETURNING …` with parameters $1..$n. No row returned (the
+ * companion exists already) → the settlement is not recorded either.
+ */
+export interface CompanionInsert {
+  sql: string;
+  params: unknown[];
 }
 
 /** Moves a row forward; `from` guards against a concurrent writer having moved it already. */

@@ -73,6 +73,13 @@ export function samplePayload(event: WebhookEventName, ctx: { merchantId: string
           ...marker,
         },
       };
+    case 'fiat.payment.refunded':
+    case 'fiat.dispute.updated': {
+      const card = { order_id: orderId, checkout_id: newId('cs'), processor: 'TEST', payment_reference: `tpi_${orderId.slice(4, 16)}`, currency: 'USD', order_status: 'INVOICED' };
+      return event === 'fiat.payment.refunded'
+        ? { orderId, payload: { ...card, refund_id: `rf_${orderId.slice(4, 16)}`, amount: '1.00', refunded_total: '1.00', ...marker } }
+        : { orderId, payload: { ...card, dispute_status: 'opened', amount: '1.00', ...marker } };
+    }
     case 'order.late_payment':
     case 'order.underpaid':
     case 'order.duplicate_payment': {

@@ -67,6 +67,7 @@ export function send(base: string, r: Raw): Promise<Answer> {
 export const TABLES = [
   'merchants', 'api_keys', 'merchant_wallets', 'fee_accounts', 'fee_ledger', 'orders', 'order_transitions', 'chain_transfers', 'chain_cursors',
   'chain_leases', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts', 'checkout_sessions', 'checkout_transitions',
+  'quickpay_products', 'quickpay_links', 'quickpay_sessions',
 ] as const;
 export const SNAPSHOT_SQL = 'SELECT ' + TABLES.map((t) => `(SELECT count(*)::text || ':' || coalesce(max(xmin::text::bigint), 0)::text FROM ${t}) AS ${t}`).join(', ');
 
@@ -178,6 +179,18 @@ export function validBody(route: RouteDef<any, any, any>, chainId: number): Reco
       return { return_urls: ['https://shop.example/'] };
     case 'PUT /admin/v1/merchants/:merchant_id/underpayment-tolerance':
       return { underpay_tolerance_bps: 50 };
+    case 'POST /api/v1/products':
+    case 'POST /admin/v1/merchants/:merchant_id/products':
+      return { name: 'Fuzz beans', description: 'd', image_url: 'https://shop.example/i.png', price: '2.50', inventory: 100 };
+    case 'POST /api/v1/products/:product_id':
+      return { name: 'Fuzz beans 2', price: '2.75' };
+    case 'POST /api/v1/payment-links':
+    case 'POST /admin/v1/merchants/:merchant_id/payment-links':
+      return { min_amount: '1', max_amount: '50', options: `${chainId}:USDC`, max_payments: 1000 };
+    case 'POST /api/v1/payment-links/:link_id':
+      return { active: true, max_payments: 1000 };
+    case 'POST /quickpay/v1/links/:link_id/sessions':
+      return { chain_id: chainId, token_symbol: 'USDC', from_address: PAYER, amount: `1.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`, memo: 'm', idempotency_key: `k-${Math.random()}` };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks':
       return { url: 'http://127.0.0.1:9/hook', events: ['order.invoiced'] };
     case 'POST /admin/v1/merchants/:merchant_id/webhooks/:webhook_id/rotate-secret':

@@ -46,6 +46,12 @@ for (const backend of backends()) {
       assert.equal(order.status, 402, order.text);
       const session = await s.signed(m, 'POST', '/api/v1/checkout/sessions', { body: { checkout_type: 'DIRECT', price: '1.00' } });
       assert.equal(session.status, 200, session.text);
+      // Quick-pay: a product and an any-amount link of the fuzzed merchant, and one session on it.
+      const product = await s.signed(m, 'POST', '/api/v1/products', { body: { name: 'Fuzz product', price: '3.00' } });
+      const link = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { min_amount: '1', max_amount: '50' } });
+      assert.equal(link.status, 200, link.text);
+      const qps = await s.request('POST', `/quickpay/v1/links/${link.body.link_id}/sessions`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: buildOrderBody().from_address, amount: '7.77' } });
+      assert.equal(qps.status, 200, qps.text);
       const hook = await s.admin('POST', `/admin/v1/merchants/${target.merchantId}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['order.invoiced'] });
       assert.equal(hook.status, 201, hook.text);
       ids = {
@@ -55,6 +61,9 @@ for (const backend of backends()) {
         webhook_id: hook.body.webhook_id,
         api_key: spareKey,
         delivery_id: 'dlv_doesnotexist',
+        product_id: product.body.product_id,
+        link_id: link.body.link_id,
+        session_id: qps.body.session_id,
       };
       snap = await snapshot(s);
     });

@@ -106,7 +106,7 @@ describe('HTTP foundation', () => {
         const op = doc.paths[path]?.[r.method.toLowerCase()];
         assert.ok(op, `${r.method} ${path} missing from the OpenAPI document`);
         assert.equal(op.summary, r.summary);
-        const expectedSecurity = r.auth === 'merchant' ? [{ merchantHmac: [] }] : r.auth === 'admin' ? [{ adminBearer: [] }] : undefined;
+        const expectedSecurity = r.auth === 'merchant' ? [{ merchantHmac: [] }] : r.auth === 'admin' ? [{ adminBearer: [] }] : r.auth === 'portal' ? [{ portalSession: [] }] : undefined;
         assert.deepEqual(op.security, expectedSecurity, `${r.method} ${path} security`);
         for (const [, name] of r.url.matchAll(/:([A-Za-z0-9_]+)/g)) {
           assert.ok(

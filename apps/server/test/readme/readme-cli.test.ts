@@ -27,6 +27,19 @@ function tableCommands(): string[] {
   return [...section.matchAll(/^\|.*\| `(tollgate [^`]+)`[^|]*\|$/gm)].map((m) => m[1]!);
 }
 
+/** A card order paid with the TEST processor's duplicate-charge card: held for `duplicate_payment`. */
+async function paidCardOrder(server: TestServer): Promise<string> {
+  const m = await server.createMerchant({ name: 'Card CLI', topUp: '1.00' });
+  assert.equal((await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/card-rail`, { enabled: true })).status, 200);
+  const s = await server.signed(m, 'POST', '/api/v1/checkout/sessions', { body: { checkout_type: 'DIRECT', payment_rails: 'fiat', fiat_currency: 'USD', fiat_amount: '5.00' } });
+  assert.equal(s.status, 200, s.text);
+  const start = await server.request('POST', `/checkout/v1/sessions/${s.body.checkout_id}/card`, { body: {} });
+  assert.equal(start.status, 200, start.text);
+  const paid = await server.request('POST', `/checkout/v1/sessions/${s.body.checkout_id}/card/test-payment`, { body: { number: '4000000000001018', exp_month: 12, exp_year: 2099, cvc: '123' } });
+  assert.deepEqual(paid.body.held_reasons, ['duplicate_payment'], paid.text);
+  return start.body.order_id;
+}
+
 describe('README admin CLI table and config example', () => {
   let server: TestServer;
   before(async () => {
@@ -55,7 +68,9 @@ describe('README admin CLI table and config example', () => {
       'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
       'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
       'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
-      'tollgate merchant callback', 'tollgate merchant callbacks', 'tollgate order refund', 'tollgate chains',
+      'tollgate merchant callback', 'tollgate merchant callbacks', 'tollgate order refund',
+      'tollgate link create', 'tollgate link list', 'tollgate link deactivate',
+      'tollgate chains', 'tollgate portal add-user', 'tollgate card simulate', 'tollgate card release', 'tollgate card refund',
     ]);
     const fill = (c: string, key = '') =>
       c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
@@ -105,7 +120,30 @@ describe('README admin CLI table and config example', () => {
     const refund = spawnTollgate(['order', 'refund', 'ord_missing'], { TOLLGATE_URL: server.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
     assert.equal(await new Promise((resolve) => refund.child.once('exit', resolve)), 1);
     assert.match(refund.output(), /order not found|order_not_found/);
-    assert.match(await run(cmds[13]!), /31337/);
+    // Hosted quick-pay: a product and its link, the list (and the sessions command of the same row), deactivation.
+    const link = await run(fill(cmds[13]!).replace('NAME', 'Shop'));
+    const linkId = /link_id: (pl_\S+)/.exec(link)?.[1];
+    assert.ok(linkId, link);
+    assert.match(link, new RegExp(`url: http://127\\.0\\.0\\.1:8402/quickpay/pay/${linkId}`));
+    assert.match(await run(fill(cmds[14]!)), new RegExp(linkId));
+    const listRow = README.split('\n').find((l) => l.includes('`tollgate link list'))!;
+    const sessionsCmd = /, `(tollgate link sessions [^`]+)`/.exec(listRow)?.[1];
+    assert.equal(sessionsCmd, 'tollgate link sessions ID LINK_ID');
+    await run(fill(sessionsCmd!).replace('LINK_ID', linkId));
+    assert.match(await run(fill(cmds[15]!).replace('LINK_ID', linkId)), /active: false/);
+    assert.match(await run(cmds[16]!), /31337/);
+    const user = await run(fill(cmds[17]!).replace('EMAIL', 'owner@cli-shop.example'));
+    const password = /password: (\S+)/.exec(user)?.[1];
+    assert.ok(password, user);
+    const login = await fetch(`${server.url}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@cli-shop.example', password }) });
+    assert.equal(login.status, 200, 'the printed password signs in');
+
+    // Card rail (TEST processor): a paid card order of a checkout session, then the three card rows.
+    const ord = await paidCardOrder(server);
+    const card = (c: string) => c.replace('ORDER_ID', ord);
+    assert.match(await run(card(cmds[18]!)), /outcome: dispute/);
+    assert.match(await run(card(cmds[19]!)), /status: PAYMENT_CONFIRMED/); // still held for the duplicate
+    assert.match(await run(card(cmds[20]!)), /refunded_amount: 1\.00/);
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });

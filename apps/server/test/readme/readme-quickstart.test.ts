@@ -81,6 +81,17 @@ describe('README quick start on a fresh data directory', () => {
     // The data lands where the README says: under the folder `npm start` was typed in.
     assert.ok(readFileSync(join(ROOT, DATA_DIR, 'admin.token'), 'utf8').startsWith('tgadm_'));
 
+    // The quick start ends at the portal: the printed demo user signs in, the page is served.
+    const portalLine = /portal\s+(http:\S+\/portal)\s+sign in with (\S+) \/ (\S+)/.exec(text);
+    assert.ok(portalLine, text);
+    assert.match(README, /open http:\/\/127\.0\.0\.1:8402\/portal and sign in with `demo@example\.com`/);
+    assert.equal(readFileSync(join(ROOT, DATA_DIR, 'portal.password'), 'utf8').trim(), portalLine[3]);
+    const page = await fetch(portalLine[1]!);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Tollgate portal/);
+    const signIn = await fetch(`http://127.0.0.1:${port}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: portalLine[2], password: portalLine[3] }) });
+    assert.equal(signIn.status, 200, await signIn.text());
+
     const lines = shellLines(quick[1]!.code, port);
     assert.deepEqual(lines.map((l) => l.split(' ').slice(0, 2).join(' ')), ['npx tollgate', 'curl http://127.0.0.1:' + port + '/merchants/demo', 'curl http://127.0.0.1:' + port + '/openapi.json']);
     assert.match(sh(lines[0]!, env), /merchant_id: demo/);

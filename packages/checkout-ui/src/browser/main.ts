@@ -12,6 +12,7 @@ import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type BindTerms, type PaymentOpt
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
 import { h, replace, sessionStore as storage, setText } from './dom.ts';
 import { optionKey, sentTx, termsFor, type Terms } from '../lib/terms.ts';
+import { cardMethod, cardOnlyScreen, startCard, type CardContext } from './card.ts';
 import { chooseScreen, doneScreen, lineItems, loadErrorScreen, messageScreen, optionAmount, payLine, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
@@ -41,6 +42,8 @@ let screenId = '';
 let pollTimer: ReturnType<typeof setTimeout> | undefined;
 let tickTimer: ReturnType<typeof setInterval> | undefined;
 let warnedMinute = false;
+/** a card payment is processing or held: no countdown, no "cancel" (the processor has the payment) */
+let cardPaid = false;
 
 const say = (text: string) => ui && setText(ui.live, text);
 
@@ -122,6 +125,8 @@ function route() {
     case 'FAILED':
       return failed();
   }
+  // A live card order (the session stays OPEN while it is processing or held): continue it.
+  if (session.order?.flow?.startsWith('FIAT_') && LIVE_ORDER.includes(session.order.status)) return void startCard(cardCtx());
   // A live order: continue it. An expired or cancelled one (session still BOUND): bind again.
   const t = session.order && LIVE_ORDER.includes(session.order.status) ? termsOf(session.order) : undefined;
   if (t) {
@@ -133,6 +138,8 @@ function route() {
   const left = secondsLeft(session.expires_at, Date.now() + api.clockOffset);
   if (left <= 0) return expired();
   if (left < MIN_PAYMENT_WINDOW_SECONDS) return tooLate();
+  if (session.payment_options.length === 0 && fiat())
+    return setScreen(cardOnlyScreen(session, () => void startCard(cardCtx())));
   if (session.payment_options.length === 0)
     return finish(messageScreen('no-options', 'warn', 'Token payment unavailable', `This checkout offers no token payment. Contact ${merchant()} to pay another way.`, returnAction()));
   showChoose();
@@ -163,11 +170,19 @@ function showChoose() {
       void payByQr(from, fieldError);
     },
   });
+  if (fiat()) v.node.appendChild(cardMethod(session, () => void startCard(cardCtx())));
   walletSlot = v.wallets;
   if (ui?.cancel) ui.cancel.hidden = false; // back from an attempt that expired: nothing was sent
   setTotal();
   setScreen(v.node);
   renderWallets();
+}
+
+const fiat = () => session.payment_rails.includes('fiat');
+function cardCtx(): CardContext {
+  const refused = (e: ApiError) => api.session().then((s) => ((session = s), route(), !finished && say(e.message)), () => say(e.message));
+  const back = session.payment_options.length ? () => (setTotal(), showChoose()) : undefined;
+  return { api, session: () => session, setScreen, say, summary: () => ui, paid: () => ((cardPaid = true), ui?.cancel?.remove(), tick()), completed: () => completed(), failed, expired, refused, back };
 }
 
 function renderWallets() {
@@ -349,7 +364,7 @@ function tick() {
   // A transfer on chain is judged by its block time, not by when it confirms: once the watcher has
   // seen it, a running clock would only worry the payer. (A hash from the wallet alone is not
   // enough: the transaction may still be mined after the window.)
-  if (payment?.seen) {
+  if (payment?.seen || cardPaid) {
     ui.timer.hidden = true;
     return;
   }

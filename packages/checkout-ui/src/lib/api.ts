@@ -1,7 +1,7 @@
 // The three public checkout calls. URLs are relative to the page (`/checkout/pay`), so a deployment
 // behind a path prefix works unchanged and the page never talks to another origin.
 import { clockOffsetMs } from './countdown.ts';
-import type { BindTerms, PublicSession, StatusProjection } from './types.ts';
+import type { BindTerms, CardStart, PublicSession, StatusProjection, TestCard, TestCardResult } from './types.ts';
 
 /** A non-2xx answer in the error envelope `{ error, code, param?, request_id }`, or a network failure (status 0). */
 export class ApiError extends Error {
@@ -25,6 +25,10 @@ export interface CheckoutApi {
   session(): Promise<PublicSession>;
   status(): Promise<StatusProjection>;
   bind(body: { chain_id: number; token_symbol: string; from_address: string }): Promise<BindTerms>;
+  /** Starts (or resumes) the card payment of the session. */
+  card(): Promise<CardStart>;
+  /** TEST processor: pays the card order with a test card (the number goes only to this origin). */
+  testCard(card: TestCard): Promise<TestCardResult>;
   /** ms to add to Date.now() for server time, updated from every response's Date header */
   readonly clockOffset: number;
 }
@@ -76,6 +80,8 @@ export function checkoutApi(base: string, checkoutId: string, fetchFn: Fetch = (
     session: () => call<PublicSession>('GET', ''),
     status: () => call<StatusProjection>('GET', '/status'),
     bind: (b) => call<BindTerms>('POST', '/bind', b),
+    card: () => call<CardStart>('POST', '/card', {}),
+    testCard: (c) => call<TestCardResult>('POST', '/card/test-payment', c),
     get clockOffset() {
       return offset;
     },

@@ -18,6 +18,8 @@ export interface PaymentOption {
 export interface SessionOrder {
   order_id: string;
   status: string;
+  /** FIAT_<PROCESSOR> for a card order */
+  flow?: string;
   chain_id: number;
   token_symbol: string;
   pay_to_address: string;
@@ -74,3 +76,35 @@ export const MIN_PAYMENT_WINDOW_SECONDS = 60;
 
 /** Session states after which this page starts no payment and stops polling. */
 export const TERMINAL: readonly SessionStatus[] = ['COMPLETED', 'EXPIRED', 'CANCELLED', 'FAILED'];
+
+/** Answer of POST …/card (the card order of the session and what to do next). */
+export interface CardStart {
+  order_id: string;
+  processor: string;
+  currency: string;
+  amount: string;
+  order_status: string;
+  payment_state: string;
+  expires_at: number;
+  next_action: { type: string; url?: string };
+}
+
+/** Answer of the TEST processor's card form. */
+export interface TestCardResult {
+  outcome: 'succeeded' | 'processing' | 'declined';
+  decline_code?: string;
+  card_last4: string;
+  order_id: string;
+  order_status: string;
+  held_reasons?: string[];
+}
+
+export interface TestCard {
+  number: string;
+  exp_month: number;
+  exp_year: number;
+  cvc: string;
+}
+
+/** The server refuses a card start with less than this many seconds left (410). */
+export const MIN_CARD_WINDOW_SECONDS = 120;

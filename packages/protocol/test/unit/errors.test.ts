@@ -91,6 +91,26 @@ const ADDED: Record<string, number> = {
   order_not_refundable: 409,
   authorization_used: 409,
   order_not_payable: 409,
+  product_not_found: 404,
+  link_not_found: 404,
+  link_inactive: 410,
+  link_expired: 410,
+  link_sold_out: 410,
+  amount_out_of_range: 400,
+  idempotency_key_conflict: 409,
+  quickpay_session_not_found: 404,
+  login_failed: 401,
+  portal_session_required: 401,
+  csrf_token_invalid: 403,
+  invitation_not_usable: 410,
+  portal_user_exists: 409,
+  // card rail
+  card_processor_unavailable: 503,
+  card_payment_active: 409,
+  card_order_not_refundable: 400,
+  refund_exceeds_payment: 400,
+  card_hold_not_found: 409,
+  invalid_processor_signature: 400,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {

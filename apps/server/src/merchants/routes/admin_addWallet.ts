@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { isAddress } from 'viem';
 import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
-import { EvmAddress } from '../../http/schemas.ts';
+import { ChainAddress } from '../../http/schemas.ts';
+import { kindOfChain, normalizeSolanaAddress } from '../../chain/addresses.ts';
 import { MerchantIdParams, WalletSchema } from './views.ts';
 
 export const adminAddWallet = defineRoute({
@@ -13,16 +14,19 @@ export const adminAddWallet = defineRoute({
   tags: ['admin'],
   params: MerchantIdParams,
   body: Type.Object(
-    { chain_id: Type.Integer({ minimum: 1 }), token_symbol: Type.String({ minLength: 1, maxLength: 11 }), address: EvmAddress },
+    { chain_id: Type.Integer({ minimum: 1 }), token_symbol: Type.String({ minLength: 1, maxLength: 11 }), address: ChainAddress },
     { additionalProperties: false },
   ),
   response: { 201: WalletSchema },
   async handler(req, reply, deps) {
     const b = req.body;
-    if (/^0x0{40}$/i.test(b.address)) throw new AppError('invalid_request', 'address must not be the zero address', 'address');
+    if (kindOfChain(deps.config, b.chain_id) === 'solana') {
+      if (!normalizeSolanaAddress(b.address)) throw new AppError('invalid_request', 'address must be a base58 Solana public key (32 bytes) on a Solana chain', 'address');
+    } else if (!b.address.startsWith('0x')) throw new AppError('invalid_request', 'address must be a 0x EVM address on an EVM chain', 'address');
+    else if (/^0x0{40}$/i.test(b.address)) throw new AppError('invalid_request', 'address must not be the zero address', 'address');
     // A typo in a receiving address sends payers' money nowhere: a mixed-case address must carry a
     // valid EIP-55 checksum (all-lowercase is accepted as unchecksummed).
-    if (!isAddress(b.address)) throw new AppError('invalid_request', 'address has an invalid EIP-55 checksum', 'address');
+    else if (!isAddress(b.address)) throw new AppError('invalid_request', 'address has an invalid EIP-55 checksum', 'address');
     const out = await deps.merchants.addWallet(req.params.merchant_id, { chainId: b.chain_id, tokenSymbol: b.token_symbol, address: b.address });
     switch (out.kind) {
       case 'merchant_not_found':

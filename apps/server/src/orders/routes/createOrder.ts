@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
+import { ChainAddress } from '../../http/schemas.ts';
+import { chainById } from '../../chain/registry.ts';
 import { buildPaymentTerms, paymentRequired } from '../terms.ts';
 
 const Body = Type.Object(
@@ -8,8 +10,8 @@ const Body = Type.Object(
     dapp_order_id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', description: "merchant's unique, stable order id (printable ASCII, no spaces)" }),
     chain_id: Type.Integer({ minimum: 1 }),
     token_symbol: Type.String({ minLength: 1, maxLength: 11 }),
-    token_contract: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })),
-    from_address: Type.String({ maxLength: 42 }),
+    token_contract: Type.Optional(ChainAddress),
+    from_address: Type.String({ maxLength: 44, description: 'the payer: a 0x EVM address, or a base58 public key on a Solana chain' }),
     amount_wei: Type.String({ minLength: 1, maxLength: 78, description: 'integer amount in the smallest unit' }),
     callback_calldata: Type.Optional(Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 20_000 })),
     merchant_id: Type.Optional(Type.String({ maxLength: 64 })),
@@ -44,7 +46,15 @@ export const createOrder = defineRoute({
       nonce: req.merchant.nonce,
     });
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
-    const terms = buildPaymentTerms(out.order, { baseUrl: deps.config.publicBaseUrl, nowMs: deps.clock.now(), receiveType: req.merchant.receiveType, calldataSignRequest: out.calldataSignRequest });
+    const c = chainById(deps.config, out.order.chain_id);
+    const terms = buildPaymentTerms(out.order, {
+      baseUrl: deps.config.publicBaseUrl,
+      nowMs: deps.clock.now(),
+      receiveType: req.merchant.receiveType,
+      calldataSignRequest: out.calldataSignRequest,
+      ...(c ? { network: c.family.network(c.chain) } : {}),
+      ...(c?.family.paymentUrl ? { paymentUrl: c.family.paymentUrl(c.chain, out.order) } : {}),
+    });
     const { json, header } = paymentRequired(terms);
     // Already JSON: a string payload with a JSON content type is sent as is, not re-serialized.
     reply.status(402).header('payment-required', header).type('application/json; charset=utf-8');

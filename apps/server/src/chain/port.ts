@@ -1,0 +1,70 @@
+/**
+ * The chain port: what orders, checkout, machine payments and settlement need from a chain family.
+ * One folder per family implements it (`chain/evm`, `chain/solana`); `chain/registry.ts` picks the
+ * implementation by the chain's kind, so a new family is a new folder, never a branch in a service.
+ * Pure types: no I/O here.
+ */
+import type { Clock } from '../clock.ts';
+import type { Database } from '../db/database.ts';
+import type { TxLookup } from '../mpp/chain.ts';
+import type { Worker } from '../workers.ts';
+
+export type ChainKind = 'evm' | 'solana';
+
+/** What every family's parsed chain entry has in common. */
+export interface ChainEntry {
+  chainId: number;
+  name: string;
+  rpcUrl: string;
+  pollIntervalMs: number;
+  explorerUrl?: string;
+}
+
+/** A configured token in family-neutral terms. */
+export interface ChainToken {
+  symbol: string;
+  /** EVM: lowercase 0x contract; Solana: base58 mint */
+  address: string;
+  decimals: number;
+}
+
+/** When a payment counts: EVM in blocks on top of the transfer's block, Solana in commitment levels. */
+export type DepthPolicy =
+  | { unit: 'blocks'; confirm: number; invoice: number }
+  | { unit: 'commitment'; confirm: 'confirmed' | 'finalized'; invoice: 'finalized' };
+
+/** What a watcher loop reports after each tick (metrics: head lag per chain). */
+export interface WatcherHooks {
+  onTick?: (chainId: number, r: { kind: 'leader' | 'follower' | 'error' }, head: { number: bigint; timestamp: bigint } | undefined) => void;
+  logLevel: string;
+}
+
+export interface ChainFamily<C extends ChainEntry = ChainEntry> {
+  readonly kind: ChainKind;
+  /** The flow of a DIRECT order on this family (wire.md `flow`). */
+  readonly directFlow: 'ERC20_DIRECT' | 'SOL_DIRECT';
+  /** CAIP-2 id used in `network` / `destinationChain` fields (`eip155:1`, `solana:5eykt4Us…`). */
+  network(chain: C): string;
+  /** The canonical stored form of a payer or merchant address, or undefined when `raw` is not one. */
+  normalizeAddress(raw: string): string | undefined;
+  /** The chain's configured tokens. */
+  tokens(chain: C): ChainToken[];
+  /**
+   * Where a DIRECT payment to the merchant wallet `wallet` in `token` arrives: EVM the wallet itself,
+   * Solana the wallet's associated token account for the mint.
+   */
+  directPayTo(chain: C, wallet: string, token: ChainToken): Promise<string>;
+  /**
+   * Family-specific payment instructions for a payer's wallet, added to the 402 terms (Solana: the
+   * Solana Pay `solana:` URL). Undefined when the family has none.
+   */
+  paymentUrl?(chain: C, order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number; dapp_order_id: string }): string;
+  /** Confirmation and finality policy. */
+  depth(chain: C): DepthPolicy;
+  /** The watcher loop of one chain: one leader across processes (a lease), catch-up after downtime. */
+  startWatcher(chain: C, deps: { db: Database; clock: Clock }, hooks: WatcherHooks): Worker;
+  /** Transfer lookup by transaction (machine payments); undefined when the family has none yet. */
+  txLookup?(chain: C): TxLookup;
+  /** True when DELEGATE settlement is set up on this chain. */
+  settles(chain: C): boolean;
+}

@@ -1,0 +1,30 @@
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
+import type { Worker } from '../workers.ts';
+import { evmFamily } from './evm/family.ts';
+import { solanaFamily } from './solana/family.ts';
+import type { ChainEntry, ChainFamily, WatcherHooks } from './port.ts';
+
+/** A configured chain with the family that serves it. */
+export interface ConfiguredChain {
+  family: ChainFamily<ChainEntry>;
+  chain: ChainEntry;
+}
+
+/** Every configured chain of every family, EVM first (the order `config.chains` always had). */
+export function configuredChains(config: Pick<Config, 'chains' | 'solanaChains'>): ConfiguredChain[] {
+  return [
+    ...config.chains.map((chain) => ({ family: evmFamily as unknown as ChainFamily<ChainEntry>, chain })),
+    ...(config.solanaChains ?? []).map((chain) => ({ family: solanaFamily as unknown as ChainFamily<ChainEntry>, chain })),
+  ];
+}
+
+export function chainById(config: Pick<Config, 'chains' | 'solanaChains'>, chainId: number): ConfiguredChain | undefined {
+  return configuredChains(config).find((c) => c.chain.chainId === chainId);
+}
+
+/** One watcher loop per configured chain, whatever its family (the composition root calls this). */
+export function startChainWatchers(deps: { config: Pick<Config, 'chains' | 'solanaChains' | 'logLevel'>; db: Database; clock: Clock }, hooks: Omit<WatcherHooks, 'logLevel'> = {}): Worker[] {
+  return configuredChains(deps.config).map(({ family, chain }) => family.startWatcher(chain, deps, { ...hooks, logLevel: deps.config.logLevel }));
+}

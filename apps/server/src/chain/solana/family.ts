@@ -1,0 +1,52 @@
+import type { Address } from '@solana/kit';
+import { normalizeSolanaAddress } from '../addresses.ts';
+import { findAssociatedTokenPda } from '@solana-program/token';
+import type { SolanaChainConfig } from '../../config/schema.ts';
+import type { ChainFamily } from '../port.ts';
+import { transferRequestUrl } from './pay-url.ts';
+import { referenceOf } from './reference.ts';
+import { runSolanaWatcher, SolanaWatcher } from './watcher.ts';
+import { createChainLogger } from '../evm/context.ts';
+
+/**
+ * The Solana family on the chain port. Addresses are base58 public keys (32 bytes), stored as
+ * given (base58 is case-sensitive: no normalisation beyond the check). A DIRECT payment arrives in
+ * the merchant wallet's associated token account of the mint (with the mint's token program).
+ * Depth is a commitment level. Machine payments and DELEGATE settlement are not served yet.
+ */
+export const solanaFamily: ChainFamily<SolanaChainConfig> = {
+  kind: 'solana',
+  directFlow: 'SOL_DIRECT',
+  network: (chain) => chain.network,
+  normalizeAddress: normalizeSolanaAddress,
+  tokens: (chain) => chain.tokens.map((t) => ({ symbol: t.symbol, address: t.mint, decimals: t.decimals })),
+  async directPayTo(chain, wallet, token) {
+    const t = chain.tokens.find((x) => x.mint === token.address);
+    if (!t) throw new Error(`mint ${token.address} is not configured on chain ${chain.chainId}`);
+    const [ata] = await findAssociatedTokenPda({ owner: wallet as Address, mint: t.mint as Address, tokenProgram: t.programId as Address });
+    return ata;
+  },
+  // The payer's wallet pays the merchant's WALLET (it derives the token account) the exact amount,
+  // carrying the order's reference key: what attributes the transfer (attribution.ts).
+  paymentUrl: (_chain, order) =>
+    transferRequestUrl({
+      recipient: order.pay_to_address,
+      amount: BigInt(order.amount_wei),
+      decimals: order.decimals,
+      splToken: order.token_contract,
+      references: [referenceOf(order.id)],
+      message: `Order ${order.dapp_order_id}`.slice(0, 100),
+    }),
+  depth: (chain) => ({ unit: 'commitment', confirm: chain.confirmCommitment, invoice: chain.finalityCommitment }),
+  startWatcher: (chain, deps, hooks) =>
+    runSolanaWatcher(
+      new SolanaWatcher({
+        chain,
+        db: deps.db,
+        clock: deps.clock,
+        ...(hooks.onTick ? { onTick: hooks.onTick } : {}),
+        log: createChainLogger(hooks.logLevel, { component: 'solana-watcher', chain_id: chain.chainId }),
+      }),
+    ),
+  settles: () => false,
+};

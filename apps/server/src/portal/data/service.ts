@@ -1,0 +1,99 @@
+// The portal's read side: order pages with opaque keyset cursors, the overview, an order's detail
+// (audit trail, transfers, proof, deliveries, explorer link), the fee ledger, the CSV exports.
+import { Readable } from 'node:stream';
+import type { AppDeps } from '../../deps.ts';
+import { getOrderWithTransfers } from '../../orders/repo.ts';
+import { orderStatusRecord } from '../../orders/views.ts';
+import { proofHash, type ProofPayload } from '../../orders/proof.ts';
+import { webhookService } from '../../webhooks/service.ts';
+import { ORDER_COLUMNS, csvLine, orderCsvLine } from './csv.ts';
+import * as repo from './repo.ts';
+
+/** Rows per export query: ~1 MB of CSV at most in memory, one round trip per 1000 rows. */
+export const EXPORT_PAGE = 1000;
+
+/** Cursor = base64url("<created_us>.<order id>"): opaque to the page, exact to the microsecond. */
+export function encodeCursor(r: { created_us: string; id: string }): string {
+  return Buffer.from(`${r.created_us}.${r.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(c: string): { createdUs: string; id: string } | undefined {
+  const s = Buffer.from(c, 'base64url').toString('utf8');
+  const m = /^(-?[0-9]{1,19})\.([A-Za-z0-9_]{1,64})$/.exec(s);
+  return m ? { createdUs: m[1]!, id: m[2]! } : undefined;
+}
+
+export async function listOrders(deps: AppDeps, merchantId: string, f: repo.OrderListFilter): Promise<{ orders: repo.OrderListRow[]; next: string | null }> {
+  const rows = await repo.listOrders(deps.db, merchantId, { ...f, limit: f.limit + 1 });
+  const more = rows.length > f.limit;
+  const page = more ? rows.slice(0, f.limit) : rows;
+  return { orders: page, next: more ? encodeCursor(page.at(-1)!) : null };
+}
+
+export function overview(deps: AppDeps, merchantId: string, days: number) {
+  const from = new Date(deps.clock.now() - days * 86_400_000);
+  from.setUTCHours(0, 0, 0, 0);
+  return repo.overview(deps.db, merchantId, from);
+}
+
+/** Explorer link of a transaction, when the chain has an explorer configured. */
+export function explorerTxUrl(deps: AppDeps, chainId: number, txHash: string | null): string | undefined {
+  const base = deps.config.chains.find((c) => c.chainId === chainId)?.explorerUrl;
+  return base && txHash ? `${base}/tx/${txHash}` : undefined;
+}
+
+/** Everything the order page shows, or undefined when the order is not this merchant's. */
+export async function orderDetail(deps: AppDeps, merchantId: string, orderId: string) {
+  const o = await getOrderWithTransfers(deps.db, merchantId, orderId);
+  if (!o) return undefined;
+  const [timeline, deliveries] = await Promise.all([
+    repo.listTransitions(deps.db, o.id),
+    webhookService(deps).listDeliveries(merchantId, { orderId: o.id, limit: 50 }),
+  ]);
+  let proof: { payload: ProofPayload; signature: string } | undefined;
+  if ((o.status === 'PAYMENT_CONFIRMED' || o.status === 'INVOICED') && o.tx_hash && o.log_index !== null && o.block_number !== null && o.paid_amount_wei) {
+    const payload: ProofPayload = {
+      order_id: o.id, tx_hash: o.tx_hash, log_index: o.log_index, from_addr: o.from_address, to_addr: o.pay_to_address,
+      amount_wei: o.paid_amount_wei, from_chain_id: o.chain_id, token_contract: o.token_contract, block_number: Number(o.block_number), status: o.status,
+    };
+    proof = { payload, signature: proofHash(payload) };
+  }
+  return { order: orderStatusRecord(o, o.observed), decimals: o.decimals, fee_amount: o.fee_amount, timeline, deliveries: deliveries ?? [], proof, explorerUrl: explorerTxUrl(deps, o.chain_id, o.tx_hash) };
+}
+
+export function ledger(deps: AppDeps, merchantId: string, before: number | undefined, limit: number) {
+  return repo.listLedger(deps.db, merchantId, before, limit);
+}
+
+/**
+ * The orders (or payments: confirmed and invoiced orders with their transaction) of [from, to) as
+ * CSV, pulled one page of EXPORT_PAGE rows at a time as the client reads: a stream, so a slow
+ * client holds one page, and a year of orders never sits in memory.
+ */
+export async function exportCsv(deps: AppDeps, merchantId: string, a: { from: Date; to: Date; paidOnly: boolean }): Promise<Readable> {
+  // The first page is read before the answer starts: a database failure is then a 500, not a
+  // 200 with a truncated file.
+  let pending: repo.ExportRow[] | undefined = await repo.exportPage(deps.db, merchantId, { ...a, limit: EXPORT_PAGE });
+  let after: { createdUs: string; id: string } | undefined;
+  let header = true;
+  return new Readable({
+    async read() {
+      try {
+        if (header) {
+          header = false;
+          this.push(csvLine([...ORDER_COLUMNS]));
+          return;
+        }
+        const rows = pending ?? (await repo.exportPage(deps.db, merchantId, { ...a, after, limit: EXPORT_PAGE }));
+        pending = undefined;
+        if (rows.length > 0) {
+          after = { createdUs: rows.at(-1)!.created_us, id: rows.at(-1)!.id };
+          this.push(rows.map(orderCsvLine).join(''));
+        }
+        if (rows.length < EXPORT_PAGE) this.push(null);
+      } catch (err) {
+        this.destroy(err as Error);
+      }
+    },
+  });
+}

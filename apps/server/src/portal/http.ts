@@ -1,0 +1,92 @@
+// The portal's HTTP side of sessions: the cookie, the CSRF check, the role check. Used by
+// http/route.ts for `auth: 'portal'` routes and by the sign-in routes that set the cookie.
+//
+// Cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it), Path=/.
+// Secure and the `__Host-` name prefix when PUBLIC_BASE_URL is https: a browser then sends it only
+// over TLS, and no subdomain can set or shadow it. Over plain http (the dev profile on 127.0.0.1)
+// a Secure cookie would not be stored at all, so it is left off there; docs/portal.md says to serve
+// the portal over https in production.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../deps.ts';
+import { AppError } from '../http/errors.ts';
+import { PortalAuth, ROLE_RANK, SESSION_TTL_SECONDS, sha256, type NewSession } from './auth.ts';
+import type { SessionRole } from './repo.ts';
+
+export interface PortalContext {
+  sessionHash: string;
+  role: SessionRole;
+  userId: string | null;
+  email: string | null;
+  /** the merchant whose data the session sees (the operator's pick; NULL until it picks one) */
+  merchantId: string | null;
+  merchantName: string | null;
+  csrfToken: string;
+}
+
+const auths = new WeakMap<AppDeps, PortalAuth>();
+/** The portal account service of these deps. */
+export function portalAuth(deps: AppDeps): PortalAuth {
+  let a = auths.get(deps);
+  if (!a) auths.set(deps, (a = new PortalAuth(deps.db, deps.config, deps.clock)));
+  return a;
+}
+
+export function cookieSecure(deps: AppDeps): boolean {
+  return deps.config.publicBaseUrl.startsWith('https:');
+}
+
+export function cookieName(deps: AppDeps): string {
+  return cookieSecure(deps) ? '__Host-tollgate_portal' : 'tollgate_portal';
+}
+
+/** The session cookie's value in this request, if any. */
+export function presentedSession(req: FastifyRequest, deps: AppDeps): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  const name = cookieName(deps);
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      const v = part.slice(eq + 1).trim();
+      return /^[A-Za-z0-9_-]{43}$/.test(v) ? v : undefined;
+    }
+  }
+  return undefined;
+}
+
+export function setSessionCookie(reply: FastifyReply, deps: AppDeps, s: NewSession): void {
+  const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${SESSION_TTL_SECONDS}`, ...(cookieSecure(deps) ? ['Secure'] : [])];
+  reply.header('set-cookie', `${cookieName(deps)}=${s.sessionId}; ${attrs.join('; ')}`);
+  reply.header('cache-control', 'no-store');
+}
+
+export function clearSessionCookie(reply: FastifyReply, deps: AppDeps): void {
+  const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', 'Max-Age=0', ...(cookieSecure(deps) ? ['Secure'] : [])];
+  reply.header('set-cookie', `${cookieName(deps)}=; ${attrs.join('; ')}`);
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Authenticates a portal request: a live session (401 portal_session_required), the CSRF token on
+ * every unsafe method (403 csrf_token_invalid), and at least `minRole` (403 forbidden).
+ */
+export async function authenticatePortal(req: FastifyRequest, deps: AppDeps, minRole: SessionRole): Promise<PortalContext> {
+  const id = presentedSession(req, deps);
+  const s = id ? await portalAuth(deps).session(id) : undefined;
+  if (!s) throw new AppError('portal_session_required', 'sign in to the portal first');
+  if (!SAFE.has(req.method)) {
+    const sent = req.headers['x-csrf-token'];
+    const ok = typeof sent === 'string' && sent.length === s.csrf_token.length && timingSafeEqual(Buffer.from(sent), Buffer.from(s.csrf_token));
+    if (!ok) throw new AppError('csrf_token_invalid', 'missing or wrong X-CSRF-Token header');
+  }
+  if (ROLE_RANK[s.role] < ROLE_RANK[minRole]) throw new AppError('forbidden', `this needs the ${minRole} role; you are ${s.role}`);
+  return { sessionHash: sha256(id!), role: s.role, userId: s.user_id, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token };
+}
+
+/** The merchant a portal request acts on; the operator must have picked one. */
+export function merchantOf(ctx: PortalContext): string {
+  if (!ctx.merchantId) throw new AppError('invalid_request', 'pick a merchant first (POST /portal/api/merchants/select)');
+  return ctx.merchantId;
+}

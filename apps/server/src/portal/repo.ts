@@ -1,0 +1,166 @@
+// SQL of portal accounts: users, sessions, invitations, sign-in throttling (migration 0012).
+import type { Queryable } from '../db/database.ts';
+
+export type UserRole = 'owner' | 'developer' | 'viewer';
+export type SessionRole = UserRole | 'operator';
+
+export interface UserRow {
+  id: string;
+  merchant_id: string;
+  email: string;
+  password_hash: string;
+  role: UserRole;
+  created_at: Date;
+  disabled_at: Date | null;
+}
+
+export interface SessionRow {
+  id_hash: string;
+  user_id: string | null;
+  merchant_id: string | null;
+  role: SessionRole;
+  csrf_token: string;
+  created_at: Date;
+  expires_at: Date;
+  email: string | null;
+  merchant_name: string | null;
+}
+
+/** Inserts a user; false when the email is taken. */
+export async function insertUser(q: Queryable, u: { id: string; merchantId: string; email: string; passwordHash: string; role: UserRole; now: Date }): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `INSERT INTO portal_users (id, merchant_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (email) DO NOTHING`,
+    [u.id, u.merchantId, u.email, u.passwordHash, u.role, u.now],
+  );
+  return rowCount === 1;
+}
+
+export async function setPasswordHash(q: Queryable, email: string, passwordHash: string): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE portal_users SET password_hash = $2 WHERE email = $1', [email, passwordHash]);
+  return rowCount === 1;
+}
+
+export async function findUserByEmail(q: Queryable, email: string): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>('SELECT * FROM portal_users WHERE email = $1', [email]);
+  return rows[0];
+}
+
+export async function listUsers(q: Queryable, merchantId: string): Promise<UserRow[]> {
+  const { rows } = await q.query<UserRow>('SELECT * FROM portal_users WHERE merchant_id = $1 ORDER BY created_at, id', [merchantId]);
+  return rows;
+}
+
+/** Disables a user of this merchant and ends its sessions; false when there is no such user. */
+export async function disableUser(q: Queryable, merchantId: string, userId: string, now: Date): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE portal_users SET disabled_at = coalesce(disabled_at, $3) WHERE id = $1 AND merchant_id = $2', [userId, merchantId, now]);
+  if (rowCount !== 1) return false;
+  await q.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
+  return true;
+}
+
+export async function insertSession(q: Queryable, s: { idHash: string; userId: string | null; merchantId: string | null; role: SessionRole; csrfToken: string; now: Date; expiresAt: Date }): Promise<void> {
+  await q.query(
+    `INSERT INTO portal_sessions (id_hash, user_id, merchant_id, role, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [s.idHash, s.userId, s.merchantId, s.role, s.csrfToken, s.now, s.expiresAt],
+  );
+}
+
+/**
+ * A live session with its user's email and its merchant's name. A disabled user's sessions were
+ * deleted, and the join refuses them anyway.
+ */
+export async function findSession(q: Queryable, idHash: string, now: Date): Promise<SessionRow | undefined> {
+  const { rows } = await q.query<SessionRow>(
+    `SELECT s.*, u.email, m.name AS merchant_name
+       FROM portal_sessions s
+       LEFT JOIN portal_users u ON u.id = s.user_id
+       LEFT JOIN merchants m ON m.id = s.merchant_id
+      WHERE s.id_hash = $1 AND s.expires_at > $2 AND (s.user_id IS NULL OR u.disabled_at IS NULL)`,
+    [idHash, now],
+    { name: 'portal_find_session' },
+  );
+  return rows[0];
+}
+
+export async function deleteSession(q: Queryable, idHash: string): Promise<void> {
+  await q.query('DELETE FROM portal_sessions WHERE id_hash = $1', [idHash]);
+}
+
+export async function pruneSessions(q: Queryable, now: Date): Promise<number> {
+  const { rowCount } = await q.query('DELETE FROM portal_sessions WHERE expires_at <= $1', [now]);
+  return rowCount;
+}
+
+/** The operator's session looks at another merchant; false when the merchant does not exist. */
+export async function selectSessionMerchant(q: Queryable, idHash: string, merchantId: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE portal_sessions SET merchant_id = m.id FROM merchants m WHERE portal_sessions.id_hash = $1 AND portal_sessions.role = 'operator' AND m.id = $2`,
+    [idHash, merchantId],
+  );
+  return rowCount === 1;
+}
+
+export async function insertInvitation(q: Queryable, i: { tokenHash: string; merchantId: string; email: string; role: UserRole; invitedBy: string | null; now: Date; expiresAt: Date }): Promise<void> {
+  await q.query(
+    `INSERT INTO portal_invitations (token_hash, merchant_id, email, role, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [i.tokenHash, i.merchantId, i.email, i.role, i.invitedBy, i.now, i.expiresAt],
+  );
+}
+
+/** Marks an unused, unexpired invitation used and returns it; undefined otherwise (single use). */
+export async function consumeInvitation(q: Queryable, tokenHash: string, now: Date): Promise<{ merchant_id: string; email: string; role: UserRole } | undefined> {
+  const { rows } = await q.query<{ merchant_id: string; email: string; role: UserRole }>(
+    `UPDATE portal_invitations SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING merchant_id, email, role`,
+    [tokenHash, now],
+  );
+  return rows[0];
+}
+
+export async function listOpenInvitations(q: Queryable, merchantId: string, now: Date): Promise<{ email: string; role: UserRole; created_at: Date; expires_at: Date }[]> {
+  const { rows } = await q.query<{ email: string; role: UserRole; created_at: Date; expires_at: Date }>(
+    'SELECT email, role, created_at, expires_at FROM portal_invitations WHERE merchant_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at',
+    [merchantId, now],
+  );
+  return rows;
+}
+
+/** Failures counted for `key` in the window that contains `now` (0 when the window has passed). */
+export async function loginFailures(q: Queryable, keys: string[], now: Date, windowSeconds: number): Promise<Map<string, { failures: number; windowStart: Date }>> {
+  const { rows } = await q.query<{ key: string; failures: number; window_start: Date }>(
+    `SELECT key, failures, window_start FROM portal_login_failures WHERE key = ANY($1::text[]) AND window_start > $2`,
+    [keys, new Date(now.getTime() - windowSeconds * 1000)],
+  );
+  return new Map(rows.map((r) => [r.key, { failures: r.failures, windowStart: r.window_start }]));
+}
+
+/** Counts one failure for each key; a key whose window has passed starts a new window. */
+export async function recordLoginFailure(q: Queryable, keys: string[], now: Date, windowSeconds: number): Promise<void> {
+  await q.query(
+    `INSERT INTO portal_login_failures (key, failures, window_start) SELECT k, 1, $2 FROM unnest($1::text[]) AS k
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN portal_login_failures.window_start > $3 THEN portal_login_failures.failures + 1 ELSE 1 END,
+       window_start = CASE WHEN portal_login_failures.window_start > $3 THEN portal_login_failures.window_start ELSE $2 END`,
+    [keys, now, new Date(now.getTime() - windowSeconds * 1000)],
+  );
+}
+
+export async function clearLoginFailures(q: Queryable, key: string): Promise<void> {
+  await q.query('DELETE FROM portal_login_failures WHERE key = $1', [key]);
+}
+
+/** Failure windows that ended before `before` count nothing any more. */
+export async function pruneLoginFailures(q: Queryable, before: Date): Promise<number> {
+  const { rowCount } = await q.query('DELETE FROM portal_login_failures WHERE window_start < $1', [before]);
+  return rowCount;
+}
+
+export async function listMerchants(q: Queryable): Promise<{ id: string; name: string; created_at: Date }[]> {
+  const { rows } = await q.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM merchants ORDER BY created_at, id LIMIT 1000');
+  return rows;
+}
+
+export async function updateMerchantSettings(q: Queryable, merchantId: string, s: { name: string; logoUrl: string | null }): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE merchants SET name = $2, logo_url = $3 WHERE id = $1', [merchantId, s.name, s.logoUrl]);
+  return rowCount === 1;
+}

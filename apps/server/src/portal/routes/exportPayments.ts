@@ -1,0 +1,3 @@
+import { exportRoute } from './exportOrders.ts';
+
+export const portalExportPayments = exportRoute('payments');

@@ -1,0 +1,42 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route.ts';
+import { AppError } from '../../http/errors.ts';
+import { portalAuth, presentedSession, setSessionCookie } from '../http.ts';
+import type { LoginOutcome } from '../auth.ts';
+import type { AppDeps } from '../../deps.ts';
+import type { FastifyReply } from 'fastify';
+import { Email, SessionSchema, sessionView } from './views.ts';
+
+/** Maps a sign-in outcome: the cookie and the session view, or the refusal. Shared by the sign-in routes. */
+export async function answerLogin(out: LoginOutcome | { kind: 'disabled' }, reply: FastifyReply, deps: AppDeps) {
+  switch (out.kind) {
+    case 'throttled':
+      reply.header('retry-after', String(out.retryAfterSeconds));
+      throw new AppError('rate_limited', `too many failed sign-ins; retry in ${out.retryAfterSeconds} s`);
+    case 'failed':
+      throw new AppError('login_failed', 'wrong email or password');
+    case 'disabled':
+      throw new AppError('forbidden', 'operator sign-in is disabled: set ADMIN_TOKEN to enable it');
+    case 'ok': {
+      setSessionCookie(reply, deps, out.session);
+      const s = await portalAuth(deps).session(out.session.sessionId);
+      if (!s) throw new AppError('service_unavailable', 'the new session could not be read back');
+      return sessionView({ role: s.role, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token });
+    }
+  }
+}
+
+export const portalLogin = defineRoute({
+  method: 'POST',
+  url: '/portal/api/login',
+  auth: 'public',
+  summary: 'Portal sign-in with email and password: sets the session cookie (a new session id every time) and returns the CSRF token; throttled per account and per address',
+  tags: ['portal'],
+  body: Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false }),
+  response: { 200: SessionSchema },
+  errors: [429],
+  async handler(req, reply, deps) {
+    const out = await portalAuth(deps).login({ email: req.body.email, password: req.body.password, ip: req.raw.ip, presented: presentedSession(req.raw, deps) });
+    return answerLogin(out, reply, deps);
+  },
+});

@@ -1,0 +1,68 @@
+// Wire schemas of the portal JSON routes (/portal/api/…). Never a secret in a view, except the
+// one-time fields named `*_secret`/`secret`/`invitation_url` of the answers that create them.
+import { Type } from '@sinclair/typebox';
+import { formatUnits } from '@tollgate/protocol';
+import type { OrderListRow } from '../data/repo.ts';
+import type { PortalContext } from '../http.ts';
+
+export const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('developer'), Type.Literal('viewer')]);
+export const SessionRoleSchema = Type.Union([Type.Literal('operator'), Type.Literal('owner'), Type.Literal('developer'), Type.Literal('viewer')]);
+
+export const SessionSchema = Type.Object({
+  role: SessionRoleSchema,
+  email: Type.Optional(Type.String()),
+  merchant_id: Type.Optional(Type.String({ description: 'the merchant whose data this session sees (the operator picks one)' })),
+  merchant_name: Type.Optional(Type.String()),
+  csrf_token: Type.String({ description: 'send it as X-CSRF-Token on every POST, PUT and DELETE of this session' }),
+});
+
+export function sessionView(c: Pick<PortalContext, 'role' | 'email' | 'merchantId' | 'merchantName' | 'csrfToken'>) {
+  return {
+    role: c.role,
+    ...(c.email ? { email: c.email } : {}),
+    ...(c.merchantId ? { merchant_id: c.merchantId } : {}),
+    ...(c.merchantName ? { merchant_name: c.merchantName } : {}),
+    csrf_token: c.csrfToken,
+  };
+}
+
+export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' });
+export const Password = Type.String({ minLength: 12, maxLength: 256, description: '12 to 256 characters' });
+export const IsoDate = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9:.]+Z)?$', description: 'YYYY-MM-DD (UTC midnight) or an ISO 8601 UTC time' });
+
+export const OrderRowSchema = Type.Object({
+  order_id: Type.String(),
+  dapp_order_id: Type.String(),
+  flow: Type.String(),
+  chain_id: Type.Integer(),
+  token_symbol: Type.String(),
+  from_address: Type.String(),
+  amount: Type.String({ description: 'in token units (decimal string)' }),
+  amount_wei: Type.String(),
+  status: Type.String(),
+  tx_hash: Type.Optional(Type.String()),
+  created_at: Type.String(),
+});
+
+export function orderRowView(r: OrderListRow) {
+  return {
+    order_id: r.id,
+    dapp_order_id: r.dapp_order_id,
+    flow: r.flow,
+    chain_id: r.chain_id,
+    token_symbol: r.token_symbol,
+    from_address: r.from_address,
+    amount: formatUnits(BigInt(r.amount_wei), r.decimals),
+    amount_wei: r.amount_wei,
+    status: r.status,
+    ...(r.tx_hash ? { tx_hash: r.tx_hash } : {}),
+    created_at: r.created_at.toISOString(),
+  };
+}
+
+/** A date query value → Date; 'YYYY-MM-DD' is UTC midnight. undefined when absent. */
+export function parseDay(v: string | undefined): Date | undefined {
+  if (!v) return undefined;
+  const d = new Date(v.length === 10 ? `${v}T00:00:00Z` : v);
+  return Number.isNaN(d.getTime()) ? undefined : d;
+}

@@ -1,0 +1,104 @@
+import { isAddress } from 'viem';
+import { isRefusal, parsePositiveDecimal } from '../../checkout/fields.ts';
+import type { AppDeps } from '../../deps.ts';
+import type { SessionWithOrder } from '../repo.ts';
+import type { QuickPayRail, QuickPayStatus, RailRefusal } from './port.ts';
+
+const refused = (code: RailRefusal['code'], message: string, param?: string): RailRefusal => ({ kind: 'refused', code, message, param });
+
+/** The dapp_order_id of a crypto session's order: unique per merchant, names the session. */
+export const quickpayOrderRef = (sessionId: string) => `quickpay:${sessionId}`;
+
+/**
+ * The chain/token pairs a link offers: its own list, or every merchant wallet whose token is
+ * configured. Each comes with the token's contract and decimals from the configuration.
+ */
+export async function linkPaymentOptions(deps: AppDeps, link: { merchant_id: string; options: { chain_id: number; token_symbol: string }[] }) {
+  const wallets = await deps.merchants.listWallets(link.merchant_id);
+  return wallets.filter((w) => link.options.length === 0 || link.options.some((o) => o.chain_id === w.chain_id && o.token_symbol === w.token_symbol));
+}
+
+/**
+ * The crypto rail: the session's DIRECT order is created when the session is, so the answer to
+ * session creation carries the payment terms (interface.md rule 6). Its status follows the order:
+ * PAYMENT_CONFIRMED when the order is PAYMENT_CONFIRMED or INVOICED (interface.md mapping).
+ */
+export const cryptoRail: QuickPayRail = {
+  name: 'crypto',
+
+  async choose(deps, { link, amount, request }) {
+    if (request.chain_id === undefined || request.token_symbol === undefined) return refused('invalid_request', 'chain_id and token_symbol are required for the crypto rail', request.chain_id === undefined ? 'chain_id' : 'token_symbol');
+    if (request.from_address === undefined || !isAddress(request.from_address)) {
+      return refused('invalid_request', 'from_address (the paying wallet) must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
+    }
+    const options = await linkPaymentOptions(deps, link);
+    const option = options.find((o) => o.chain_id === request.chain_id && o.token_symbol === request.token_symbol);
+    if (!option) {
+      return options.some((o) => o.chain_id === request.chain_id)
+        ? refused('token_not_supported', `this link accepts no ${request.token_symbol} on chain ${request.chain_id}`, 'token_symbol')
+        : refused('chain_not_supported', `this link accepts no payment on chain ${request.chain_id}`, 'chain_id');
+    }
+    // Exact conversion into the token's smallest unit happens in open(); check it fits here so a
+    // refusal leaves nothing stored.
+    const units = parsePositiveDecimal(amount, option.decimals, 'amount');
+    if (isRefusal(units)) return refused('invalid_amount', `${units.message} (${option.token_symbol} has ${option.decimals} decimals)`, 'amount');
+    // Stored lower-case (the checksum was checked above): records and idempotency compare it.
+    return { chainId: option.chain_id, tokenSymbol: option.token_symbol, fromAddress: request.from_address.toLowerCase() };
+  },
+
+  async open(deps, s) {
+    const token = deps.merchants.resolveToken(s.chain_id!, s.token_symbol!);
+    if (typeof token === 'string') return refused(token, `token ${s.token_symbol} is not configured on chain ${s.chain_id}`, 'token_symbol');
+    const units = parsePositiveDecimal(s.amount, token.decimals, 'amount');
+    if (isRefusal(units)) return refused('invalid_amount', units.message, 'amount');
+    const out = await deps.orders.createOrder({
+      merchantId: s.merchant_id,
+      receiveType: 'DIRECT',
+      dappOrderId: quickpayOrderRef(s.id),
+      chainId: s.chain_id!,
+      tokenSymbol: s.token_symbol!,
+      fromAddress: s.from_address!,
+      amountWei: units.toString(),
+      expiresAt: s.expires_at,
+    });
+    if (out.kind === 'refused') return refused(out.code, out.message, out.param);
+    return { kind: 'opened', orderId: out.order.id, expiresAt: out.order.expires_at };
+  },
+
+  status(v: SessionWithOrder, nowMs: number): QuickPayStatus {
+    const o = v.order;
+    if (!o) return nowMs < v.session.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
+    switch (o.status) {
+      case 'CHECKOUT_VERIFIED':
+        // A payment seen keeps the session open past the window: it is confirming.
+        return o.payment_seen || nowMs < o.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
+      case 'PAYMENT_CONFIRMED':
+      case 'INVOICED':
+        return 'PAYMENT_CONFIRMED';
+      case 'EXPIRED':
+      case 'CANCELLED':
+        return 'EXPIRED';
+      case 'FAILED':
+        return 'FAILED';
+      default: {
+        const never: never = o.status;
+        throw new Error(`unknown order status ${never as string}`);
+      }
+    }
+  },
+
+  terms(v) {
+    const o = v.order;
+    if (!o) return undefined;
+    return {
+      order_id: o.id,
+      chain_id: o.chain_id,
+      token_symbol: o.token_symbol,
+      token_contract: o.token_contract,
+      decimals: o.decimals,
+      pay_to_address: o.pay_to_address,
+      amount_wei: o.amount_wei,
+      expires_at: Math.floor(o.expires_at.getTime() / 1000),
+    };
+  },
+};

@@ -1,0 +1,43 @@
+import type { AppDeps } from '../../deps.ts';
+import type { ErrorCode } from '@tollgate/protocol';
+import type { LinkRow, ProductRow, SessionRow, SessionWithOrder } from '../repo.ts';
+import type { QuickPayRailName } from '../validate.ts';
+
+/**
+ * The rail port of quick-pay: a session is stored by the service (limits, idempotency, amount,
+ * memo are rail-independent), then handed to its rail, which creates the payment object and says
+ * what the session's status is. Crypto (rails/crypto.ts) creates a DIRECT order; the card rail
+ * (its own issue) will create a card checkout and report COMPLETED on INVOICED. Adding a rail is
+ * one file here and one entry in rails/index.ts; the service never tests a rail's name.
+ */
+
+/** Every status a quick-pay session can show, over all rails (interface.md status mapping). */
+export type QuickPayStatus = 'OPEN' | 'PAYMENT_CONFIRMED' | 'COMPLETED' | 'EXPIRED' | 'FAILED';
+
+export type RailRefusal = { kind: 'refused'; code: ErrorCode; message: string; param?: string | undefined };
+
+/** The rail-specific fields of a session request (the route's body). */
+export interface RailRequest {
+  chain_id?: number | undefined;
+  token_symbol?: string | undefined;
+  from_address?: string | undefined;
+}
+
+/** What a rail decided before the session row exists (stored with it). */
+export interface RailChoice {
+  chainId: number | null;
+  tokenSymbol: string | null;
+  fromAddress: string | null;
+}
+
+export interface QuickPayRail {
+  readonly name: QuickPayRailName;
+  /** Checks the rail's request fields against the link and the amount (no I/O beyond config). */
+  choose(deps: AppDeps, a: { link: LinkRow; product: ProductRow | undefined; amount: string; request: RailRequest }): Promise<RailChoice | RailRefusal>;
+  /** Creates the payment object of a stored session; returns when its window ends. */
+  open(deps: AppDeps, session: SessionRow): Promise<{ kind: 'opened'; orderId?: string; checkoutId?: string; expiresAt: Date } | RailRefusal>;
+  /** The session's status at `nowMs`. */
+  status(v: SessionWithOrder, nowMs: number): QuickPayStatus;
+  /** The payment terms of an open session (what the payer pays, where). */
+  terms(v: SessionWithOrder): Record<string, unknown> | undefined;
+}

@@ -1,0 +1,24 @@
+import { Type } from '@sinclair/typebox';
+import { defineRoute } from '../../http/route.ts';
+import { AppError } from '../../http/errors.ts';
+import { RAILS } from '../rails/index.ts';
+import { quickpayOf } from '../service.ts';
+import { MerchantSessionSchema, merchantSessionView } from '../views.ts';
+import { LinkIdParams, limitOf, ListQuery } from './schemas.ts';
+
+export const merchantListLinkSessions = defineRoute({
+  method: 'GET',
+  url: '/api/v1/payment-links/:link_id/sessions',
+  auth: 'merchant',
+  summary: 'The quick-pay sessions of a link with their orders, newest first (amount asked, amount paid, memo)',
+  tags: ['quick-pay'],
+  params: LinkIdParams,
+  querystring: ListQuery,
+  response: { 200: Type.Object({ data: Type.Array(MerchantSessionSchema) }) },
+  async handler(req, _reply, deps) {
+    const rows = await quickpayOf(deps).linkSessions(req.merchant.merchantId, req.params.link_id, limitOf(req.query));
+    if (!rows) throw new AppError('link_not_found', 'payment link not found', 'link_id');
+    const now = deps.clock.now();
+    return { data: rows.map((v) => merchantSessionView(v, RAILS[v.session.rail]?.status(v, now) ?? 'OPEN')) };
+  },
+});

@@ -1,0 +1,37 @@
+import { BaseError } from 'viem';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from './wire.ts';
+
+/**
+ * The port of an x402 payment scheme on one family of networks (one folder per implementation:
+ * `exact-evm/`). The facilitator picks the implementation by `scheme` and `network`; a new scheme
+ * or chain family is a new implementation, never a branch in the facilitator.
+ */
+export interface X402Scheme {
+  readonly scheme: string;
+  /** CAIP family of its networks (`eip155:*`): the key of `signers` in /supported. */
+  readonly family: string;
+  /** The networks it serves (CAIP-2), in /supported order. */
+  networks(): string[];
+  /** Addresses that submit its settlements (empty when settlement is off). */
+  signers(): string[];
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
+}
+
+/** The chain could not be read or written (RPC fault): the routes answer 503, nothing was decided. */
+export class ChainUnavailable extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the chain could not be read; retry later');
+    this.name = 'ChainUnavailable';
+  }
+}
+
+/** Runs a chain call, turning an RPC fault (any viem error) into ChainUnavailable. */
+export async function onChain<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof BaseError) throw new ChainUnavailable(err);
+    throw err;
+  }
+}

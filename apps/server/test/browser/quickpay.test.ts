@@ -1,0 +1,220 @@
+// The hosted quick-pay link page in a real browser (Debian chromium via playwright-core) against a
+// real Tollgate, anvil chain and webhook receiver: a fixed-price link paid with an injected wallet
+// (session PAYMENT_CONFIRMED, order INVOICED, quickpay.checkout.completed once), an any-amount link
+// with min/max enforced and paid by QR from another wallet on a 375-px phone, the share block (URL
+// and QR of the link), a sold-out link, reload resuming the attempt, axe-core and CSP checks.
+// Screenshots go to test-artifacts/checkout/qp-*.png.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { mine, transferToken } from '@tollgate/devchain';
+import { MERCHANT_WALLET } from '../helpers/orders.ts';
+import { axeSerious, browserUnavailable, installWallet, launchBrowser, routeLogo, screenshot, watchPage } from './browser.ts';
+import { CHAIN_NAME, startStack, type Stack } from './stack.ts';
+
+const skip = browserUnavailable();
+const DESKTOP = { width: 1280, height: 900 };
+const MOBILE = { width: 375, height: 812 };
+const IMAGE_URL = 'https://logo.acme-coffee.test/beans.svg';
+
+describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () => {
+  let stack: Stack;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
+  });
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close();
+    await stack?.close();
+  });
+
+  async function newContext(viewport: { width: number; height: number }, mobile = false) {
+    const context = await browser.newContext({ viewport, ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}) });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(stack.server.url).origin });
+    contexts.push(context);
+    await routeLogo(context, stack.logoUrl);
+    await routeLogo(context, IMAGE_URL);
+    return context;
+  }
+
+  async function createLink(body: Record<string, unknown>): Promise<{ link_id: string; url: string }> {
+    const r = await stack.server.signed(stack.creds, 'POST', '/api/v1/payment-links', { body });
+    assert.equal(r.status, 200, r.text);
+    return r.body;
+  }
+  async function createProduct(body: Record<string, unknown>): Promise<string> {
+    const r = await stack.server.signed(stack.creds, 'POST', '/api/v1/products', { body });
+    assert.equal(r.status, 200, r.text);
+    return r.body.product_id;
+  }
+
+  async function mineUntilConfirmed(page: Page) {
+    const deadline = Date.now() + 60_000;
+    while (!(await page.locator('[data-screen="completed"]').count())) {
+      if (Date.now() > deadline) throw new Error(`not confirmed; live region: ${await page.locator('[role="status"]').textContent()}`);
+      await mine(stack.dev.rpcUrl, 1);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  }
+
+  async function assertAxeClean(page: Page, screen: string) {
+    const v = await axeSerious(page);
+    assert.deepEqual(v, [], `axe serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
+  }
+
+  const completedEvents = (sessionId: string) => stack.hooks.hits.filter((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.session_id === sessionId);
+
+  test('fixed-price link paid with a wallet: PAYMENT_CONFIRMED, then order INVOICED and quickpay.checkout.completed once', async () => {
+    const productId = await createProduct({ name: 'House blend, 250 g', description: 'Roasted this week', image_url: IMAGE_URL, price: '9.75' });
+    const link = await createLink({ product_id: productId });
+    assert.equal(link.url, `${stack.server.url}/quickpay/pay/${link.link_id}`);
+    const context = await newContext(DESKTOP);
+    const watch = await watchPage(context);
+    const wallet = await installWallet(context, stack.dev, stack.dev.payers[4]!.address);
+    const page = await context.newPage();
+    await page.goto(link.url);
+    await page.locator('[data-screen="link"]').waitFor();
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).waitFor();
+    assert.equal(await page.locator('h1').textContent(), 'Acme Coffee');
+    assert.equal(await page.locator('#link-h').textContent(), 'House blend, 250 g');
+    assert.equal(await page.locator('#price').textContent(), '9.75 USDC');
+    assert.ok(await page.locator('img.product-image').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'product image loaded');
+    assert.equal(await page.getByRole('radio', { name: /Crypto wallet/ }).isChecked(), true);
+    await page.getByRole('radio', { name: /^USDT on/ }).check();
+    assert.equal(await page.locator('#price').textContent(), '9.75 USDT');
+    await page.getByRole('radio', { name: /^USDC on/ }).check();
+    // Share block: the link's URL and a QR code of the link itself.
+    await page.getByText('Share this payment link').click();
+    assert.equal(await page.locator('#share-url').textContent(), link.url);
+    assert.ok((await page.locator('.share svg.qr path').getAttribute('d'))!.length > 500, 'the share QR has modules');
+    assert.equal(await page.locator('.share svg.qr').getAttribute('aria-label'), `QR code of this payment link: ${link.url}`);
+    await page.getByRole('button', { name: 'Copy link' }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), link.url);
+    await screenshot(page, 'qp-01-link-desktop');
+    await assertAxeClean(page, 'link');
+
+    await page.locator('#memo').fill('gift wrap');
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
+    await page.locator('[data-screen="pay"] h2', { hasText: 'Payment sent' }).waitFor();
+    assert.equal(wallet.sent.length, 1);
+    assert.equal(wallet.sent[0]!.data, `0xa9059cbb${MERCHANT_WALLET.slice(2).padStart(64, '0')}${(9_750_000).toString(16).padStart(64, '0')}`);
+    const sessionId = new URL(page.url()).hash.slice(1);
+    assert.match(sessionId, /^qps_/);
+    await screenshot(page, 'qp-02-sent-desktop');
+    // A reload resumes the attempt (fragment): no second payment offered.
+    // (With one confirmation the payment may already be confirmed: then the page says so.)
+    await page.reload();
+    await page.locator('[data-screen="pay"] h2:has-text("Payment sent"), [data-screen="completed"]').first().waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Send / }).count(), 0);
+    assert.equal(await page.locator('[data-screen="link"]').count(), 0, 'the link form is not offered again');
+
+    await mineUntilConfirmed(page);
+    const st = await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);
+    assert.equal(st.body.status, 'PAYMENT_CONFIRMED');
+    await screenshot(page, 'qp-03-confirmed-desktop');
+    await assertAxeClean(page, 'confirmed');
+    // The order reaches INVOICED (finality) and the completion webhook arrives exactly once.
+    const deadline = Date.now() + 30_000;
+    while (completedEvents(sessionId).length === 0) {
+      if (Date.now() > deadline) throw new Error('no quickpay.checkout.completed webhook');
+      await mine(stack.dev.rpcUrl, 1);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await mine(stack.dev.rpcUrl, 3);
+    await new Promise((r) => setTimeout(r, 1500));
+    const events = completedEvents(sessionId);
+    assert.equal(events.length, 1, 'completed once');
+    const payload = JSON.parse(events[0]!.body).payload;
+    assert.deepEqual([payload.order_status, payload.memo, payload.amount_paid, payload.line_items[0].name], ['INVOICED', 'gift wrap', '9.75', 'House blend, 250 g']);
+    assert.equal((await stack.server.signed(stack.creds, 'GET', `/api/v1/orders/${payload.order_id}`)).body.status, 'INVOICED');
+    assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
+    assert.deepEqual(watch.notFound, [], 'no 404 while paying');
+    assert.ok(watch.requests.every((u) => u.startsWith(stack.server.url) || u.startsWith('https://logo.acme-coffee.test/')), `only its own origin: ${watch.requests.filter((u) => !u.startsWith(stack.server.url)).join(', ')}`);
+  });
+
+  test('any-amount link on a 375-px phone: min/max enforced, memo, paid by QR from another wallet', async () => {
+    const link = await createLink({ min_amount: '1', max_amount: '20', options: `${stack.dev.chainId}:USDC` });
+    const context = await newContext(MOBILE, true);
+    const page = await context.newPage();
+    await page.goto(link.url);
+    await page.locator('[data-screen="link"]').waitFor();
+    assert.equal(await page.locator('#link-h').textContent(), 'Pay Acme Coffee');
+    assert.equal(await page.locator('#price').textContent(), 'Any amount from 1 to 20 USDC');
+    const payer = stack.dev.payers[5]!;
+    await page.locator('#payer').fill(payer.address);
+    for (const bad of ['25', '0.5', '1.2345678', 'abc']) {
+      await page.locator('#amount').fill(bad);
+      await page.getByRole('button', { name: 'Show payment QR code' }).click();
+      await page.locator('#amount-err').waitFor();
+      assert.equal(await page.locator('#amount').getAttribute('aria-invalid'), 'true', bad);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'amount', 'focus back on the amount');
+    }
+    assert.equal(await page.locator('#amount-err').textContent(), 'Enter an amount such as 12.50 (at most 6 decimals).');
+    await screenshot(page, 'qp-04-amount-error-mobile');
+    // The server enforces the range too (the page's check is only an early explanation).
+    const r = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: payer.address, amount: '20.01' } });
+    assert.deepEqual([r.status, r.body.code], [400, 'amount_out_of_range']);
+    await page.locator('#amount').fill('12.34');
+    await page.locator('#memo').fill('Invoice 2291');
+    await page.getByRole('button', { name: 'Show payment QR code' }).click();
+    await page.locator('[data-screen="pay"] svg.qr').waitFor();
+    assert.equal(await page.locator('#pay-h').textContent(), `Pay 12.34 USDC on ${CHAIN_NAME}`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll');
+    await screenshot(page, 'qp-05-qr-mobile');
+    await assertAxeClean(page, 'pay (QR, mobile)');
+    await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: 12_340_000n });
+    await mineUntilConfirmed(page);
+    await screenshot(page, 'qp-06-confirmed-mobile');
+    const rec = (await stack.server.signed(stack.creds, 'GET', `/api/v1/payment-links/${link.link_id}/sessions`)).body.data[0];
+    assert.deepEqual([rec.amount, rec.memo, rec.status], ['12.34', 'Invoice 2291', 'PAYMENT_CONFIRMED']);
+  });
+
+  test('the link page at 375 px before paying; a link at its count limit shows it takes no payment', async () => {
+    const productId = await createProduct({ name: 'Workshop seat', description: 'Saturday 10:00, 2 hours', price: '40' });
+    const link = await createLink({ product_id: productId, max_payments: 1 });
+    const context = await newContext(MOBILE, true);
+    const page = await context.newPage();
+    await page.goto(link.url);
+    await page.locator('[data-screen="link"]').waitFor();
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll');
+    await screenshot(page, 'qp-07-link-mobile');
+    await assertAxeClean(page, 'link (mobile)');
+    const taken = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: stack.dev.payers[6]!.address } });
+    assert.equal(taken.status, 200, taken.text);
+    await page.reload();
+    await page.locator('[data-screen="unavailable"]').waitFor();
+    assert.equal(await page.locator('#msg-h').textContent(), 'This link takes no more payments');
+    await screenshot(page, 'qp-08-sold-out-mobile');
+    await page.goto(`${stack.server.url}/quickpay/pay/pl_doesnotexist`);
+    await page.locator('[data-screen="not-found"]').waitFor();
+  });
+
+  test('an expired session: the page resumes it from the fragment and shows it expired (status only); the link itself still takes payments', async () => {
+    const productId = await createProduct({ name: 'Day pass', price: '5' });
+    const link = await createLink({ product_id: productId });
+    const body = { chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: stack.dev.payers[7]!.address, idempotency_key: 'exp-browser' };
+    const created = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
+    assert.equal(created.status, 200, created.text);
+    const context = await newContext(DESKTOP);
+    const page = await context.newPage();
+    stack.clock.advance(stack.server.tg.deps.config.orderTtlSeconds + 1);
+    try {
+      const again = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
+      assert.deepEqual(Object.keys(again.body).sort(), ['order_id', 'order_status', 'session_id', 'status'], 'status only');
+      assert.equal(again.body.status, 'EXPIRED');
+      await page.goto(`${link.url}#${created.body.session_id}`);
+      await page.locator('[data-screen="expired"]').waitFor();
+    } finally {
+      stack.clock.reset();
+    }
+    assert.equal(await page.locator('[data-screen] h2').textContent(), 'This payment has expired');
+    assert.equal(await page.getByRole('button', { name: /Pay with/ }).count(), 0);
+    await screenshot(page, 'qp-09-expired');
+    await assertAxeClean(page, 'expired');
+    await page.getByRole('button', { name: 'Start again' }).click();
+    await page.locator('[data-screen="link"]').waitFor();
+  });
+});

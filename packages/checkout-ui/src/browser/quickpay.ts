@@ -1,0 +1,321 @@
+// The hosted quick-pay link page (`/quickpay/pay/<link id>`): shows what the link sells (or takes
+// an amount), lets the payer choose rail, token and network, opens a quick-pay session and then
+// walks through the same payment screens as the checkout page. The session id is kept in the
+// fragment (`#qps_…`) so a reload resumes the attempt instead of offering a second payment.
+// Nothing on this page is a proof of payment: the merchant verifies with Tollgate.
+import { ApiError } from '../lib/api.ts';
+import { isAddress } from '../lib/address.ts';
+import { networkName } from '../lib/chains.ts';
+import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
+import { buildEip681Transfer } from '../lib/eip681.ts';
+import { formatUnits } from '../lib/money.ts';
+import { amountProblem, idempotencyKey, linkIdFromPath, quickpayApi, sessionIdFromHash, type PublicLink, type QuickPayApi, type QuickPayOption, type QuickPaySession } from '../lib/quickpay.ts';
+import { optionKey, sentTx, type Terms } from '../lib/terms.ts';
+import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
+import { h, replace, sessionStore as storage, setText } from './dom.ts';
+import { linkScreen, priceOf, shareBlock } from './quickpay-views.ts';
+import { doneScreen, messageScreen, payScreen, shell, walletButtons } from './views.ts';
+
+const POLL_MS = 2000;
+const mount = document.getElementById('app')!;
+const pageNonce = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+
+let api: QuickPayApi;
+let link: PublicLink;
+let ui: ReturnType<typeof shell> | undefined;
+let selected: QuickPayOption | undefined;
+let wallets: Wallet[] = [];
+let view: ReturnType<typeof linkScreen> | undefined;
+let busy = false;
+let finished = false;
+let payment: { sessionId: string; terms: Terms; from?: string; wallet?: Wallet; txHash?: string; showQr: boolean } | undefined;
+let pollTimer: ReturnType<typeof setTimeout> | undefined;
+
+const say = (text: string) => ui && setText(ui.live, text);
+const merchant = () => link?.merchant.name ?? 'the merchant';
+
+function setScreen(node: HTMLElement, focus = true) {
+  if (!ui) return;
+  replace(ui.screen, node);
+  if (focus) node.querySelector<HTMLElement>('h2')?.focus();
+}
+
+function finish(node: HTMLElement) {
+  finished = true;
+  if (pollTimer) clearTimeout(pollTimer);
+  if (ui) ui.timer.hidden = true;
+  say('');
+  setScreen(node);
+}
+
+const expired = () => finish(messageScreen('expired', 'warn', 'This payment has expired', `Start no new payment on this attempt. If you already sent a payment, contact ${merchant()} with your transaction.`, { label: 'Start again', onclick: restart }));
+const failed = () => finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds for this attempt. Contact ${merchant()}.`));
+const confirmed = (txHash?: string) =>
+  finish(doneScreen(merchant(), undefined, { explorerUrl: payment?.terms.explorerUrl ?? selected?.explorer_url, hash: payment?.txHash ?? txHash }));
+
+function restart() {
+  history.replaceState(null, '', location.pathname);
+  location.reload();
+}
+
+function termsOf(s: QuickPaySession): Terms | undefined {
+  const t = s.terms;
+  const o = t && link.payment_options.find((p) => optionKey(p) === optionKey(t));
+  if (!t) return undefined;
+  return {
+    orderId: t.order_id,
+    chainId: t.chain_id,
+    chainName: o ? networkName(o) : `Chain ${t.chain_id}`,
+    ...(o?.explorer_url ? { explorerUrl: o.explorer_url } : {}),
+    tokenSymbol: t.token_symbol,
+    tokenContract: t.token_contract,
+    decimals: t.decimals,
+    payTo: t.pay_to_address,
+    amountWei: t.amount_wei,
+    expiresAt: t.expires_at,
+  };
+}
+
+/** What the session shows: terms while OPEN; its end otherwise. */
+function onSession(s: QuickPaySession) {
+  if (s.status === 'PAYMENT_CONFIRMED' || s.status === 'COMPLETED') return confirmed(s.tx_hash);
+  if (s.status === 'EXPIRED') return expired();
+  if (s.status === 'FAILED') return failed();
+  if (payment && s.tx_hash && !payment.txHash) {
+    payment.txHash = s.tx_hash;
+    showPay();
+  }
+  if (s.tx_hash) say('Payment seen on the network. Waiting for confirmations…');
+  else if (!payment?.txHash && !busy) say('Waiting for your payment…');
+}
+
+function showPay() {
+  const p = payment!;
+  const t = p.terms;
+  if (view) view = undefined;
+  setScreen(
+    payScreen({
+      amount: formatUnits(t.amountWei, t.decimals),
+      chainId: t.chainId,
+      chainName: t.chainName,
+      ...(t.explorerUrl ? { explorerUrl: t.explorerUrl } : {}),
+      notify: say,
+      tokenSymbol: t.tokenSymbol,
+      tokenContract: t.tokenContract,
+      payTo: t.payTo,
+      link: buildEip681Transfer({ tokenContract: t.tokenContract, chainId: t.chainId, payTo: t.payTo, amountWei: t.amountWei }),
+      showQr: p.showQr,
+      ...(p.from ? { from: p.from } : {}),
+      ...(p.txHash ? { txHash: p.txHash } : {}),
+      ...(p.wallet ? { wallet: { name: p.wallet.info.name, busy, onRetry: () => void sendWithWallet() } } : {}),
+    }),
+  );
+}
+
+function startPolling() {
+  if (!pollTimer && !finished) pollTimer = setTimeout(poll, POLL_MS);
+}
+
+async function poll() {
+  let delay = POLL_MS;
+  try {
+    if (payment) onSession(await api.session(payment.sessionId));
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 429) delay = (e.retryAfter ?? 5) * 1000;
+    else say('Connection problem. Still checking for your payment…');
+  }
+  pollTimer = undefined;
+  if (!finished && payment) pollTimer = setTimeout(poll, delay);
+}
+
+function fieldError(f: { input: HTMLInputElement; err: HTMLElement }, text: string) {
+  f.err.hidden = false;
+  setText(f.err, text);
+  f.input.setAttribute('aria-invalid', 'true');
+  f.input.focus();
+}
+function clearError(f: { input: HTMLInputElement; err: HTMLElement }) {
+  f.err.hidden = true;
+  f.input.removeAttribute('aria-invalid');
+}
+
+/** Opens (or, for the same inputs, re-reads) the session; undefined when refused (explained). */
+async function openSession(from: string): Promise<QuickPaySession | undefined> {
+  const v = view!;
+  const option = selected!;
+  let amount: string | undefined;
+  if (v.amount) {
+    const problem = amountProblem(v.amount.input.value, link.min_amount!, link.max_amount!);
+    if (problem) return void fieldError(v.amount, problem);
+    clearError(v.amount);
+    amount = v.amount.input.value.trim();
+  }
+  const memo = v.memo.input.value.trim();
+  const body: Record<string, unknown> = { rail: 'crypto', chain_id: option.chain_id, token_symbol: option.token_symbol, from_address: from, ...(amount ? { amount } : {}), ...(memo ? { memo } : {}) };
+  body.idempotency_key = idempotencyKey(pageNonce, body);
+  say('Preparing your payment…');
+  try {
+    return await api.open(body);
+  } catch (e) {
+    if (!(e instanceof ApiError)) return void say(walletErrorMessage(e));
+    if (e.param === 'amount' && v.amount) return void (say(''), fieldError(v.amount, e.message));
+    if (e.param === 'from_address') return void (say(''), fieldError(v.payer, 'This address is not valid. Check it, or paste it again (mixed-case letters must match the checksum).'));
+    if (e.param === 'memo') return void (say(''), fieldError(v.memo, e.message));
+    if (e.status === 410) return void finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message));
+    if (e.status === 429) return void say(`Too many attempts. Try again in ${e.retryAfter ?? 'a few'} seconds.`);
+    if (e.status === 0) return void say('Tollgate could not be reached. Check your connection and try again.');
+    return void say(e.message);
+  }
+}
+
+function begin(s: QuickPaySession, from: string, wallet?: Wallet) {
+  const t = termsOf(s);
+  if (s.status !== 'OPEN' || !t) return onSession(s);
+  history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
+  const tx = sentTx.get(storage(), t.orderId);
+  payment = { sessionId: s.session_id, terms: t, from: from.toLowerCase(), showQr: !wallet, ...(wallet ? { wallet } : {}), ...(tx ? { txHash: tx } : {}) };
+  showPay();
+  startPolling();
+}
+
+async function payByQr(raw: string) {
+  if (busy || !view) return;
+  const from = raw.trim();
+  if (!isAddress(from)) return fieldError(view.payer, 'Enter an address: 0x followed by 40 hexadecimal characters (0-9, a-f).');
+  clearError(view.payer);
+  busy = true;
+  try {
+    const s = await openSession(from);
+    if (s) begin(s, from);
+  } finally {
+    busy = false;
+  }
+  if (payment) say('Waiting for your payment…');
+}
+
+async function payWithWallet(w: Wallet) {
+  if (busy || !selected || !view) return;
+  const option = selected;
+  busy = true;
+  renderWallets();
+  let s: QuickPaySession | undefined;
+  let from = '';
+  try {
+    say(`Connect ${w.info.name} to continue…`);
+    from = await connect(w.provider);
+    say(`Switch ${w.info.name} to ${networkName(option)} if it asks.`);
+    await ensureChain(w.provider, option.chain_id);
+    s = await openSession(from);
+  } catch (e) {
+    say(walletErrorMessage(e));
+  } finally {
+    busy = false;
+    renderWallets();
+  }
+  if (!s) return;
+  begin(s, from, w);
+  if (payment && !payment.txHash) await sendWithWallet();
+}
+
+async function sendWithWallet() {
+  const p = payment;
+  if (!p?.wallet || !p.from || busy || finished) return;
+  busy = true;
+  showPay();
+  say(`Confirm the transfer in ${p.wallet.info.name}.`);
+  try {
+    await ensureChain(p.wallet.provider, p.terms.chainId);
+    p.txHash = await sendTransfer(p.wallet.provider, { from: p.from, tokenContract: p.terms.tokenContract, payTo: p.terms.payTo, amountWei: p.terms.amountWei });
+    sentTx.set(storage(), p.terms.orderId, p.txHash);
+    say('Payment sent. Waiting for the network to confirm it…');
+  } catch (e) {
+    say(walletErrorMessage(e));
+  } finally {
+    busy = false;
+    if (!finished) showPay();
+  }
+}
+
+function renderWallets() {
+  if (view?.wallets.isConnected) replace(view.wallets, walletButtons(wallets, busy, (w) => void payWithWallet(w)));
+}
+
+function showLink() {
+  selected ??= link.payment_options[0]!;
+  view = linkScreen(link, selected, location.origin, {
+    onSelect: (o) => {
+      selected = o;
+      if (view) setText(view.price, priceOf(o) ?? `Any amount from ${link.min_amount} to ${link.max_amount} ${o.token_symbol}`);
+    },
+    onQr: (raw) => void payByQr(raw),
+  });
+  setScreen(view.node, false);
+  renderWallets();
+}
+
+function tick() {
+  if (!ui || finished || !payment) {
+    if (ui) ui.timer.hidden = true;
+    return;
+  }
+  const left = secondsLeft(payment.terms.expiresAt, Date.now() + api.clockOffset);
+  ui.timer.hidden = !!payment.txHash;
+  setText(ui.timer, left > 0 ? `Time left to pay: ${formatCountdown(left)}` : 'Time is up');
+}
+
+async function boot() {
+  const id = linkIdFromPath(location.pathname);
+  const bare = (node: HTMLElement) => {
+    ui = shell(undefined, location.origin);
+    replace(mount, ui.root);
+    setScreen(node, false);
+  };
+  if (!id) return bare(messageScreen('bad-link', 'error', 'This payment link is incomplete', 'Open the full link the merchant gave you.'));
+  api = quickpayApi(location.href, id);
+  replace(mount, h('p', { class: 'loading', role: 'status' }, 'Loading…'));
+  try {
+    link = await api.link();
+  } catch (e) {
+    const status = e instanceof ApiError ? e.status : 0;
+    if (status === 404) return bare(messageScreen('not-found', 'error', 'Payment link not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.'));
+    return bare(messageScreen('unreachable', 'error', 'Payment unavailable', 'Tollgate could not load this payment link right now. Try again in a moment.', { label: 'Try again', onclick: () => location.reload() }));
+  }
+  document.title = link.product ? `${link.product.name} · ${link.merchant.name}` : `Pay ${link.merchant.name}`;
+  ui = shell({ merchant: link.merchant, line_items: [] } as unknown as Parameters<typeof shell>[0], location.origin);
+  ui.root.querySelector('.summary')?.remove();
+  const eyebrow = ui.root.querySelector('.eyebrow');
+  if (eyebrow) eyebrow.textContent = 'Payment link';
+  ui.root.querySelector('.foot')?.prepend(shareBlock(link, say));
+  replace(mount, ui.root);
+  discoverWallets(window as unknown as Parameters<typeof discoverWallets>[0], (list) => {
+    wallets = list;
+    renderWallets();
+  });
+  setInterval(tick, 1000);
+  const resume = sessionIdFromHash(location.hash);
+  if (resume) {
+    try {
+      const s = await api.session(resume);
+      const t = termsOf(s);
+      selected = link.payment_options.find((o) => t && optionKey(o) === optionKey({ chain_id: t.chainId, token_symbol: t.tokenSymbol })) ?? link.payment_options[0];
+      if (s.status === 'OPEN' && t) {
+        const tx = sentTx.get(storage(), t.orderId);
+        payment = { sessionId: s.session_id, terms: t, showQr: true, ...(tx ? { txHash: tx } : {}) };
+        showPay();
+        startPolling();
+        return;
+      }
+      return onSession(s);
+    } catch {
+      history.replaceState(null, '', location.pathname); // unknown attempt: start from the link
+    }
+  }
+  if (link.state !== 'ACTIVE') {
+    const text = { INACTIVE: 'The merchant has turned this payment link off.', EXPIRED: 'This payment link has expired.', SOLD_OUT: 'This payment link has reached its limit or the product is sold out.' }[link.state];
+    return finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', text));
+  }
+  if (link.payment_options.length === 0) return finish(messageScreen('no-options', 'warn', 'Token payment unavailable', `This link offers no token payment. Contact ${merchant()}.`));
+  showLink();
+}
+
+void boot();

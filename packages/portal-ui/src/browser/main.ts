@@ -1,0 +1,89 @@
+// The portal shell: session check, navigation, hash routes (#/orders, #/orders/<id>, …). Every page
+// is built with DOM nodes and text nodes only (dom.ts): nothing from the API becomes markup.
+import { api, ApiError, can, setCsrf, type Session } from './api.ts';
+import { h, replace } from './dom.ts';
+import { message } from './ui.ts';
+import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
+import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
+import { checkoutPage, orderPage, ordersPage, overviewPage } from './pages-orders.ts';
+
+const app = document.getElementById('app')!;
+let session: Session | undefined;
+
+const NAV: [string, string, Session['role']][] = [
+  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
+  ['callbacks', 'Callbacks', 'viewer'], ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
+];
+
+function shell(s: Session, current: string, content: Node): HTMLElement {
+  const links = NAV.filter(([, , r]) => can(s, r)).map(([k, label]) => h('li', {}, h('a', { href: `#/${k}`, ...(k === current ? { 'aria-current': 'page' } : {}) }, label)));
+  return h(
+    'div',
+    { class: 'layout' },
+    h('header', { class: 'top' },
+      h('span', { class: 'brand' }, 'Tollgate'),
+      h('span', { class: 'who' }, `${s.merchant_name ?? 'no merchant selected'} · ${s.email ?? 'operator'} (${s.role})`),
+      h('button', { type: 'button', class: 'link', onclick: async () => { await api('POST', 'logout').catch(() => {}); session = undefined; location.hash = '#/login'; void route(); } }, 'Sign out')),
+    h('nav', { 'aria-label': 'Portal' }, h('ul', {}, links)),
+    h('main', { id: 'main', tabindex: '-1' }, content),
+  );
+}
+
+function onSession(s: Session) {
+  session = s;
+  setCsrf(s.csrf_token);
+  if (/^#\/(login|invite)/.test(location.hash) || !location.hash) location.hash = s.merchant_id ? '#/overview' : '#/merchants';
+  else void route();
+}
+
+async function route(): Promise<void> {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [path = '', query = ''] = hash.split('?');
+  const [name = 'overview', arg] = path.split('/');
+  if (name === 'invite' && arg) return replace(app, h('main', { id: 'main' }, invitePage(arg, onSession)));
+  if (!session) {
+    try {
+      session = await api<Session>('GET', 'session');
+      setCsrf(session.csrf_token);
+    } catch {
+      return replace(app, h('main', { id: 'main' }, loginPage(onSession)));
+    }
+  }
+  const s = session;
+  if (name === 'login') return void (location.hash = '#/overview');
+  const needsMerchant = name !== 'merchants';
+  if (needsMerchant && !s.merchant_id) return void (location.hash = '#/merchants');
+  let content: Node;
+  try {
+    switch (name) {
+      case 'orders': content = arg ? await orderPage(decodeURIComponent(arg), s) : await ordersPage(new URLSearchParams(query)); break;
+      case 'checkout': content = await checkoutPage(new URLSearchParams(query)); break;
+      case 'webhooks': content = await webhooksPage(s); break;
+      case 'keys': content = await keysPage(s); break;
+      case 'callbacks': content = await callbacksPage(); break;
+      case 'fees': content = await feesPage(); break;
+      case 'exports': content = exportsPage(); break;
+      case 'settings': content = await settingsPage(s); break;
+      case 'team': content = await teamPage(); break;
+      case 'merchants': content = await merchantsPage(onSession); break;
+      default: content = await overviewPage();
+    }
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      session = undefined;
+      return replace(app, h('main', { id: 'main' }, loginPage(onSession)));
+    }
+    content = h('section', {}, h('h1', { id: 'page-title', tabindex: '-1' }, err instanceof ApiError && err.status === 404 ? 'Not found' : 'Something went wrong'), message((err as Error).message, 'error'));
+  }
+  replace(app, shell(s, name, content));
+  // Move focus to the new page's heading so keyboard and screen-reader users land on it.
+  (document.getElementById('page-title') as HTMLElement | null)?.focus();
+}
+
+// The skip link targets #main, but the hash is the router's: move focus instead of navigating.
+document.querySelector('.skip')?.addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('main')?.focus();
+});
+window.addEventListener('hashchange', () => void route());
+void route();
