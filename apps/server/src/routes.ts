@@ -60,6 +60,7 @@ import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
 import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
 import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
+import { submitAuthorization } from './settlement/routes/merchant_submitAuthorization.ts';
 import { publicX402Settle } from './x402/routes/public_settle.ts';
 import { publicX402Supported } from './x402/routes/public_supported.ts';
 import { publicX402Verify } from './x402/routes/public_verify.ts';
@@ -119,6 +120,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   acceptOrderPayment,
   refundCardOrder,
   submitCalldataSignature,
+  submitAuthorization,
   merchantGetSelf,
   createCheckoutSession,
   merchantSetRoutePrice,

@@ -24,6 +24,8 @@ export {
   deployTestTokens,
   fundPayers,
   localChain,
+  publicClientFor,
+  sendPipelined,
   transferToken,
   type DeployTestTokensOptions,
   type FundPayersOptions,

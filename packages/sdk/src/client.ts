@@ -2,6 +2,7 @@
 import { Transport } from './transport.ts';
 import { pollOrderUntilTerminal, type WaitForOrderOptions } from './wait.ts';
 import {
+  authorizationBody,
   calldataSignatureBody,
   checkoutSessionBody,
   normalizeCreatedOrder,
@@ -10,7 +11,9 @@ import {
   pathSegment,
 } from './wire.ts';
 import type {
+  AuthorizationResult,
   CalldataSignatureResult,
+  Eip3009Authorization,
   CallOptions,
   CheckoutSession,
   CreateCheckoutSessionParams,
@@ -47,6 +50,7 @@ const MERCHANT = objectWith<MerchantConfig>({ merchant_id: 'string', wallets: 'o
 const MERCHANT_SELF = objectWith<MerchantSelf>({ merchant_id: 'string', wallets: 'object', fee_balance: 'object' });
 const CHECKOUT = objectWith<CheckoutSession>({ checkout_id: 'string', url: 'string', expires_at: 'number' });
 const CALLDATA_OK = objectWith<CalldataSignatureResult>({ status: 'string' });
+const AUTHORIZATION_OK = objectWith<AuthorizationResult>({ status: 'string', tx_hash: 'string' });
 
 function positive(name: string, v: number | undefined, dflt: number): number {
   if (v === undefined) return dflt;
@@ -192,6 +196,24 @@ export class TollgateClient {
     return this.#transport.call({
       method: 'POST', path, body: calldataSignatureBody(signature), auth: 'merchant', safe: false, expect: 200,
       check: CALLDATA_OK, reference: { orderId }, ...opts,
+    });
+  }
+
+  /**
+   * Submits the payer's signed EIP-3009 `transferWithAuthorization` for an `ERC20_3009` DELEGATE
+   * order (`POST /api/v1/orders/{id}/authorization`, HTTP 202): the gateway relays it and pays the
+   * gas; the order then follows its payment like a plain transfer. Never retried; a repeat of the
+   * same authorization returns the same `tx_hash`.
+   *
+   * @example
+   * const auth = await signEip3009Authorization(payerAccount, order, { name: 'USD Coin', version: '2' });
+   * const { tx_hash } = await tollgate.submitAuthorization(order.orderId, auth);
+   */
+  async submitAuthorization(orderId: string, authorization: Eip3009Authorization, opts: CallOptions = {}): Promise<AuthorizationResult> {
+    const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/authorization`;
+    return this.#transport.call({
+      method: 'POST', path, body: authorizationBody(authorization), auth: 'merchant', safe: false, expect: 202,
+      check: AUTHORIZATION_OK, reference: { orderId }, ...opts,
     });
   }
 

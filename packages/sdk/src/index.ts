@@ -30,7 +30,9 @@ export {
   TERMINAL_ORDER_STATUSES,
   isTerminalOrderStatus,
   type AcceptPaymentParams,
+  type AuthorizationResult,
   type CalldataSignatureResult,
+  type Eip3009Authorization,
   type CalldataSignRequest,
   type CallOptions,
   type CheckoutSession,
@@ -52,7 +54,7 @@ export {
   type TerminalOrderStatus,
 } from './types.ts';
 export { SDK_VERSION } from './transport.ts';
-export { signCalldataSignRequest, type TypedDataSigner } from './delegate.ts';
+export { signCalldataSignRequest, signEip3009Authorization, type AuthorizationTarget, type TypedDataSigner } from './delegate.ts';
 export { verifyMppReceipt, type MppReceiptClaims, type MppReceiptJwk, type MppReceiptVerification } from './receipts.ts';
 // Shared with the server: the error catalog, and exact decimal ⇄ smallest-unit conversion (bigint,
 // never floats) for turning a price into `amountWei` and `amountWei` back into display text.

@@ -274,6 +274,31 @@ export interface CalldataSignatureResult {
   order_id: string;
 }
 
+/**
+ * A payer-signed EIP-3009 `transferWithAuthorization` for an `ERC20_3009` DELEGATE order, as
+ * `submitAuthorization` sends it (`signEip3009Authorization` builds it). uint256 values are
+ * decimal strings.
+ */
+export interface Eip3009Authorization {
+  from: string;
+  to: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  /** 32-byte random nonce, 0x hex. */
+  nonce: string;
+  /** 65-byte signature, 0x hex. */
+  signature: string;
+}
+
+/** `submitAuthorization` (HTTP 202): the relay transaction is recorded and broadcast. */
+export interface AuthorizationResult {
+  status: 'accepted';
+  order_id: string;
+  /** The gateway's relay transaction (it pays the gas). */
+  tx_hash: string;
+}
+
 /** Per-call options of every client method. */
 export interface CallOptions {
   /** Aborts the call. For a create/cancel/submit already sent, the result is an unknown outcome. */

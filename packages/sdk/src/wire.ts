@@ -8,7 +8,7 @@
 // JSON-serialized exactly once into their `*_json` string field. A wrong parameter type is a bug in
 // the caller and throws TypeError before anything is sent.
 import { TollgateResponseError } from './errors.ts';
-import type { CalldataSignRequest, CreateCheckoutSessionParams, CreatedOrder, CreateOrderParams, PaymentRequiredBody } from './types.ts';
+import type { CalldataSignRequest, CreateCheckoutSessionParams, CreatedOrder, CreateOrderParams, Eip3009Authorization, PaymentRequiredBody } from './types.ts';
 
 function fail(param: string, expected: string, value: unknown): never {
   const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? JSON.stringify(value) : typeof value;
@@ -107,6 +107,30 @@ export function checkoutSessionBody(p: CreateCheckoutSessionParams): Record<stri
 export function calldataSignatureBody(signature: string): Record<string, string> {
   if (typeof signature !== 'string' || !/^0x[0-9a-fA-F]{130}$/.test(signature)) fail('signature', 'a 65-byte 0x-prefixed hex string', signature);
   return { signature };
+}
+
+/**
+ * Body of POST /api/v1/orders/{id}/authorization: the EIP-3009 fields, checked for shape only
+ * (the gateway checks them against the order and the chain).
+ *
+ * @example authorizationBody({ from: '0x…', to: '0x…', value: '1000000', validAfter: '0', validBefore: '1900000000', nonce: '0x…', signature: '0x…' })
+ */
+export function authorizationBody(a: Eip3009Authorization): Record<string, string> {
+  if (typeof a !== 'object' || a === null) fail('authorization', 'an object', a);
+  const hex = (param: keyof Eip3009Authorization, bytes: number) => {
+    const v = a[param];
+    if (typeof v !== 'string' || !new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`).test(v)) fail(param, `a ${bytes}-byte 0x-prefixed hex string`, v);
+    return v;
+  };
+  const uint = (param: keyof Eip3009Authorization) => {
+    const v = a[param];
+    if (typeof v !== 'string' || !/^[0-9]{1,78}$/.test(v)) fail(param, 'a decimal integer string', v);
+    return v;
+  };
+  return {
+    from: hex('from', 20), to: hex('to', 20), value: uint('value'), validAfter: uint('validAfter'), validBefore: uint('validBefore'),
+    nonce: hex('nonce', 32), signature: hex('signature', 65),
+  };
 }
 
 /** A path segment: ids are opaque strings and must not change the path. */

@@ -112,7 +112,7 @@ describe('built package (dist) used from plain JavaScript', () => {
       exports: [
         'ERROR_CATALOG', 'MoneyError', 'ORDER_STATUSES', 'SDK_VERSION', 'TERMINAL_ORDER_STATUSES', 'TollgateApiError', 'TollgateClient', 'TollgateError',
         'TollgateNetworkError', 'TollgateResponseError', 'TollgateTimeoutError', 'TollgateUnknownOutcomeError', 'TollgateWebhookError',
-        'formatUnits', 'isErrorCode', 'isTerminalOrderStatus', 'parseDecimal', 'signCalldataSignRequest', 'verifyMppReceipt', 'verifyWebhook',
+        'formatUnits', 'isErrorCode', 'isTerminalOrderStatus', 'parseDecimal', 'signCalldataSignRequest', 'signEip3009Authorization', 'verifyMppReceipt', 'verifyWebhook',
       ],
       orderId: 'ord_built', payToAddress: '0xb', amountWei: '1000000',
       body: '{"dapp_order_id":"b-1","chain_id":2345,"token_symbol":"USDC","from_address":"0x01","amount_wei":"1000000"}',

@@ -2,9 +2,8 @@ import { loadConfig, ConfigError } from '../config/load.ts';
 import { startTollgate, type Role, type Tollgate } from '../main.ts';
 import type { Config } from '../config/schema.ts';
 import { openDatabase } from '../db/open.ts';
-import { ensureDemoMerchant, ensureDemoPortalUser, startDevProfileChain, startDevProfileSolana } from '../dev/profile.ts';
+import { ensureDemoDelegateMerchant, ensureDemoMerchant, ensureDemoPortalUser, startDevProfileChain, startDevProfileSolana, writeDevFile, type DevProfileChain } from '../dev/profile.ts';
 import { portalAuth } from '../portal/http.ts';
-import type { DevChain } from '@tollgate/devchain';
 import type { LocalSvm } from '@tollgate/svm';
 
 /**
@@ -23,7 +22,7 @@ export async function serve(role: Role): Promise<void> {
     throw err;
   }
   let tg: Tollgate | undefined;
-  let chain: DevChain | undefined;
+  let chain: DevProfileChain | undefined;
   let svm: LocalSvm | undefined;
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   // Handlers go in before anything starts: a SIGTERM during the start (a supervisor giving up on a
@@ -80,9 +79,11 @@ export async function serve(role: Role): Promise<void> {
 }
 
 /** Prints how to use the running gateway (dev profile: after making sure the demo merchant exists). */
-async function announce(config: Config, tg: Tollgate, chain: DevChain | undefined, svm: LocalSvm | undefined): Promise<void> {
+async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | undefined, svm: LocalSvm | undefined): Promise<void> {
   if (chain) {
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain, svm);
+    const delegate = await ensureDemoDelegateMerchant(tg.deps.db, tg.deps.merchants, tg.deps.delegate, config, chain);
+    const devFile = writeDevFile(config, tg.url ?? '', chain, [{ ...demo, receiveType: 'DIRECT' }, { ...delegate, receiveType: 'DELEGATE' }]);
     const portal = await ensureDemoPortalUser(portalAuth(tg.deps), config.dataDir);
     const payer = chain.payers[0]!;
     const lines = [
@@ -96,6 +97,9 @@ async function announce(config: Config, tg: Tollgate, chain: DevChain | undefine
       `  demo merchant     ${demo.merchantId}  receiving wallet ${demo.wallet}`,
       `  demo API key      ${demo.apiKey}`,
       `  demo API secret   ${demo.apiSecret}`,
+      `  DELEGATE merchant ${delegate.merchantId}  callback ${chain.adapter.address} (example credit adapter)`,
+      `  settlement        ${chain.settlementContract}`,
+      `  dev file          ${devFile}   (all of the above as JSON)`,
       `  portal            ${tg.url}/portal  sign in with ${portal.email} / ${portal.password}   (also in ${config.dataDir}/portal.password)`,
       `  funded payer      ${payer.address}`,
       `  payer private key ${payer.privateKey}   (public anvil test key: never use on a real chain)`,

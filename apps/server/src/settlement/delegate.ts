@@ -11,6 +11,7 @@ import * as repo from './repo.ts';
 import { isPayerSignature, signRequestOf } from './sign-request.ts';
 import type { SettlementExecutor } from './executor.ts';
 import { sharedExecutor } from './executors.ts';
+import { relayAuthorization, type AuthorizationOutcome, type Eip3009Authorization } from './authorization.ts';
 
 /** wire.md: `callback_calldata` is at most 8 KiB. */
 export const MAX_CALLBACK_CALLDATA_BYTES = 8192;
@@ -107,6 +108,11 @@ export class DelegateService {
     // Best effort now; the worker re-broadcasts a pending row on its next tick.
     if (p.record.status === 'pending') await ex.broadcast(p.record).catch(() => undefined);
     return { kind: 'refund', orderId: o.id, refundTxHash: p.record.txHash };
+  }
+
+  /** wire.md `POST /api/v1/orders/{id}/authorization`: relays the payer's EIP-3009 authorization (settlement/authorization.ts). */
+  submitAuthorization(merchantId: string, orderId: string, auth: Eip3009Authorization): Promise<AuthorizationOutcome> {
+    return relayAuthorization({ db: this.db, clock: this.clock, executorFor: (id) => this.executorFor(id) }, merchantId, orderId, auth);
   }
 
   chain(chainId: number): ChainConfig | undefined {

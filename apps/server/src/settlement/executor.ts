@@ -299,11 +299,25 @@ export class SettlementExecutor {
    */
   async #checkReplaced(rec: SettlementRecord): Promise<SettlementRecord> {
     const used = await this.client.getTransactionCount({ address: this.#account.address, blockTag: 'latest' });
-    if (used <= rec.nonce) return rec;
+    if (used <= rec.nonce) {
+      // Not mined and its nonce still free: it is in a mempool, or it was dropped (a reorg removed
+      // its block, a node restarted). Sending the same bytes again is harmless in the first case
+      // ("already known") and puts it back in the second; same bytes, same nonce, at most once.
+      if (rec.status === 'sent') await this.#resend(rec);
+      return rec;
+    }
     // An RPC fault here throws (the row stays as it is): only a definite "no receipt" fails it.
     if (await this.#receipt(rec.txHash)) return this.checkReceipt(rec);
     const reason = 'nonce used by another transaction';
     return (await setSettlementStatus(this.#db, rec.id, ['pending', 'sent'], 'failed', { failureReason: reason })) ?? (await this.#reload(rec));
+  }
+
+  async #resend(rec: SettlementRecord): Promise<void> {
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: rec.rawTx });
+    } catch (err) {
+      if (!ALREADY_SENT_RE.test(describeError(err))) throw err;
+    }
   }
 
   /** The receipt, or undefined when the node has none; RPC faults throw. */

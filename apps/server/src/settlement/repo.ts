@@ -11,7 +11,7 @@ export async function scannedHeads(q: Queryable): Promise<Map<number, number>> {
 }
 
 export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
-export type SettlementKind = 'settle' | 'refund' | 'x402';
+export type SettlementKind = 'settle' | 'refund' | 'x402' | 'relay';
 
 /** One row of `settlements`: a transaction of the executor, recorded before it is broadcast. */
 export interface SettlementRecord {
@@ -311,10 +311,15 @@ export async function markRefundSent(q: Queryable, orderId: string, txHash: stri
   await q.query('UPDATE orders SET refund_tx_hash = $2, updated_at = now() WHERE id = $1', [orderId, txHash]);
 }
 
-/** Unfinished executor rows of a chain (the backlog gauge of /metrics). */
-export async function settlementBacklog(q: Queryable): Promise<Map<number, number>> {
-  const { rows } = await q.query<{ chain_id: number; n: number | string }>(`SELECT chain_id, count(*) AS n FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id`);
-  return new Map(rows.map((r) => [Number(r.chain_id), Number(r.n)]));
+/**
+ * Unfinished executor rows (pending or sent: not yet final) by chain, with the age in seconds of
+ * the oldest one at `now`: the settlement backlog gauges of /metrics.
+ */
+export async function settlementBacklog(q: Queryable, now: Date): Promise<Map<number, { n: number; oldestAgeS: number }>> {
+  const { rows } = await q.query<{ chain_id: number; n: number | string; oldest: Date | string }>(
+    `SELECT chain_id, count(*) AS n, min(created_at) AS oldest FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id`,
+  );
+  return new Map(rows.map((r) => [Number(r.chain_id), { n: Number(r.n), oldestAgeS: Math.max(0, Math.floor((now.getTime() - new Date(r.oldest).getTime()) / 1000)) }]));
 }
 
 export async function getDelegateOrder(q: Queryable, orderId: string): Promise<DelegateOrderRow | undefined> {

@@ -99,6 +99,31 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       const rpc = /chain\s+31337 at (http:\/\/\S+)/.exec(text)?.[1];
       assert.ok(rpc, text);
 
+      // wire.md "Dev profile file": everything above as JSON, private to the user.
+      const devFile = join(dir, 'dev.json');
+      assert.equal(statSync(devFile).mode & 0o777, 0o600);
+      const dev = JSON.parse(readFileSync(devFile, 'utf8'));
+      assert.equal(dev.base_url, `http://127.0.0.1:${port}`);
+      assert.equal(dev.admin_token, admin);
+      assert.deepEqual({ chain_id: dev.chain.chain_id, rpc_url: dev.chain.rpc_url }, { chain_id: 31337, rpc_url: rpc });
+      assert.deepEqual(dev.tokens.map((t: any) => [t.symbol, t.decimals, t.eip3009]), [['USDC', 6, true], ['USDT', 6, false]]);
+      assert.match(dev.payer.address, /^0x[0-9a-fA-F]{40}$/);
+      assert.equal(dev.payer.private_key, out[1]);
+      assert.deepEqual(dev.merchants.map((m: any) => [m.merchant_id, m.receive_type]), [['demo', 'DIRECT'], ['demo-delegate', 'DELEGATE']]);
+      assert.deepEqual([dev.merchants[0].api_key, dev.merchants[0].api_secret], [apiKey, apiSecret]);
+      // The DELEGATE merchant's credentials work, and the example adapter is its registered callback.
+      const d = dev.merchants[1];
+      const dme = await fetch(`http://127.0.0.1:${port}/api/v1/merchant`, { headers: signedHeaders({ apiKey: d.api_key, apiSecret: d.api_secret }) });
+      assert.equal(((await dme.json()) as { merchant_id: string }).merchant_id, 'demo-delegate');
+      const cbs = (await (await fetch(`http://127.0.0.1:${port}/admin/v1/merchants/demo-delegate/callbacks`, { headers: { authorization: `Bearer ${admin}` } })).json()) as any;
+      const list = Array.isArray(cbs) ? cbs : cbs.data ?? cbs.callbacks;
+      assert.equal(list.length, 1, JSON.stringify(cbs));
+      assert.equal(list[0].callback_contract, d.callback_contract);
+      assert.equal(list[0].core_address, dev.chain.settlement_contract);
+      const chains = (await (await fetch(`http://127.0.0.1:${port}/admin/v1/chains`, { headers: { authorization: `Bearer ${admin}` } })).json()) as any;
+      const c0 = (Array.isArray(chains) ? chains : chains.data ?? chains.chains)[0];
+      assert.equal(c0.delegate.enabled, true, JSON.stringify(chains));
+
       const code = await p.stop('SIGINT');
       assert.equal(code, 0, p.output());
       // anvil stopped with it

@@ -104,6 +104,8 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { chain_id: 31337, callback_contract: MERCHANT_WALLET, eip712_name: SENTINELS.merchantName, eip712_version: '1' } };
     case 'POST /api/v1/orders/:order_id/calldata-signature':
       return { path, body: { signature: `0x${'1b'.repeat(65)}` } };
+    case 'POST /api/v1/orders/:order_id/authorization':
+      return { path, body: { from: PAYER, to: MERCHANT_WALLET, value: '1000', validAfter: '0', validBefore: '99999999999', nonce: `0x${'ab'.repeat(32)}`, signature: `0x${'1b'.repeat(65)}` } };
     case 'POST /api/v1/products':
     case 'POST /api/v1/products/:product_id':
     case 'POST /admin/v1/merchants/:merchant_id/products':

@@ -1,11 +1,12 @@
-// The executor killed with SIGKILL (a real process death, PostgreSQL shared with the restart):
-// after the row is recorded but before the broadcast, and after the broadcast but before the row
-// is marked sent. The restarted executor settles each order exactly once.
+// The executor killed with SIGKILL (a real process death, PostgreSQL shared with the restart) at
+// every step: before anything is recorded or sent, after the row is recorded but before the
+// broadcast, after the broadcast but before the row is marked sent, and after it is marked sent.
+// The restarted executor settles each order exactly once. Part of `npm run test:faults`.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { TestTokenArtifact } from '@tollgate/contracts';
+import { orderIdToBytes32, TestTokenArtifact, TollgateSettlementArtifact } from '@tollgate/contracts';
 import { startDevChain, transferToken, type DevChain } from '@tollgate/devchain';
 import { createPublicClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -54,8 +55,10 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
 
   const balance = (who: Hex) => client.readContract({ address: usdc, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
   const executorNonce = () => client.getTransactionCount({ address: signer.executorAddress });
+  const orderState = (orderId: string) =>
+    client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] });
 
-  for (const step of ['recorded', 'sent'] as const) {
+  for (const step of ['signed', 'recorded', 'sent', 'marked'] as const) {
     it(`killed after "${step}": the restart settles once`, async () => {
       const payer = dev.payers[0]!;
       await client.waitForTransactionReceipt({
@@ -74,14 +77,29 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
       child.child.kill('SIGKILL');
       await new Promise((r) => child.child.once('exit', r));
       const row = await findSettlement(database.db, chain.chainId, order.orderId, 'settle');
-      assert.equal(row?.status, 'pending', 'the killed process never marked the row sent');
-      assert.equal(row?.txHash, m[1]);
-      assert.equal(await executorNonce(), step === 'sent' ? before + 1 : before);
-      const [rec] = await new SettlementExecutor({ db: database.db, chain, signer }).reconcile();
-      assert.equal(rec?.status, 'confirmed');
-      assert.equal(rec?.txHash, m[1]);
+      const restarted = new SettlementExecutor({ db: database.db, chain, signer });
+      if (step === 'signed') {
+        assert.equal(row, undefined, 'nothing recorded');
+        assert.equal(await executorNonce(), before, 'nothing sent');
+        // The restart (the worker finds the order still due) settles it from scratch.
+        const out = await restarted.settle({ ...order, amount: AMOUNT }, { pollMs: 50 });
+        assert.ok(out.kind === 'recorded' && out.record.status === 'confirmed', JSON.stringify(out));
+      } else {
+        assert.equal(row?.status, step === 'marked' ? 'sent' : 'pending', 'the row as the killed process left it');
+        assert.equal(row?.txHash, m[1]);
+        assert.equal(await executorNonce(), step === 'sent' || step === 'marked' ? before + 1 : before);
+        // A second attempt of the same order (the worker's next tick) finds the row and signs nothing new.
+        const again = await restarted.prepare({ ...order, amount: AMOUNT });
+        assert.equal(again.kind, 'existing');
+        let [rec] = await restarted.reconcile();
+        // anvil mines on submission: one more block makes the settlement final (finality 2).
+        if (rec?.status === 'sent') [rec] = await restarted.reconcile();
+        assert.equal(rec?.status, 'confirmed');
+        assert.equal(rec?.txHash, m[1]);
+      }
       assert.equal(await executorNonce(), before + 1, 'exactly one transaction');
       assert.equal(await balance(order.payee), AMOUNT, 'paid once');
+      assert.equal(await orderState(order.orderId), 1, 'Settled on chain');
     });
   }
 });

@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../../src/config/load.ts';
+import { SettlementSigner } from '../../src/config/schema.ts';
 import { spawnTollgate } from '../helpers/process.ts';
 import { fakeChain, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 import { backends, createScratchDatabase, dropScratchDatabase } from '../helpers/db.ts';
@@ -41,7 +43,14 @@ async function paidCardOrder(server: TestServer): Promise<string> {
 describe('README admin CLI table and config example', () => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ backend: 'pglite', chains: [fakeChain()] });
+    // DELEGATE set up in config only (a settlement contract address and an executor key): enough
+    // for callback registrations; nothing here settles on chain.
+    const key = `0x${'11'.repeat(32)}` as const;
+    server = await startTestServer({
+      backend: 'pglite',
+      chains: [{ ...fakeChain(), settlementContract: '0x000000000000000000000000000000000000dead' }],
+      config: { settlement: new SettlementSigner(key, privateKeyToAccount(key).address) },
+    });
   });
   after(() => server.close());
 
@@ -59,6 +68,7 @@ describe('README admin CLI table and config example', () => {
       'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
       'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
       'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
+      'tollgate merchant callback', 'tollgate merchant callbacks', 'tollgate order refund',
       'tollgate link create', 'tollgate link list', 'tollgate link deactivate',
       'tollgate chains', 'tollgate portal add-user', 'tollgate card simulate', 'tollgate card release', 'tollgate card refund',
     ]);
@@ -92,19 +102,37 @@ describe('README admin CLI table and config example', () => {
     assert.match(await run(fill(cmds[8]!)), /GET:api:data/);
     assert.match(await run(fill(listCmd!)), /1000000/);
     assert.match(await run(fill(cmds[9]!)), /kid/);
+    // DELEGATE rows, on a DELEGATE merchant (created through the API: the table's create row is DIRECT).
+    const dm = await fetch(`${server.url}/admin/v1/merchants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Delegate Shop', merchant_id: 'cli_dshop', receive_type: 'DELEGATE' }),
+    });
+    assert.equal(dm.status, 201, await dm.text());
+    const dfill = (c: string) => c.replace(/\bID\b/g, 'cli_dshop').replace('0x…', ADDRESS).replace('NAME', 'Shop-Adapter');
+    assert.equal(cmds[10], 'tollgate merchant callback ID --chain 31337 --contract 0x… --eip712-name NAME --eip712-version 1');
+    assert.match(await run(dfill(cmds[10]!)), new RegExp(`callback_contract: ${ADDRESS}`));
+    const listed = await run(dfill(cmds[11]!));
+    assert.match(listed, /eip712_name: Shop-Adapter/);
+    assert.match(listed, /core_address: 0x000000000000000000000000000000000000dead/);
+    // refund: an unknown order is refused with the API's 404 (a real refund runs in delegate-settlement.test.ts).
+    assert.equal(cmds[12], 'tollgate order refund ORDER_ID');
+    const refund = spawnTollgate(['order', 'refund', 'ord_missing'], { TOLLGATE_URL: server.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+    assert.equal(await new Promise((resolve) => refund.child.once('exit', resolve)), 1);
+    assert.match(refund.output(), /order not found|order_not_found/);
     // Hosted quick-pay: a product and its link, the list (and the sessions command of the same row), deactivation.
-    const link = await run(fill(cmds[10]!).replace('NAME', 'Shop'));
+    const link = await run(fill(cmds[13]!).replace('NAME', 'Shop'));
     const linkId = /link_id: (pl_\S+)/.exec(link)?.[1];
     assert.ok(linkId, link);
     assert.match(link, new RegExp(`url: http://127\\.0\\.0\\.1:8402/quickpay/pay/${linkId}`));
-    assert.match(await run(fill(cmds[11]!)), new RegExp(linkId));
+    assert.match(await run(fill(cmds[14]!)), new RegExp(linkId));
     const listRow = README.split('\n').find((l) => l.includes('`tollgate link list'))!;
     const sessionsCmd = /, `(tollgate link sessions [^`]+)`/.exec(listRow)?.[1];
     assert.equal(sessionsCmd, 'tollgate link sessions ID LINK_ID');
     await run(fill(sessionsCmd!).replace('LINK_ID', linkId));
-    assert.match(await run(fill(cmds[12]!).replace('LINK_ID', linkId)), /active: false/);
-    assert.match(await run(cmds[13]!), /31337/);
-    const user = await run(fill(cmds[14]!).replace('EMAIL', 'owner@cli-shop.example'));
+    assert.match(await run(fill(cmds[15]!).replace('LINK_ID', linkId)), /active: false/);
+    assert.match(await run(cmds[16]!), /31337/);
+    const user = await run(fill(cmds[17]!).replace('EMAIL', 'owner@cli-shop.example'));
     const password = /password: (\S+)/.exec(user)?.[1];
     assert.ok(password, user);
     const login = await fetch(`${server.url}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@cli-shop.example', password }) });
@@ -113,9 +141,9 @@ describe('README admin CLI table and config example', () => {
     // Card rail (TEST processor): a paid card order of a checkout session, then the three card rows.
     const ord = await paidCardOrder(server);
     const card = (c: string) => c.replace('ORDER_ID', ord);
-    assert.match(await run(card(cmds[15]!)), /outcome: dispute/);
-    assert.match(await run(card(cmds[16]!)), /status: PAYMENT_CONFIRMED/); // still held for the duplicate
-    assert.match(await run(card(cmds[17]!)), /refunded_amount: 1\.00/);
+    assert.match(await run(card(cmds[18]!)), /outcome: dispute/);
+    assert.match(await run(card(cmds[19]!)), /status: PAYMENT_CONFIRMED/); // still held for the duplicate
+    assert.match(await run(card(cmds[20]!)), /refunded_amount: 1\.00/);
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });

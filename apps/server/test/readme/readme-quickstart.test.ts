@@ -1,7 +1,8 @@
 // The README, run as written by a newcomer, in child processes: `npm start` (the root script, a
 // real anvil, PGlite in a data directory relative to the repository root), the quick start's
 // `npx tollgate …` and `curl …` lines, the webhook CLI lines, the SDK example (plain Node importing
-// `@tollgate/sdk`, paid on the dev chain until INVOICED), the hosted-checkout example and a restart
+// `@tollgate/sdk`, paid on the dev chain until INVOICED), the DELEGATE example (gasless, with a
+// callback, from dev.json), the hosted-checkout example and a restart
 // of `npm start` on the same data directory (a new dev chain: a warning, never an error line).
 // The code is extracted from README.md, so an edit of the README that breaks it fails here.
 import assert from 'node:assert/strict';
@@ -129,6 +130,22 @@ describe('README quick start on a fresh data directory', () => {
     const result = JSON.parse(/RESULT (.*)/.exec(sdkRun.output())![1]!) as { status: string; orderId: string };
     assert.equal(result.status, 'INVOICED', sdkRun.output());
 
+    // DELEGATE: the CLI line and the Node example of "Taking a payment with a callback", verbatim but
+    // for the data directory, against the demo DELEGATE merchant of dev.json (gasless, callback run).
+    const dBlocks = codeBlocks(README, 'Taking a payment with a callback');
+    const dLines = shellLines(dBlocks.find((b) => b.lang === 'sh')!.code, port);
+    assert.deepEqual(dLines, ['npx tollgate merchant callbacks demo-delegate']);
+    assert.match(sh(dLines[0]!, env), /eip712_name: Tollgate Example Credit/);
+    const dCode = dBlocks.find((b) => b.lang === 'ts')!.code;
+    assert.ok(dCode.includes("'.tollgate/dev.json'"), 'the example reads the dev profile file');
+    const dRun = runExample('delegate-example.mjs', dCode.replace("'.tollgate/dev.json'", `'${DATA_DIR}/dev.json'`), {});
+    try {
+      assert.equal(await withTimeout(dRun.exited, 60_000, dRun.output), 0, dRun.output());
+    } finally {
+      dRun.kill();
+    }
+    assert.match(dRun.output(), /INVOICED succeeded 0x[0-9a-f]{64}/, dRun.output());
+
     // The hosted-checkout example on the demo merchant, with the client of the SDK example.
     const coExample = checkoutBlocks.find((b) => b.lang === 'ts')!.code;
     const coPrelude = "import { TollgateClient } from '@tollgate/sdk';\nconst { apiKey, apiSecret, baseUrl } = JSON.parse(process.env.README_VARS);\nconst tollgate = new TollgateClient({ baseUrl, apiKey, apiSecret });\n";
@@ -151,7 +168,7 @@ describe('README quick start on a fresh data directory', () => {
     await server.stop('SIGINT');
     const errors = server.output().split('\n').filter((l) => /"level":(50|60)/.test(l));
     assert.deepEqual(errors, [], 'a restart logs no error line');
-    assert.match(server.output(), /"level":40,[^\n]*new chain under chain id 31337[^\n]*"invoiced_kept":1/);
+    assert.match(server.output(), /"level":40,[^\n]*new chain under chain id 31337[^\n]*"invoiced_kept":2/, "the SDK example's order and the DELEGATE example's");
     // ~55 s on a loaded 2-core machine; not asserted (a timing bound would flake under load).
     console.log(`readme-quickstart: ${Date.now() - started} ms`);
   });

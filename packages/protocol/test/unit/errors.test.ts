@@ -89,6 +89,8 @@ const ADDED: Record<string, number> = {
   calldata_signature_exists: 409,
   invalid_authorization: 400,
   order_not_refundable: 409,
+  authorization_used: 409,
+  order_not_payable: 409,
   product_not_found: 404,
   link_not_found: 404,
   link_inactive: 410,
