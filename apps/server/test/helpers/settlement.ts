@@ -37,3 +37,20 @@ export async function withSettlement(dev: DevChain, chain: ChainConfig, executor
     ...(dep.adapter ? { adapter: { ...dep.adapter, address: dep.adapter.address.toLowerCase() as Hex } } : {}),
   };
 }
+
+/**
+ * `reconcile()` again until none of the rows it touched is pending or sent (or `timeoutMs`
+ * passes), as the worker's ticks do: anvil mines a broadcast transaction a moment after the
+ * broadcast returns, so one call right after a broadcast may still see no receipt under load.
+ * Returns every row touched, in the order first seen, as last seen.
+ */
+export async function reconcileSettled<R extends { id: number | string; status: string }>(ex: { reconcile(): Promise<R[]> }, timeoutMs = 20_000): Promise<R[]> {
+  const until = Date.now() + timeoutMs;
+  const seen = new Map<R['id'], R>();
+  for (;;) {
+    const rows = await ex.reconcile();
+    for (const r of rows) seen.set(r.id, r);
+    if (![...seen.values()].some((r) => r.status === 'pending' || r.status === 'sent') || Date.now() > until) return [...seen.values()];
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+}

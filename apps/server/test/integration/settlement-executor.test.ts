@@ -14,7 +14,7 @@ import { SettlementExecutor, type SettleRequest } from '../../src/settlement/exe
 import { findSettlement } from '../../src/settlement/repo.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startRpcProxy } from '../helpers/rpc-proxy.ts';
-import { withSettlement } from '../helpers/settlement.ts';
+import { reconcileSettled, withSettlement } from '../helpers/settlement.ts';
 
 const AMOUNT = 2_500_000n;
 
@@ -106,7 +106,7 @@ for (const backend of backends()) {
       await assert.rejects(client.getTransactionReceipt({ hash: prepared.record.txHash }));
       // "restart": a new executor on the same database finds the pending row
       const restarted = executor();
-      const [rec] = await restarted.reconcile();
+      const [rec] = await reconcileSettled(restarted);
       assert.equal(rec?.txHash, prepared.record.txHash, 'the same signed bytes, not a new transaction');
       assert.equal(rec?.status, 'confirmed');
       assert.equal(await balance(req.payee), AMOUNT);
@@ -123,7 +123,7 @@ for (const backend of backends()) {
       await client.sendRawTransaction({ serializedTransaction: prepared.record.rawTx });
       assert.equal((await findSettlement(database.db, chain.chainId, req.orderId, 'settle'))?.status, 'pending');
       const before = await executorNonce();
-      const [rec] = await executor().reconcile();
+      const [rec] = await reconcileSettled(executor());
       assert.equal(rec?.status, 'confirmed');
       assert.equal(await executorNonce(), before, 'the re-broadcast added no transaction');
       assert.equal(await balance(req.payee), AMOUNT);
@@ -136,7 +136,7 @@ for (const backend of backends()) {
       assert.ok(prepared.kind === 'recorded');
       const sent = await ex.broadcast(prepared.record);
       assert.equal(sent.status, 'sent');
-      const [rec] = await executor().reconcile();
+      const [rec] = await reconcileSettled(executor());
       assert.equal(rec?.status, 'confirmed');
       assert.equal(rec?.blockNumber, Number((await client.getTransactionReceipt({ hash: sent.txHash })).blockNumber));
       assert.equal(await balance(req.payee), AMOUNT);
@@ -176,8 +176,8 @@ for (const backend of backends()) {
       assert.ok(pa.kind === 'recorded' && pbOther.kind === 'recorded' && pb.kind === 'recorded', JSON.stringify([pa, pbOther, pb]));
       assert.equal(pbOther.record.nonce, pa.record.nonce);
       assert.equal(pb.record.nonce, pa.record.nonce + 1);
-      assert.equal((await a.reconcile())[0]?.status, 'confirmed');
-      const rb = await b.reconcile();
+      assert.equal((await reconcileSettled(a))[0]?.status, 'confirmed');
+      const rb = await reconcileSettled(b);
       // nonce N went to a's settlement: b's row for it can never be mined
       assert.deepEqual(
         rb.map((r) => [r.orderId, r.status, r.failureReason]),
@@ -215,7 +215,7 @@ for (const backend of backends()) {
         await assert.rejects(ex.checkReceipt(sent));
         assert.equal((await findSettlement(database.db, chain.chainId, req.orderId, 'settle'))?.status, 'sent', 'an RPC fault never fails a row');
         proxy.set({ mode: 'pass' });
-        const [rec] = await ex.reconcile();
+        const [rec] = await reconcileSettled(ex);
         assert.equal(rec?.status, 'confirmed');
         assert.equal(await executorNonce(), before + 1);
         assert.equal(await balance(req.payee), AMOUNT);
@@ -246,7 +246,7 @@ for (const backend of backends()) {
       assert.ok(pa.kind === 'recorded' && pb.kind === 'recorded');
       const [lo, hi] = [pa.record.nonce, pb.record.nonce].sort((x, y) => x - y);
       assert.equal(hi, lo! + 1);
-      const done = await ex.reconcile();
+      const done = await reconcileSettled(ex);
       assert.deepEqual(done.map((r) => r.status), ['confirmed', 'confirmed']);
       assert.equal(await balance(a.payee), AMOUNT);
       assert.equal(await balance(b.payee), AMOUNT);

@@ -16,7 +16,7 @@ import { findSettlement } from '../../src/settlement/repo.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { env } from '../helpers/env.ts';
 import { spawnTollgate } from '../helpers/process.ts';
-import { withSettlement } from '../helpers/settlement.ts';
+import { reconcileSettled, withSettlement } from '../helpers/settlement.ts';
 
 const CHILD = fileURLToPath(new URL('./settlement-kill-child.ts', import.meta.url));
 const AMOUNT = 1_250_000n;
@@ -91,9 +91,7 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
         // A second attempt of the same order (the worker's next tick) finds the row and signs nothing new.
         const again = await restarted.prepare({ ...order, amount: AMOUNT });
         assert.equal(again.kind, 'existing');
-        let [rec] = await restarted.reconcile();
-        // anvil mines on submission: one more block makes the settlement final (finality 2).
-        if (rec?.status === 'sent') [rec] = await restarted.reconcile();
+        const [rec] = await reconcileSettled(restarted);
         assert.equal(rec?.status, 'confirmed');
         assert.equal(rec?.txHash, m[1]);
       }
