@@ -1,72 +1,18 @@
-// Node side of the hosted checkout: bundles the browser code with esbuild once per process and
-// hands the server the page, the script and the stylesheet. No CDN, no external request: the page
-// loads only these two assets and talks only to its own origin.
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+// Node side of the hosted checkout: the page's assets (page-assets.ts builds them). No CDN, no
+// external request: the page loads only its two assets and talks only to its own origin.
+import { pageAssets, type PageAssets } from './page-assets.ts';
 
-export interface CheckoutAssets {
-  /** The page; asset URLs are relative (`assets/app.js?v=<hash>`), resolved against `/checkout/pay`. */
-  html: string;
-  js: string;
-  css: string;
-  /** The page icon (SVG), linked from the page and also served at `/favicon.ico`. */
-  favicon: string;
-  /** Size of `js` gzipped (level 9): the budget is 20 KB. */
-  jsGzipBytes: number;
-  /** First 16 hex digits of the SHA-256 of `js` / `css`: the cache-busting query and ETag. */
-  jsHash: string;
-  cssHash: string;
-  faviconHash: string;
-}
+export { contentHash } from './page-assets.ts';
+/** The checkout page's assets; asset URLs resolve against `/checkout/pay`; the JS budget is 20 KB gzipped. */
+export type CheckoutAssets = PageAssets;
 
-const PKG = fileURLToPath(new URL('..', import.meta.url));
-let cached: Promise<CheckoutAssets> | undefined;
-
-export const contentHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
-
-/**
- * Builds (first call) or returns (later calls) the checkout page assets: the browser TypeScript
- * bundled and minified for es2020 without source maps, the CSS minified, the HTML template filled
- * with the content-hashed asset URLs. A failed build is not cached.
- *
- * @example const { html, js, css } = await buildCheckoutAssets();
- */
-export function buildCheckoutAssets(): Promise<CheckoutAssets> {
-  cached ??= doBuild().catch((err) => {
-    cached = undefined;
-    throw err;
-  });
-  return cached;
-}
-
-async function doBuild(): Promise<CheckoutAssets> {
-  const common = { bundle: true, minify: true, write: false, sourcemap: false, logLevel: 'silent', absWorkingDir: PKG } as const;
-  const [jsOut, cssOut, template, favicon] = await Promise.all([
-    build({
-      ...common,
-      entryPoints: ['src/browser/main.ts'],
-      format: 'iife',
-      platform: 'browser',
-      target: 'es2020',
-      charset: 'utf8',
-      legalComments: 'none',
-      banner: { js: '/* Tollgate checkout. Includes qrcode-generator (c) Kazuhiko Arase, MIT license. */' },
-    }),
-    build({ ...common, entryPoints: ['src/checkout.css'], target: ['chrome90', 'firefox90', 'safari14'], charset: 'utf8' }),
-    readFile(new URL('../index.html', import.meta.url), 'utf8'),
-    readFile(new URL('favicon.svg', import.meta.url), 'utf8'),
-  ]);
-  const js = jsOut.outputFiles[0]!.text;
-  const css = cssOut.outputFiles[0]!.text;
-  const jsHash = contentHash(js);
-  const cssHash = contentHash(css);
-  const faviconHash = contentHash(favicon);
-  const html = template
-    .replace('{{JS_URL}}', `assets/app.js?v=${jsHash}`)
-    .replace('{{CSS_URL}}', `assets/app.css?v=${cssHash}`)
-    .replace('{{ICON_URL}}', `assets/favicon.svg?v=${faviconHash}`);
-  return { html, js, css, favicon, jsGzipBytes: gzipSync(js, { level: 9 }).length, jsHash, cssHash, faviconHash };
-}
+/** @example const { html, js, css } = await buildCheckoutAssets(); */
+export const buildCheckoutAssets = pageAssets({
+  root: new URL('..', import.meta.url),
+  entry: 'src/browser/main.ts',
+  stylesheet: 'src/checkout.css',
+  template: 'index.html',
+  favicon: 'src/favicon.svg',
+  banner: '/* Tollgate checkout. Includes qrcode-generator (c) Kazuhiko Arase, MIT license. */',
+  assetBase: 'assets/',
+});
