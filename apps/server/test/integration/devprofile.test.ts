@@ -88,7 +88,7 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       assert.equal(me.status, 200);
       const body = (await me.json()) as { merchant_id: string; wallets: unknown[]; fee_balance: { available: string } };
       assert.equal(body.merchant_id, 'demo');
-      assert.equal(body.wallets.length, 2);
+      assert.equal(body.wallets.length, 4, 'USDC and USDT on the anvil chain and on the local SVM');
       assert.equal(body.fee_balance.available, '100.00');
       const show = await fetch(`http://127.0.0.1:${port}/admin/v1/merchants/demo`, { headers: { authorization: `Bearer ${admin}` } });
       assert.equal(show.status, 200);
