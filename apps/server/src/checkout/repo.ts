@@ -37,6 +37,7 @@ export interface SessionOrder {
   chain_id: number;
   token_symbol: string;
   token_contract: string;
+  dapp_order_id: string;
   from_address: string;
   pay_to_address: string;
   amount_wei: string;
@@ -86,6 +87,7 @@ type JoinedRow = SessionRow & {
   o_chain_id: number | null;
   o_token_symbol: string | null;
   o_token_contract: string | null;
+  o_dapp_order_id: string | null;
   o_from_address: string | null;
   o_pay_to_address: string | null;
   o_amount_wei: string | null;
@@ -103,7 +105,7 @@ export async function getSessionWithOrder(q: Queryable, id: string): Promise<Ses
   const { rows } = await q.query<JoinedRow>(
     `SELECT s.*, m.name AS m_name, m.logo_url AS m_logo_url,
        o.id AS o_id, o.status AS o_status, o.flow AS o_flow, o.chain_id AS o_chain_id, o.token_symbol AS o_token_symbol,
-       o.token_contract AS o_token_contract, o.from_address AS o_from_address, o.pay_to_address AS o_pay_to_address,
+       o.token_contract AS o_token_contract, o.dapp_order_id AS o_dapp_order_id, o.from_address AS o_from_address, o.pay_to_address AS o_pay_to_address,
        o.amount_wei::text AS o_amount_wei, o.expires_at AS o_expires_at, o.tx_hash AS o_tx_hash,
        -- a card order's payment is under way once the processor reported it (rails/card)
        (o.transfer_id IS NOT NULL OR (o.chain_id = 0 AND o.payment_seen_at IS NOT NULL)) AS o_payment_seen,
@@ -118,7 +120,7 @@ export async function getSessionWithOrder(q: Queryable, id: string): Promise<Ses
   );
   const r = rows[0];
   if (!r) return undefined;
-  const { m_name, m_logo_url, o_id, o_status, o_flow, o_chain_id, o_token_symbol, o_token_contract, o_from_address, o_pay_to_address, o_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, order_count, ...session } = r;
+  const { m_name, m_logo_url, o_id, o_status, o_flow, o_chain_id, o_token_symbol, o_token_contract, o_dapp_order_id, o_from_address, o_pay_to_address, o_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, order_count, ...session } = r;
   return {
     session,
     merchant: { id: session.merchant_id, name: m_name, logo_url: m_logo_url },
@@ -132,6 +134,7 @@ export async function getSessionWithOrder(q: Queryable, id: string): Promise<Ses
             chain_id: o_chain_id!,
             token_symbol: o_token_symbol!,
             token_contract: o_token_contract!,
+            dapp_order_id: o_dapp_order_id!,
             from_address: o_from_address!,
             pay_to_address: o_pay_to_address!,
             amount_wei: o_amount_wei!,

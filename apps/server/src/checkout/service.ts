@@ -1,5 +1,4 @@
-import { isAddress } from 'viem';
-import { kindOfChain } from '../chain/addresses.ts';
+import { chainById } from '../chain/registry.ts';
 import { isId, newId, type ErrorCode } from '@tollgate/protocol';
 import { isPgError, pgConstraint, UNIQUE_VIOLATION } from '../db/database.ts';
 import type { AppDeps } from '../deps.ts';
@@ -27,6 +26,8 @@ export interface BindTerms {
   pay_to_address: string;
   amount_wei: string;
   expires_at: number;
+  /** Solana: the order's Solana Pay transfer request (`solana:` URL, with its reference key) */
+  payment_url?: string;
 }
 
 const refused = (code: ErrorCode, message: string, param?: string): Refused => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
@@ -55,8 +56,7 @@ export class CheckoutService {
     const { db, merchants, clock, config } = this.deps;
     const m = await merchants.getMerchant(merchantId);
     if (!m) return refused('merchant_not_found', 'merchant not found');
-    // Hosted checkout pays on EVM chains only for now (docs/solana.md): a Solana wallet is not offered.
-    const wallets = (await merchants.listWallets(merchantId)).filter((w) => kindOfChain(config, w.chain_id) === 'evm');
+    const wallets = await merchants.listWallets(merchantId);
     const out = draftSession(body, { cardEnabled: m.card_enabled, returnUrls: m.return_urls, wallets }, clock.now());
     if (out.kind === 'refused') return refused(out.code, out.message, out.param);
     const id = newId('cs');
@@ -90,9 +90,13 @@ export class CheckoutService {
    */
   async bindSession(id: string, input: { chainId: number; tokenSymbol: string; fromAddress: string }): Promise<BindOutcome> {
     if (!isId('cs', id)) return { kind: 'not_found' };
-    if (!isAddress(input.fromAddress)) return refused('invalid_request', 'from_address must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
-    const payer = input.fromAddress.toLowerCase();
     const { db, clock, config, orders } = this.deps;
+    // The payer's address in the form of the chain's family (EVM lowercase, Solana base58 as given).
+    const family = chainById(config, input.chainId)?.family;
+    const payer = family ? family.normalizeAddress(input.fromAddress) : undefined;
+    if (family && !payer) {
+      return refused('invalid_request', family.kind === 'evm' ? 'from_address must be a valid EVM address (EIP-55 checksum when mixed case)' : 'from_address must be a base58 Solana public key', 'from_address');
+    }
     for (let attempt = 0; attempt < 3; attempt++) {
       const v = await repo.getSessionWithOrder(db, id);
       if (!v) return { kind: 'not_found' };
@@ -115,7 +119,7 @@ export class CheckoutService {
         }
         // Same payer and terms: the same order. Link it if the bind that created it could not.
         if (s.order_id !== o.id) await this.link(s.id, o.id);
-        return { kind: 'bound', terms: termsOf(o), created: false };
+        return { kind: 'bound', terms: this.termsOf(o), created: false };
       }
 
       // No order yet, or the last one expired or was cancelled while the session is still open: a
@@ -151,10 +155,27 @@ export class CheckoutService {
       return {
         kind: 'bound',
         created: true,
-        terms: termsOf({ id: r.id, chain_id: r.chain_id, token_symbol: r.token_symbol, token_contract: r.token_contract, pay_to_address: r.pay_to_address, amount_wei: r.amount_wei, expires_at: r.expires_at }),
+        terms: this.termsOf({ id: r.id, chain_id: r.chain_id, token_symbol: r.token_symbol, token_contract: r.token_contract, dapp_order_id: r.dapp_order_id, pay_to_address: r.pay_to_address, amount_wei: r.amount_wei, expires_at: r.expires_at }),
       };
     }
     return refused('session_already_bound', 'the checkout session changed concurrently; read it again before retrying');
+  }
+
+  /** Bind terms of an order; a Solana order adds its `solana:` transfer request (the chain family's). */
+  termsOf(o: Pick<repo.SessionOrder, 'id' | 'chain_id' | 'token_symbol' | 'token_contract' | 'dapp_order_id' | 'pay_to_address' | 'amount_wei' | 'expires_at'>): BindTerms {
+    const c = chainById(this.deps.config, o.chain_id);
+    const decimals = c?.family.tokens(c.chain).find((t) => t.address === o.token_contract)?.decimals;
+    const url = c?.family.paymentUrl && decimals !== undefined ? c.family.paymentUrl(c.chain, { ...o, decimals }) : undefined;
+    return {
+      order_id: o.id,
+      chain_id: o.chain_id,
+      token_symbol: o.token_symbol,
+      token_contract: o.token_contract,
+      pay_to_address: o.pay_to_address,
+      amount_wei: o.amount_wei,
+      expires_at: Math.floor(o.expires_at.getTime() / 1000),
+      ...(url ? { payment_url: url } : {}),
+    };
   }
 
   /**
@@ -197,18 +218,6 @@ export class CheckoutService {
     }
     return n;
   }
-}
-
-function termsOf(o: Pick<repo.SessionOrder, 'id' | 'chain_id' | 'token_symbol' | 'token_contract' | 'pay_to_address' | 'amount_wei' | 'expires_at'>): BindTerms {
-  return {
-    order_id: o.id,
-    chain_id: o.chain_id,
-    token_symbol: o.token_symbol,
-    token_contract: o.token_contract,
-    pay_to_address: o.pay_to_address,
-    amount_wei: o.amount_wei,
-    expires_at: Math.floor(o.expires_at.getTime() / 1000),
-  };
 }
 
 const services = new WeakMap<object, CheckoutService>();

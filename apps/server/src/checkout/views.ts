@@ -47,6 +47,7 @@ export const PublicSessionSchema = Type.Object(
         pay_to_address: Type.String(),
         amount_wei: Type.String(),
         expires_at: Type.Integer(),
+        payment_url: Type.Optional(Type.String({ description: 'Solana: the order’s Solana Pay transfer request (`solana:` URL)' })),
       }),
     ),
     success_url: Type.Optional(Type.String({ description: 'where the hosted page sends the payer after completion' })),
@@ -61,7 +62,12 @@ export const PublicSessionSchema = Type.Object(
  * allowlist they were checked against is not shown. `payment_rails` is an array here: the
  * comma-joined string is a rule of the signed request body only.
  */
-export function publicSessionView(v: SessionWithOrder, nowMs: number, chains: readonly ChainConfig[] = []) {
+export function publicSessionView(
+  v: SessionWithOrder,
+  nowMs: number,
+  chains: readonly Pick<ChainConfig, 'chainId' | 'name' | 'explorerUrl'>[] = [],
+  paymentUrl: (o: NonNullable<SessionWithOrder['order']>) => string | undefined = () => undefined,
+) {
   const s = v.session;
   // Names and explorers come from the current configuration, not the stored snapshot: they are
   // display data, and an operator who adds an explorer wants it on sessions already open.
@@ -95,6 +101,10 @@ export function publicSessionView(v: SessionWithOrder, nowMs: number, chains: re
             pay_to_address: o.pay_to_address,
             amount_wei: o.amount_wei,
             expires_at: unix(o.expires_at),
+            ...(() => {
+              const url = o.flow.startsWith('FIAT_') ? undefined : paymentUrl(o);
+              return url ? { payment_url: url } : {};
+            })(),
           },
         }
       : {}),
@@ -132,4 +142,5 @@ export const BindResponseSchema = Type.Object({
   pay_to_address: Type.String(),
   amount_wei: Type.String(),
   expires_at: Type.Integer({ description: 'Unix seconds: the order’s payment window (≤ the session’s expires_at)' }),
+  payment_url: Type.Optional(Type.String({ description: 'Solana: the Solana Pay transfer request (`solana:` URL) carrying the order’s reference key' })),
 });

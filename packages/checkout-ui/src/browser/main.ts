@@ -3,7 +3,7 @@
 // the DOM. Nothing on this page is a proof of payment (interface.md, Receiver rule 7): the merchant
 // verifies with Tollgate server-side.
 import { ApiError, checkoutApi, checkoutIdFromHash, safeHttpUrl, successRedirect, type CheckoutApi } from '../lib/api.ts';
-import { isAddress } from '../lib/address.ts';
+import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
 import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
 import { buildEip681Transfer } from '../lib/eip681.ts';
@@ -152,6 +152,7 @@ function showChoose() {
       selected = o;
       setText(v.heading, payLine(o));
       setTotal();
+      renderWallets();
     },
     onWallet: payWithWallet,
     onQr: (raw) => {
@@ -164,7 +165,9 @@ function showChoose() {
       // Sent as typed (trimmed): the server checks the EIP-55 checksum of a mixed-case address,
       // which catches most typos without a keccak implementation in this bundle.
       const from = raw.trim();
-      if (!isAddress(from)) return fieldError('Enter an address: 0x followed by 40 hexadecimal characters (0-9, a-f).');
+      if (selected && isSolanaOption(selected)) {
+        if (!isSolanaAddress(from)) return fieldError('Enter a Solana address: 32 to 44 base58 characters.');
+      } else if (!isAddress(from)) return fieldError('Enter an address: 0x followed by 40 hexadecimal characters (0-9, a-f).');
       v.err.hidden = true;
       v.input.removeAttribute('aria-invalid');
       void payByQr(from, fieldError);
@@ -186,7 +189,10 @@ function cardCtx(): CardContext {
 }
 
 function renderWallets() {
-  if (walletSlot?.isConnected) replace(walletSlot, walletButtons(wallets, busy, payWithWallet));
+  if (!walletSlot?.isConnected) return;
+  // The browser wallets found here are EVM (EIP-1193) wallets: none of them pays on Solana.
+  if (selected && isSolanaOption(selected)) replace(walletSlot, h('p', { class: 'muted' }, 'Pay on Solana with the QR code or link below (any Solana Pay wallet).'));
+  else replace(walletSlot, walletButtons(wallets, busy, payWithWallet));
 }
 
 function showPay() {
@@ -206,7 +212,8 @@ function showPay() {
       tokenSymbol: t.tokenSymbol,
       tokenContract: t.tokenContract,
       payTo: t.payTo,
-      link: buildEip681Transfer({ tokenContract: t.tokenContract, chainId: t.chainId, payTo: t.payTo, amountWei: t.amountWei }),
+      link: t.paymentUrl ?? buildEip681Transfer({ tokenContract: t.tokenContract, chainId: t.chainId, payTo: t.payTo, amountWei: t.amountWei }),
+      solana: !!t.paymentUrl,
       showQr: p.showQr,
       ...(p.from ? { from: p.from } : {}),
       ...(p.txHash ? { txHash: p.txHash } : {}),
@@ -259,7 +266,7 @@ async function payByQr(from: string, onAddressError: (msg: string) => void) {
   try {
     const t = await bind(selected, from, onAddressError);
     if (!t) return;
-    payment = { terms: t, from: from.toLowerCase(), showQr: true };
+    payment = { terms: t, from: t.paymentUrl ? from : from.toLowerCase(), showQr: true };
     showPay();
     say('Waiting for your payment…');
     startPolling();

@@ -86,7 +86,7 @@ export function chooseScreen(s: PublicSession, selected: PaymentOption, on: Choo
     autocomplete: 'off',
     autocapitalize: 'off',
     spellcheck: 'false',
-    placeholder: '0x…',
+    placeholder: '0x… or a Solana address',
     'aria-describedby': 'payer-help payer-err',
     required: true,
   });
@@ -96,7 +96,7 @@ export function chooseScreen(s: PublicSession, selected: PaymentOption, on: Choo
     { class: 'qr-form', novalidate: true },
     h('label', { for: 'payer' }, 'Your paying address'),
     input,
-    h('p', { id: 'payer-help', class: 'muted small' }, 'Paste the address of the wallet you will pay from. Tollgate recognises your payment by it; the address to pay and the QR code come next.'),
+    h('p', { id: 'payer-help', class: 'muted small' }, 'Paste the address of the wallet you will pay from. The address to pay and the QR code come next.'),
     err,
     h('button', { type: 'submit', class: 'secondary' }, 'Show payment QR code'),
   );
@@ -162,6 +162,8 @@ export interface PayView {
   link: string;
   txHash?: string;
   showQr: boolean;
+  /** Solana: `link` is the order's Solana Pay URL, whose reference key (not the sender) attributes it */
+  solana?: boolean;
   wallet?: { name: string; busy: boolean; onRetry(): void };
   /** the live region: "Address copied." */
   notify(text: string): void;
@@ -189,7 +191,7 @@ export function payScreen(v: PayView) {
       row('Amount', h('span', { class: 'copyable' }, h('strong', { class: 'amount' }, what), v.txHash ? undefined : copyButton(v.amount, 'amount', v.notify))),
       row('Network', network),
       row('Pay to', h('span', { class: 'copyable' }, h('code', { class: 'addr' }, v.payTo), v.txHash ? undefined : copyButton(v.payTo, 'address', v.notify))),
-      row('Token contract', h('code', { class: 'addr' }, v.tokenContract)),
+      row(v.solana ? 'Token mint' : 'Token contract', h('code', { class: 'addr' }, v.tokenContract)),
       v.from ? row('From', h('code', { class: 'addr' }, v.from)) : [],
       v.txHash ? row('Transaction', h('code', { class: 'addr' }, v.txHash), explorerLink(v.explorerUrl, v.txHash, 'explorer')) : [],
     ),
@@ -210,7 +212,9 @@ export function payScreen(v: PayView) {
       // Once sent, the instruction to send becomes an instruction not to send twice.
       v.txHash
         ? 'Do not send this payment again. Keep this page open while the network confirms it.'
-        : v.from
+        : v.solana
+          ? `Pay with the QR code or the link: they carry this order’s reference, which is how Tollgate recognises the payment. Send exactly ${what}.`
+          : v.from
           ? `Send exactly ${what} from ${v.from}. A payment from another address or of another amount is not recognised.`
           : `Send exactly ${what} from the address you entered when you started this payment.`,
     ),

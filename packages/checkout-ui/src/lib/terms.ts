@@ -14,6 +14,8 @@ export interface Terms {
   amountWei: string;
   /** Unix seconds: the order's payment window */
   expiresAt: number;
+  /** Solana: the server's `solana:` transfer request, shown instead of an EIP-681 link */
+  paymentUrl?: string;
 }
 
 export const optionKey = (o: { chain_id: number; token_symbol: string }) => `${o.chain_id}:${o.token_symbol}`;
@@ -25,7 +27,7 @@ export const optionKey = (o: { chain_id: number; token_symbol: string }) => `${o
  */
 export function termsFor(
   options: readonly PaymentOption[],
-  t: { order_id: string; chain_id: number; token_symbol: string; pay_to_address: string; amount_wei: string; expires_at: number; token_contract?: string },
+  t: { order_id: string; chain_id: number; token_symbol: string; pay_to_address: string; amount_wei: string; expires_at: number; token_contract?: string; payment_url?: string },
 ): Terms | undefined {
   const o = options.find((p) => optionKey(p) === optionKey(t));
   if (!o) return undefined;
@@ -40,6 +42,8 @@ export function termsFor(
     payTo: t.pay_to_address,
     amountWei: t.amount_wei,
     expiresAt: t.expires_at,
+    // Only a solana: URL: the page never renders a link of another scheme from the server.
+    ...(t.payment_url?.startsWith('solana:') ? { paymentUrl: t.payment_url } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export interface SessionOrder {
   pay_to_address: string;
   amount_wei: string;
   expires_at: number;
+  /** Solana: the order's Solana Pay transfer request (`solana:` URL with its reference key) */
+  payment_url?: string;
 }
 
 export interface LineItem {
@@ -66,6 +68,7 @@ export interface BindTerms {
   pay_to_address: string;
   amount_wei: string;
   expires_at: number;
+  payment_url?: string;
 }
 
 /** Order statuses that can still be paid (an expired or cancelled order can be replaced by a new bind). */

@@ -27,7 +27,7 @@ export const publicBindCheckoutSession = defineRoute({
     {
       chain_id: Type.Integer({ minimum: 1 }),
       token_symbol: Type.String({ minLength: 1, maxLength: 11 }),
-      from_address: Type.String({ maxLength: 42, description: 'payer address (EIP-55 accepted)' }),
+      from_address: Type.String({ maxLength: 44, description: 'payer address: EVM hex (EIP-55 accepted) or a Solana base58 public key' }),
     },
     { additionalProperties: false },
   ),

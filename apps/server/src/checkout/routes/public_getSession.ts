@@ -22,6 +22,8 @@ export const publicGetCheckoutSession = defineRoute({
     if (!v) throw new AppError('session_not_found', 'checkout session not found', 'checkout_id');
     // Terms and status of a capability: no shared cache may keep them.
     reply.header('cache-control', 'no-store');
-    return publicSessionView(v, deps.clock.now(), deps.config.chains);
+    const svc = checkoutOf(deps);
+    // Solana clusters are named and linked like EVM chains; a Solana order carries its `solana:` URL.
+    return publicSessionView(v, deps.clock.now(), [...deps.config.chains, ...(deps.config.solanaChains ?? [])], (o) => svc.termsOf(o).payment_url);
   },
 });
