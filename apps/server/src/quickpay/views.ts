@@ -160,6 +160,7 @@ export function publicLinkView(
 export const CardTermsSchema = Type.Object({
   order_id: Type.String({ description: 'the FIAT_<PROCESSOR> order' }),
   checkout_id: Type.String({ description: 'the card session’s checkout id: its own `qps_` id' }),
+  processor: Type.String({ description: 'TEST (pay with POST /quickpay/v1/sessions/{session_id}/card/test-payment) or STRIPE' }),
   currency: Type.String(),
   amount: Type.String({ description: 'decimal, in the currency' }),
   amount_minor: Type.String({ description: 'the amount in minor units (950 for EUR 9.50)' }),

@@ -57,7 +57,7 @@ for (const backend of backends()) {
       assert.equal(r.body.status, 'OPEN');
       assert.equal(r.body.rail, 'card');
       assert.equal(r.body.amount, '9.50');
-      assert.deepEqual({ ...r.body.terms, order_id: undefined, expires_at: undefined }, { order_id: undefined, expires_at: undefined, checkout_id: r.body.session_id, currency: 'EUR', amount: '9.50', amount_minor: '950' });
+      assert.deepEqual({ ...r.body.terms, order_id: undefined, expires_at: undefined }, { order_id: undefined, expires_at: undefined, checkout_id: r.body.session_id, processor: 'TEST', currency: 'EUR', amount: '9.50', amount_minor: '950' });
       const sid: string = r.body.session_id;
       const oid: string = r.body.order_id;
       const order = await s.signed(m, 'GET', `/api/v1/orders/${oid}`);

@@ -80,6 +80,7 @@ export const cardRail: QuickPayRail = {
     return {
       order_id: o.id,
       checkout_id: v.session.id,
+      processor: o.flow.replace(/^FIAT_/, ''),
       currency: o.token_symbol,
       amount: v.session.amount,
       amount_minor: o.amount_wei,
