@@ -246,6 +246,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.equal((await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
     await fill('4242 4242 4242 4242');
     await page.locator('[data-screen="completed"]').waitFor();
+    await page.getByText('Tollgate has confirmed your card payment.').waitFor();
     await screenshot(page, 'qp-11-card-completed');
     await assertAxeClean(page, 'card completed');
     const st = await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);

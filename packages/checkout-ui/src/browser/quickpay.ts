@@ -313,7 +313,7 @@ function cardCtx(): CardContext {
     setScreen,
     say,
     summary: () => undefined,
-    completed: () => confirmed(),
+    completed: () => finish(doneScreen(merchant(), undefined, {}, true)),
     failed,
     expired,
     refused: (e: ApiError) => (e.status === 410 ? finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message)) : say(e.message)),
