@@ -56,6 +56,7 @@ import { publicGetAgentMd } from './quickpay/routes/public_getAgentMd.ts';
 import { publicGetLink } from './quickpay/routes/public_getLink.ts';
 import { publicGetManifest } from './quickpay/routes/public_getManifest.ts';
 import { publicGetQuickPaySession } from './quickpay/routes/public_getSession.ts';
+import { publicQuickPayTestCardPayment } from './quickpay/routes/public_testCardPayment.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
 import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
 import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
@@ -159,6 +160,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetLink,
   publicCreateQuickPaySession,
   publicGetQuickPaySession,
+  publicQuickPayTestCardPayment,
   publicGetManifest,
   publicGetAgentMd,
   // operator (admin bearer token)

@@ -52,6 +52,8 @@ export interface SessionOrder {
   expires_at: Date;
   tx_hash: string | null;
   payment_seen: boolean;
+  /** DIRECT, …, or FIAT_<PROCESSOR> for a card order */
+  flow: string;
 }
 
 export interface SessionWithOrder {
@@ -207,7 +209,7 @@ export async function deleteOrderlessSession(q: Queryable, id: string): Promise<
 const SESSION_SELECT = `SELECT s.*,
    o.id AS o_id, o.status AS o_status, o.chain_id AS o_chain_id, o.token_symbol AS o_token_symbol, o.token_contract AS o_token_contract,
    o.decimals AS o_decimals, o.pay_to_address AS o_pay_to_address, o.amount_wei::text AS o_amount_wei, o.paid_amount_wei::text AS o_paid_amount_wei,
-   o.expires_at AS o_expires_at, o.tx_hash AS o_tx_hash, (o.transfer_id IS NOT NULL) AS o_payment_seen
+   o.expires_at AS o_expires_at, o.tx_hash AS o_tx_hash, (o.transfer_id IS NOT NULL) AS o_payment_seen, o.flow AS o_flow
  FROM quickpay_sessions s LEFT JOIN orders o ON o.id = s.order_id`;
 
 type Joined = SessionRow & {
@@ -223,10 +225,11 @@ type Joined = SessionRow & {
   o_expires_at: Date | null;
   o_tx_hash: string | null;
   o_payment_seen: boolean | null;
+  o_flow: string | null;
 };
 
 function split(r: Joined): SessionWithOrder {
-  const { o_id, o_status, o_chain_id, o_token_symbol, o_token_contract, o_decimals, o_pay_to_address, o_amount_wei, o_paid_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, ...session } = r;
+  const { o_id, o_status, o_chain_id, o_token_symbol, o_token_contract, o_decimals, o_pay_to_address, o_amount_wei, o_paid_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, o_flow, ...session } = r;
   return {
     session,
     order:
@@ -245,6 +248,7 @@ function split(r: Joined): SessionWithOrder {
             expires_at: o_expires_at!,
             tx_hash: o_tx_hash,
             payment_seen: o_payment_seen === true,
+            flow: o_flow!,
           },
   };
 }

@@ -160,7 +160,7 @@ export class QuickPayService {
       const prior = await this.byKey(link.id, key, req);
       if (prior) return prior;
     }
-    const amount = sessionAmount(link, product?.price ?? null, req.amount);
+    const amount = rail.sessionAmount ? rail.sessionAmount(link, product, req.amount) : sessionAmount(link, product?.price ?? null, req.amount);
     if (isRefusal(amount)) return refused(amount.code, amount.message, amount.param);
     if (typeof amount !== 'string') return refused('amount_out_of_range', amount.message, 'amount');
     const memo = parseMemo(req.memo);

@@ -156,7 +156,18 @@ export function publicLinkView(
   };
 }
 
-export const TermsSchema = Type.Object({
+/** A card session's terms: what the card payment charges (rails/card.ts). */
+export const CardTermsSchema = Type.Object({
+  order_id: Type.String({ description: 'the FIAT_<PROCESSOR> order' }),
+  checkout_id: Type.String({ description: 'the card session’s checkout id: its own `qps_` id' }),
+  processor: Type.String({ description: 'TEST (pay with POST /quickpay/v1/sessions/{session_id}/card/test-payment) or STRIPE' }),
+  currency: Type.String(),
+  amount: Type.String({ description: 'decimal, in the currency' }),
+  amount_minor: Type.String({ description: 'the amount in minor units (950 for EUR 9.50)' }),
+  expires_at: Type.Integer({ description: 'Unix seconds: the card payment must finish before it' }),
+});
+
+export const CryptoTermsSchema = Type.Object({
   order_id: Type.String(),
   chain_id: Type.Integer(),
   token_symbol: Type.String(),
@@ -176,7 +187,7 @@ export const SessionSchema = Type.Object(
     amount: Type.Optional(Type.String({ description: 'decimal amount asked' })),
     memo: Type.Optional(Type.String()),
     expires_at: Type.Optional(Type.Integer()),
-    terms: Type.Optional(TermsSchema),
+    terms: Type.Optional(Type.Union([CryptoTermsSchema, CardTermsSchema])),
     order_id: Type.Optional(Type.String()),
     order_status: Type.Optional(Type.String()),
     tx_hash: Type.Optional(Type.String()),

@@ -217,4 +217,48 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.getByRole('button', { name: 'Start again' }).click();
     await page.locator('[data-screen="link"]').waitFor();
   });
+
+  test('card quick-pay through the TEST processor: a declined card, then the success card; session COMPLETED on INVOICED, quickpay.checkout.completed once', async () => {
+    const on = await stack.server.admin('POST', `/admin/v1/merchants/${stack.creds.merchantId}/card-rail`, { enabled: true });
+    assert.equal(on.status, 200, on.text);
+    const productId = await createProduct({ name: 'Mug', price: '12', fiat_currency: 'EUR', fiat_amount: '11.00' });
+    const link = await createLink({ product_id: productId, payment_rails: 'crypto,card' });
+    const context = await newContext(DESKTOP);
+    const watch = await watchPage(context);
+    const page = await context.newPage();
+    await page.goto(link.url);
+    await page.locator('[data-screen="link"]').waitFor();
+    await page.locator('#memo').fill('order 77');
+    await screenshot(page, 'qp-10-card-choice');
+    await page.getByRole('button', { name: 'Pay 11.00 EUR by card' }).click();
+    await page.locator('[data-screen="card"]').waitFor();
+    const sessionId = new URL(page.url()).hash.slice(1);
+    assert.match(sessionId, /^qps_/);
+    await assertAxeClean(page, 'card form');
+    const fill = async (number: string) => {
+      await page.getByLabel('Card number').fill(number);
+      await page.getByLabel('Expiry (MM/YY)').fill('12/34');
+      await page.getByLabel('CVC').fill('123');
+      await page.getByRole('button', { name: 'Pay 11.00 EUR' }).click();
+    };
+    await fill('4000 0000 0000 0002');
+    await page.getByText(/Card ending 0002 was declined/).waitFor();
+    assert.equal((await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
+    await fill('4242 4242 4242 4242');
+    await page.locator('[data-screen="completed"]').waitFor();
+    await page.getByText('Tollgate has confirmed your card payment.').waitFor();
+    await screenshot(page, 'qp-11-card-completed');
+    await assertAxeClean(page, 'card completed');
+    const st = await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);
+    assert.deepEqual([st.body.status, st.body.order_status], ['COMPLETED', 'INVOICED']);
+    const deadline = Date.now() + 30_000;
+    while (completedEvents(sessionId).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 500));
+    const hits = completedEvents(sessionId);
+    assert.equal(hits.length, 1, 'quickpay.checkout.completed exactly once');
+    const payload = JSON.parse(hits[0]!.body).payload;
+    assert.deepEqual([payload.rail, payload.memo, payload.order_status], ['card', 'order 77', 'INVOICED']);
+    // the card number never appears in a URL the page loaded
+    assert.ok(watch.requests.every((u: string) => !u.includes('4242')), 'no card number in a URL');
+  });
 });

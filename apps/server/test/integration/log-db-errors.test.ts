@@ -71,6 +71,7 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       // A TEST processor notification, signed like the processor signs it (raw body).
       return { path: path.replace('/x', '/test'), body: JSON.parse(ids.notification_body!), headers: { 'x-tollgate-test-signature': ids.notification_sig! } };
     case 'POST /checkout/v1/sessions/:checkout_id/card/test-payment':
+    case 'POST /quickpay/v1/sessions/:session_id/card/test-payment':
       return { path, body: { number: SENTINELS.cardNumber, exp_month: 12, exp_year: 2099, cvc: '987' } };
     case 'POST /api/v1/orders/:order_id/refunds':
     case 'POST /admin/v1/orders/:order_id/card/refunds':

@@ -5,6 +5,8 @@ import { logoSrc } from '../lib/api.ts';
 import { networkName } from '../lib/chains.ts';
 import { formatUnits } from '../lib/money.ts';
 import type { PublicLink, QuickPayOption } from '../lib/quickpay.ts';
+import type { PublicSession } from '../lib/types.ts';
+import { cardMethod } from './card.ts';
 import { optionKey } from '../lib/terms.ts';
 import { copyButton } from './copy.ts';
 import { h } from './dom.ts';
@@ -18,6 +20,8 @@ export const priceOf = (o: QuickPayOption) => (o.amount_wei ? `${formatUnits(o.a
 export interface LinkHandlers {
   onSelect(o: QuickPayOption): void;
   onQr(address: string): void;
+  /** "Pay by card" (links offering `card`) */
+  onCard(): void;
 }
 
 function field(id: string, label: string, help: string, attrs: Record<string, string | boolean>) {
@@ -48,6 +52,7 @@ export function linkScreen(l: PublicLink, selected: QuickPayOption, pageOrigin: 
     e.preventDefault();
     on.onQr(payer.input.value);
   });
+  const card = l.payment_rails.includes('card') && l.fiat_amount !== undefined;
   const heading = h('h2', { id: 'link-h', tabindex: -1 }, l.product ? l.product.name : `Pay ${l.merchant.name}`);
   const price = h('p', { class: 'price', id: 'price' }, priceOf(selected) ?? `Any amount from ${l.min_amount} to ${l.max_amount} ${selected.token_symbol}`);
   const node = h(
@@ -59,7 +64,8 @@ export function linkScreen(l: PublicLink, selected: QuickPayOption, pageOrigin: 
       'fieldset',
       { class: 'options' },
       h('legend', {}, 'Pay with'),
-      l.payment_rails.map((r) => h('label', { class: 'option' }, h('input', { type: 'radio', name: 'rail', value: r, checked: r === 'crypto', disabled: r !== 'crypto' }), h('span', { class: 'option-text' }, RAIL_LABEL[r] ?? r))),
+      // Card has its own block below (checkout's "Pay by card"): the radios choose among tokens.
+      l.payment_rails.filter((r) => r !== 'card').map((r) => h('label', { class: 'option' }, h('input', { type: 'radio', name: 'rail', value: r, checked: r === 'crypto' }), h('span', { class: 'option-text' }, RAIL_LABEL[r] ?? r))),
     ),
     h(
       'fieldset',
@@ -78,6 +84,8 @@ export function linkScreen(l: PublicLink, selected: QuickPayOption, pageOrigin: 
     memo.nodes,
     h('div', { class: 'method' }, h('h3', {}, 'Pay with a browser wallet'), wallets),
     h('div', { class: 'method' }, h('h3', {}, 'Pay from another wallet (QR code)'), form),
+    // cardMethod reads only the card price (fiat_amount, fiat_currency), which the link carries.
+    card ? cardMethod(l as unknown as PublicSession, on.onCard) : undefined,
   );
   return { node, heading, price, wallets, amount, memo, payer };
 }

@@ -3,7 +3,9 @@
 // walks through the same payment screens as the checkout page. The session id is kept in the
 // fragment (`#qps_…`) so a reload resumes the attempt instead of offering a second payment.
 // Nothing on this page is a proof of payment: the merchant verifies with Tollgate.
-import { ApiError } from '../lib/api.ts';
+import { ApiError, type CheckoutApi } from '../lib/api.ts';
+import type { CardStart, PublicSession } from '../lib/types.ts';
+import { startCard, type CardContext } from './card.ts';
 import { isAddress } from '../lib/address.ts';
 import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
@@ -248,9 +250,76 @@ function showLink() {
       if (view) setText(view.price, priceOf(o) ?? `Any amount from ${link.min_amount} to ${link.max_amount} ${o.token_symbol}`);
     },
     onQr: (raw) => void payByQr(raw),
+    onCard: () => void startCard(cardCtx()),
   });
   setScreen(view.node, false);
   renderWallets();
+}
+
+// ---- card: the checkout page's card screens (card.ts) over a quick-pay card session
+
+let cardSession: string | undefined;
+
+/** A card session's state as the card screens read it (CardStart). */
+function cardStart(s: QuickPaySession): CardStart {
+  const t = s.terms;
+  return {
+    order_id: s.order_id ?? t?.order_id ?? '',
+    processor: t?.processor ?? 'TEST',
+    currency: link.fiat_currency ?? '',
+    amount: link.fiat_amount ?? '',
+    order_status: s.order_status ?? 'CHECKOUT_VERIFIED',
+    payment_state: 'pending',
+    expires_at: t?.expires_at ?? 0,
+    next_action: { type: 'card_form' },
+  };
+}
+
+/** The checkout card API (card.ts) mapped onto the quick-pay routes: card() opens the card session once. */
+function cardApi(): CheckoutApi {
+  const unsupported = () => Promise.reject(new ApiError(400, 'invalid_request', 'not available on a payment link'));
+  return {
+    session: unsupported,
+    bind: unsupported,
+    status: async () => {
+      const s = await api.session(cardSession!);
+      return { status: s.status === 'PAYMENT_CONFIRMED' ? 'OPEN' : s.status, ...(s.order_id ? { order_id: s.order_id } : {}), ...(s.order_status ? { order_status: s.order_status } : {}) } as Awaited<ReturnType<CheckoutApi['status']>>;
+    },
+    card: async () => {
+      let s: QuickPaySession;
+      if (cardSession) s = await api.session(cardSession);
+      else {
+        const memo = view?.memo.input.value.trim();
+        const body: Record<string, unknown> = { rail: 'card', ...(memo ? { memo } : {}) };
+        body.idempotency_key = idempotencyKey(pageNonce, body);
+        s = await api.open(body);
+        cardSession = s.session_id;
+        history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
+      }
+      return cardStart(s);
+    },
+    testCard: (c) => api.testCard(cardSession!, c),
+    get clockOffset() {
+      return api.clockOffset;
+    },
+  };
+}
+
+function cardCtx(): CardContext {
+  return {
+    api: cardApi(),
+    // card.ts reads the merchant's name and the card price from the session: the link has both.
+    session: () => ({ merchant: link.merchant, line_items: [], fiat_amount: link.fiat_amount, fiat_currency: link.fiat_currency }) as unknown as PublicSession,
+    setScreen,
+    say,
+    summary: () => undefined,
+    completed: () => finish(doneScreen(merchant(), undefined, {}, true)),
+    failed,
+    expired,
+    refused: (e: ApiError) => (e.status === 410 ? finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message)) : say(e.message)),
+    paid: () => undefined,
+    back: link.payment_options.length > 0 ? () => { cardSession = undefined; history.replaceState(null, '', location.pathname); showLink(); } : undefined,
+  };
 }
 
 function tick() {
@@ -296,6 +365,11 @@ async function boot() {
   if (resume) {
     try {
       const s = await api.session(resume);
+      if (s.rail === 'card') {
+        cardSession = s.session_id;
+        if (s.status === 'OPEN') return void startCard(cardCtx());
+        return onSession(s);
+      }
       const t = termsOf(s);
       selected = link.payment_options.find((o) => t && optionKey(o) === optionKey({ chain_id: t.chainId, token_symbol: t.tokenSymbol })) ?? link.payment_options[0];
       if (s.status === 'OPEN' && t) {

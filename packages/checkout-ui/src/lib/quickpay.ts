@@ -1,6 +1,7 @@
 // The public quick-pay calls and shapes (apps/server/src/quickpay/routes). URLs are relative to the
 // page (`/quickpay/pay/<link id>`), so a deployment behind a path prefix works unchanged.
 import { ApiError, type Fetch } from './api.ts';
+import type { TestCard, TestCardResult } from './types.ts';
 import { clockOffsetMs } from './countdown.ts';
 
 export interface QuickPayOption {
@@ -22,6 +23,9 @@ export interface PublicLink {
   merchant: { merchant_id: string; name: string; logo_url?: string };
   product?: { name: string; description?: string; image_url?: string };
   price?: string;
+  /** the card price, when the link offers `card` */
+  fiat_currency?: string;
+  fiat_amount?: string;
   min_amount?: string;
   max_amount?: string;
   payment_rails: string[];
@@ -32,7 +36,10 @@ export interface QuickPaySession {
   session_id: string;
   status: 'OPEN' | 'PAYMENT_CONFIRMED' | 'COMPLETED' | 'EXPIRED' | 'FAILED';
   amount?: string;
-  terms?: { order_id: string; chain_id: number; token_symbol: string; token_contract: string; decimals: number; pay_to_address: string; amount_wei: string; expires_at: number };
+  rail?: string;
+  /** crypto terms, or card terms (checkout_id, processor, currency, amount) on a card session */
+  terms?: { order_id: string; chain_id: number; token_symbol: string; token_contract: string; decimals: number; pay_to_address: string; amount_wei: string; expires_at: number; processor?: string; currency?: string; amount?: string };
+  order_id?: string;
   order_status?: string;
   tx_hash?: string;
 }
@@ -41,6 +48,8 @@ export interface QuickPayApi {
   link(): Promise<PublicLink>;
   open(body: Record<string, unknown>): Promise<QuickPaySession>;
   session(id: string): Promise<QuickPaySession>;
+  /** TEST processor: pays a card session's order with a test card (the number goes only to this origin). */
+  testCard(id: string, card: TestCard): Promise<TestCardResult>;
   readonly clockOffset: number;
 }
 
@@ -81,6 +90,7 @@ export function quickpayApi(base: string, linkId: string, fetchFn: Fetch = (u, i
     link: () => call<PublicLink>('GET', link),
     open: (b) => call<QuickPaySession>('POST', `${link}/sessions`, b),
     session: (id) => call<QuickPaySession>('GET', `sessions/${encodeURIComponent(id)}`),
+    testCard: (id, c) => call<TestCardResult>('POST', `sessions/${encodeURIComponent(id)}/card/test-payment`, c),
     get clockOffset() {
       return offset;
     },

@@ -1,9 +1,7 @@
 import type { QuickPayRailName } from '../validate.ts';
+import { cardRail } from './card.ts';
 import { cryptoRail } from './crypto.ts';
 import type { QuickPayRail } from './port.ts';
 
-/**
- * The rails this build can open sessions on. The card rail is its own issue: until it lands, a
- * link may not offer it (link creation refuses `card`) and a session on it is refused.
- */
-export const RAILS: Readonly<Partial<Record<QuickPayRailName, QuickPayRail>>> = Object.freeze({ crypto: cryptoRail });
+/** The rails quick-pay sessions open on (one file each; the service never tests a rail's name). */
+export const RAILS: Readonly<Partial<Record<QuickPayRailName, QuickPayRail>>> = Object.freeze({ crypto: cryptoRail, card: cardRail });

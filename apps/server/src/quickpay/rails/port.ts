@@ -32,6 +32,11 @@ export interface RailChoice {
 
 export interface QuickPayRail {
   readonly name: QuickPayRailName;
+  /**
+   * The amount a session on this rail pays, when the rail prices differently from the link's
+   * crypto price (card: the product's fiat amount). Absent: the link's amount rule (validate.ts).
+   */
+  sessionAmount?(link: LinkRow, product: ProductRow | undefined, raw: string | undefined): string | RailRefusal;
   /** Checks the rail's request fields against the link and the amount (no I/O beyond config). */
   choose(deps: AppDeps, a: { link: LinkRow; product: ProductRow | undefined; amount: string; request: RailRequest }): Promise<RailChoice | RailRefusal>;
   /** Creates the payment object of a stored session; returns when its window ends. */

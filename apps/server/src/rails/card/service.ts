@@ -107,6 +107,14 @@ export class CardService {
     return payment ? { order, payment } : undefined;
   }
 
+  /** A card order and its payment by order id (quick-pay sessions own their card order directly). */
+  async payableOrder(orderId: string): Promise<{ order: OrderRow; payment: repo.CardPaymentRow } | undefined> {
+    const order = (await this.deps.db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [orderId])).rows[0];
+    if (!order || !isCardFlow(order.flow)) return undefined;
+    const payment = await repo.getCardPayment(this.deps.db, order.id);
+    return payment ? { order, payment } : undefined;
+  }
+
   /**
    * A processor's notification over HTTP: verified by the processor's own check on the raw body,
    * then applied (deduplicated by event id). `processor` is the path segment (`stripe`, `test`).

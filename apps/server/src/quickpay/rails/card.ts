@@ -1,0 +1,90 @@
+import type { AppDeps } from '../../deps.ts';
+import { cardsOf } from '../../rails/card/index.ts';
+import { getProduct, type SessionWithOrder } from '../repo.ts';
+import { quickpayOrderRef } from './crypto.ts';
+import type { QuickPayRail, QuickPayStatus, RailRefusal } from './port.ts';
+
+const refused = (code: RailRefusal['code'], message: string, param?: string): RailRefusal => ({ kind: 'refused', code, message, param });
+
+/**
+ * The card rail of quick-pay: a session sells the link's product at its fiat price (any-amount
+ * links take no card, see validate.ts). Its FIAT_<PROCESSOR> order is created when the session is,
+ * through the card rail's reusable start (rails/card/start.ts), with the crypto rail's
+ * `quickpay:{session_id}` reference — so the order → quick-pay hook (sync.ts) completes it on
+ * INVOICED exactly as it does a crypto session, and a held card payment (PAYMENT_CONFIRMED with
+ * held_reasons) sends no `quickpay.checkout.completed` until the hold is released and the order
+ * invoiced. The session's `checkout_id` (interface.md) is its own `qps_` id.
+ */
+export const cardRail: QuickPayRail = {
+  name: 'card',
+
+  sessionAmount(_link, product) {
+    if (!product?.fiat_amount || !product.fiat_currency) return refused('rail_not_enabled', 'this link has no card price', 'rail');
+    return product.fiat_amount;
+  },
+
+  async choose(deps, { link, product }) {
+    const m = await deps.merchants.getMerchant(link.merchant_id);
+    if (!m?.card_enabled) return refused('rail_not_enabled', 'the card rail is not enabled for this merchant', 'rail');
+    if (!product?.fiat_amount || !product.fiat_currency) return refused('rail_not_enabled', 'this link has no card price', 'rail');
+    if (!cardsOf(deps).processor) return refused('card_processor_unavailable', 'no card processor is configured in this deployment');
+    return { chainId: null, tokenSymbol: null, fromAddress: null };
+  },
+
+  async open(deps: AppDeps, s) {
+    const product = s.product_id ? await getProduct(deps.db, s.product_id) : undefined;
+    if (!product?.fiat_currency) return refused('rail_not_enabled', 'this link has no card price', 'rail');
+    const out = await cardsOf(deps).startCardPayment({
+      merchantId: s.merchant_id,
+      dappOrderId: quickpayOrderRef(s.id),
+      currency: product.fiat_currency,
+      amount: s.amount,
+      expiresAt: s.expires_at,
+      // The processor's page (Stripe) returns the payer to the link's page, resuming this session
+      // (service.ts linkUrl; not imported, the service imports the rails).
+      returnUrl: `${deps.config.publicBaseUrl.replace(/\/+$/, '')}/quickpay/pay/${s.link_id}#${s.id}`,
+    });
+    if (out.kind === 'retry') return refused('idempotency_key_conflict', 'the session changed concurrently; read it again', 'idempotency_key');
+    if (out.kind === 'refused') return refused(out.code, out.message, out.param);
+    return { kind: 'opened', orderId: out.start.order_id, checkoutId: s.id, expiresAt: new Date(out.start.expires_at * 1000) };
+  },
+
+  status(v: SessionWithOrder, nowMs: number): QuickPayStatus {
+    const o = v.order;
+    if (!o) return nowMs < v.session.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
+    switch (o.status) {
+      case 'CHECKOUT_VERIFIED':
+        // A card payment under way (processing) keeps the session open past its window.
+        return o.payment_seen || nowMs < o.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
+      case 'PAYMENT_CONFIRMED':
+        // Paid but held (duplicate charge, dispute, …): not complete until released and invoiced.
+        return 'OPEN';
+      case 'INVOICED':
+        return 'COMPLETED';
+      case 'EXPIRED':
+      case 'CANCELLED':
+        return 'EXPIRED';
+      case 'FAILED':
+        return 'FAILED';
+      default: {
+        const never: never = o.status;
+        throw new Error(`unknown order status ${never as string}`);
+      }
+    }
+  },
+
+  terms(v) {
+    const o = v.order;
+    if (!o) return undefined;
+    // token_symbol is the currency and amount_wei the minor units on a card order (card-payments.md).
+    return {
+      order_id: o.id,
+      checkout_id: v.session.id,
+      processor: o.flow.replace(/^FIAT_/, ''),
+      currency: o.token_symbol,
+      amount: v.session.amount,
+      amount_minor: o.amount_wei,
+      expires_at: Math.floor(o.expires_at.getTime() / 1000),
+    };
+  },
+};

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { isId } from '@tollgate/protocol';
+import { backends } from '../helpers/db.ts';
+import { setupMerchant } from '../helpers/orders.ts';
+import type { Creds, TestServer } from '../helpers/server.ts';
+import { startCheckoutServer } from './checkout-fixtures.ts';
+import { CARD, eventsOf, setupCardMerchant } from './card-fixtures.ts';
+
+/**
+ * Card quick-pay through real HTTP and the TEST processor: a link offering `card` next to crypto,
+ * a card session (its FIAT_TEST order), the TEST card form's route, COMPLETED on INVOICED with
+ * `quickpay.checkout.completed` once, and a held (duplicate) payment that completes nothing until
+ * the operator releases it.
+ */
+for (const backend of backends()) {
+  describe(`quick-pay card rail (${backend})`, () => {
+    let s: TestServer;
+    let m: Creds;
+    let linkId: string;
+    before(async () => {
+      s = await startCheckoutServer(backend);
+      m = await setupCardMerchant(s);
+      const p = await s.signed(m, 'POST', '/api/v1/products', { body: { name: 'Espresso cup', price: '9.99', fiat_currency: 'EUR', fiat_amount: '9.50' } });
+      assert.equal(p.status, 200, p.text);
+      const l = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { product_id: p.body.product_id, payment_rails: 'crypto,card' } });
+      assert.equal(l.status, 200, l.text);
+      assert.deepEqual(l.body.payment_rails, ['crypto', 'card']);
+      linkId = l.body.link_id;
+    });
+    after(() => s.close());
+
+    const open = (body: Record<string, unknown> = {}) => s.request('POST', `/quickpay/v1/links/${linkId}/sessions`, { body: { rail: 'card', ...body } });
+    const pay = (sessionId: string, number: string) => s.request('POST', `/quickpay/v1/sessions/${sessionId}/card/test-payment`, { body: { number, exp_month: 12, exp_year: 2099, cvc: '123' } });
+    const status = async (sessionId: string) => (await s.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
+    const completions = async (orderId: string) => (await eventsOf(s, orderId)).filter(([e]) => e === 'quickpay.checkout.completed');
+
+    it('the public link offers card; a link cannot offer card without the merchant\'s card rail or a fiat price', async () => {
+      const pub = await s.request('GET', `/quickpay/v1/links/${linkId}`);
+      assert.equal(pub.status, 200, pub.text);
+      assert.deepEqual(pub.body.payment_rails, ['crypto', 'card']);
+      const noFiat = await s.signed(m, 'POST', '/api/v1/products', { body: { name: 'Crypto only', price: '1.00' } });
+      const r = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { product_id: noFiat.body.product_id, payment_rails: 'card' } });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.code, 'invalid_amount');
+      const plain = await setupMerchant(s, { name: 'No card' });
+      const p = await s.signed(plain, 'POST', '/api/v1/products', { body: { name: 'X', fiat_currency: 'EUR', fiat_amount: '1.00' } });
+      const r2 = await s.signed(plain, 'POST', '/api/v1/payment-links', { body: { product_id: p.body.product_id, payment_rails: 'card' } });
+      assert.equal(r2.status, 400, r2.text);
+      assert.equal(r2.body.code, 'rail_not_enabled');
+    });
+
+    it('success: FIAT_TEST order; declined card keeps it OPEN; success → order INVOICED, session COMPLETED, quickpay.checkout.completed once', async () => {
+      const r = await open({ memo: 'table 4', idempotency_key: 'card-1' });
+      assert.equal(r.status, 200, r.text);
+      assert.ok(isId('qps', r.body.session_id));
+      assert.equal(r.body.status, 'OPEN');
+      assert.equal(r.body.rail, 'card');
+      assert.equal(r.body.amount, '9.50');
+      assert.deepEqual({ ...r.body.terms, order_id: undefined, expires_at: undefined }, { order_id: undefined, expires_at: undefined, checkout_id: r.body.session_id, processor: 'TEST', currency: 'EUR', amount: '9.50', amount_minor: '950' });
+      const sid: string = r.body.session_id;
+      const oid: string = r.body.order_id;
+      const order = await s.signed(m, 'GET', `/api/v1/orders/${oid}`);
+      assert.equal(order.body.flow, 'FIAT_TEST');
+      assert.equal(order.body.dapp_order_id, `quickpay:${sid}`);
+      // a double click returns the same session
+      const again = await open({ memo: 'table 4', idempotency_key: 'card-1' });
+      assert.equal(again.body.session_id, sid);
+      assert.equal(again.body.order_id, oid);
+
+      const declined = await pay(sid, CARD.decline);
+      assert.equal(declined.status, 200, declined.text);
+      assert.equal(declined.body.outcome, 'declined');
+      assert.equal((await status(sid)).status, 'OPEN');
+
+      const ok = await pay(sid, CARD.success);
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual([ok.body.outcome, ok.body.order_status, ok.body.card_last4], ['succeeded', 'INVOICED', '4242']);
+      const st = await status(sid);
+      assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
+      const done = await completions(oid);
+      assert.equal(done.length, 1);
+      const payload = done[0]![1];
+      assert.deepEqual([payload.checkout_id, payload.session_id, payload.rail, payload.order_status, payload.amount, payload.memo], [sid, sid, 'card', 'INVOICED', '9.50', 'table 4']);
+      // a settled session answers its status only, and takes no second payment
+      const settled = await open({ memo: 'table 4', idempotency_key: 'card-1' });
+      assert.deepEqual([settled.body.status, settled.body.terms], ['COMPLETED', undefined]);
+      const twice = await pay(sid, CARD.success);
+      assert.equal(twice.status, 410, twice.text);
+      assert.equal((await completions(oid)).length, 1);
+    });
+
+    it('duplicate charge: held, session stays OPEN and no quickpay.checkout.completed until the operator releases it', async () => {
+      const r = await open();
+      assert.equal(r.status, 200, r.text);
+      const sid: string = r.body.session_id;
+      const oid: string = r.body.order_id;
+      const p = await pay(sid, CARD.duplicate);
+      assert.equal(p.status, 200, p.text);
+      assert.deepEqual([p.body.order_status, p.body.held_reasons], ['PAYMENT_CONFIRMED', ['duplicate_payment']]);
+      assert.deepEqual([(await status(sid)).status, (await status(sid)).order_status], ['OPEN', 'PAYMENT_CONFIRMED']);
+      assert.equal((await completions(oid)).length, 0);
+      const rel = await s.admin('POST', `/admin/v1/orders/${oid}/card/release`, { reason: 'duplicate_payment' });
+      assert.equal(rel.status, 200, rel.text);
+      const st = await status(sid);
+      assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
+      assert.equal((await completions(oid)).length, 1);
+    });
+
+    it('a crypto session has no card order to pay; an unknown session is 404', async () => {
+      const c = await s.request('POST', `/quickpay/v1/links/${linkId}/sessions`, { body: { rail: 'crypto', chain_id: 31337, token_symbol: 'USDC', from_address: '0x0000000000000000000000000000000000001234' } });
+      assert.equal(c.status, 200, c.text);
+      const r = await pay(c.body.session_id, CARD.success);
+      assert.equal(r.status, 404, r.text);
+      assert.equal(r.body.code, 'session_not_found');
+      assert.equal((await pay('qps_nope', CARD.success)).status, 404);
+    });
+  });
+}
