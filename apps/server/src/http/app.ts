@@ -12,8 +12,12 @@ import { registerHostedPages } from '../hosted/routes.ts';
 import { registerQuickpayPages } from '../hosted/quickpay.ts';
 import { registerPortalPages } from '../portal/pages.ts';
 
+/** Ids that are bearer capabilities: checkout sessions and quick-pay sessions. */
+const CAPABILITY_IDS = /(cs|qps)_[A-Za-z0-9_-]+/g;
+
 /**
- * The URL as logged. Checkout ids are bearer capabilities (never in a log line), and a query string
+ * The URL as logged. Checkout ids (`cs_`) and quick-pay session ids (`qps_`, which also name a card
+ * quick-pay session's checkout) are bearer capabilities (never in a log line), and a query string
  * may carry anything a client put there by mistake (`?token=<admin token>`, an email): only the
  * parameter names are kept, every value becomes `[redacted]`.
  *
@@ -21,7 +25,7 @@ import { registerPortalPages } from '../portal/pages.ts';
  */
 export function redactPath(url: string): string {
   const q = url.indexOf('?');
-  const path = (q < 0 ? url : url.slice(0, q)).replace(/cs_[A-Za-z0-9_-]+/g, 'cs_[redacted]');
+  const path = (q < 0 ? url : url.slice(0, q)).replace(CAPABILITY_IDS, '$1_[redacted]');
   if (q < 0) return path;
   const names = url
     .slice(q + 1)
@@ -29,7 +33,7 @@ export function redactPath(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       // A name can be a secret too (`?<token>`): names longer than 40 characters are redacted whole.
-      const name = (eq < 0 ? pair : pair.slice(0, eq)).replace(/cs_[A-Za-z0-9_-]+/g, 'cs_[redacted]');
+      const name = (eq < 0 ? pair : pair.slice(0, eq)).replace(CAPABILITY_IDS, '$1_[redacted]');
       const shown = name.length > 40 ? '[redacted]' : name;
       return eq < 0 ? shown : `${shown}=[redacted]`;
     });

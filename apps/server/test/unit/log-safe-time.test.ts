@@ -22,6 +22,8 @@ test('redactPath keeps query names, never values; checkout ids anywhere', () => 
   assert.equal(redactPath('/api/v1/merchant'), '/api/v1/merchant');
   assert.equal(redactPath('/x?token=secret-admin&b=&c'), '/x?token=[redacted]&b=[redacted]&c');
   assert.equal(redactPath('/checkout/v1/sessions/cs_abc?cs_def=1'), '/checkout/v1/sessions/cs_[redacted]?cs_[redacted]=[redacted]');
+  // Quick-pay session ids read a session's status and pay its card checkout: capabilities too.
+  assert.equal(redactPath('/quickpay/v1/sessions/qps_7Gx2-a/card/test-payment?qps_x'), '/quickpay/v1/sessions/qps_[redacted]/card/test-payment?qps_[redacted]');
   assert.equal(redactPath(`/x?${'s'.repeat(41)}`), '/x?[redacted]');
   assert.equal(redactPath('/x?a=1?b=2'), '/x?a=[redacted]');
 });
