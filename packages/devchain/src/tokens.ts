@@ -15,6 +15,7 @@ import {
   type PublicClient,
   type TransactionReceipt,
   type Transport,
+  WaitForTransactionReceiptTimeoutError,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 
@@ -132,11 +133,34 @@ export async function sendPipelined(
     });
     hashes.push(await client.sendRawTransaction({ serializedTransaction }));
   }
-  const receipts = await Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash })));
+  const receipts = await Promise.all(hashes.map((hash) => receiptOf(client, hash)));
   receipts.forEach((r, i) => {
     if (r.status !== 'success') throw new Error(`${txs[i]!.label} reverted (tx ${r.transactionHash})`);
   });
   return receipts;
+}
+
+/** How long a sent transaction may wait for its block before the chain is nudged. */
+const STALL_MS = 5_000;
+const GIVE_UP_MS = 120_000;
+
+/**
+ * Waits for a transaction's receipt. Anvil's automine sometimes leaves a ready transaction in the
+ * pool until the next one arrives (foundry-rs/foundry#10122, "block mining misses ready
+ * transactions"); during set-up nothing else arrives, so a receipt still missing after
+ * `STALL_MS` gets an empty block mined (`evm_mine`), which includes it. Harmless on a dev chain
+ * under interval mining too: one extra block.
+ */
+async function receiptOf(client: PublicClient<Transport, Chain>, hash: Hash): Promise<TransactionReceipt> {
+  const end = Date.now() + GIVE_UP_MS;
+  for (;;) {
+    try {
+      return await client.waitForTransactionReceipt({ hash, timeout: STALL_MS });
+    } catch (e) {
+      if (!(e instanceof WaitForTransactionReceiptTimeoutError) || Date.now() > end) throw e;
+      await client.request({ method: 'evm_mine' } as never);
+    }
+  }
 }
 
 const isTether = (symbol: TestTokenInfo['symbol'], usdt: UsdtFlavour | undefined) => symbol === 'USDT' && usdt === 'tether';

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import * as orders from '../orders/repo.ts';
 import type { SettlementExecutor } from './executor.ts';
+import { findSettlement } from './repo.ts';
 import { delegateFlowNamed } from './flows/index.ts';
 
 /**
@@ -97,6 +98,20 @@ function tokenDomain(client: PublicClient, chainId: number, token: Hex): Promise
 
 const eq = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+function callArgs(auth: Eip3009Authorization) {
+  const { r, s, v, yParity } = parseSignature(auth.signature);
+  return [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, Number(v ?? BigInt(yParity + 27)), r, s] as const;
+}
+
+/** The relay's call data, or undefined for a signature that does not parse (checked later). */
+function callDataOf(auth: Eip3009Authorization): Hex | undefined {
+  try {
+    return encodeFunctionData({ abi: TOKEN_ABI, functionName: 'transferWithAuthorization', args: callArgs(auth) });
+  } catch {
+    return undefined;
+  }
+}
+
 export async function relayAuthorization(
   deps: { db: Database; clock: Clock; executorFor(chainId: number): SettlementExecutor | undefined },
   merchantId: string,
@@ -106,10 +121,15 @@ export async function relayAuthorization(
   const order = await orders.getOrderForMerchant(deps.db, merchantId, orderId);
   if (!order) return { kind: 'order_not_found' };
   if (!delegateFlowNamed(order.flow)?.relaysAuthorization) return { kind: 'not_relayable' };
-  const nowMs = deps.clock.now();
-  if (order.status !== 'CHECKOUT_VERIFIED' || order.expires_at.getTime() <= nowMs) return { kind: 'not_payable', status: order.status };
   const ex = deps.executorFor(order.chain_id);
   if (!ex) return { kind: 'not_relayable' };
+  // A retry of the authorization already relayed names its transaction whatever the order's status
+  // since: the relay may be mined and seen by the watcher before the merchant's retry arrives.
+  const relayed = await findSettlement(deps.db, order.chain_id, order.id, 'relay');
+  if (relayed && callDataOf(auth) === parseTransaction(relayed.rawTx).data) return { kind: 'relayed', orderId: order.id, txHash: relayed.txHash };
+  const nowMs = deps.clock.now();
+  if (order.status !== 'CHECKOUT_VERIFIED' || order.expires_at.getTime() <= nowMs) return { kind: 'not_payable', status: order.status };
+  if (relayed) return { kind: 'used', message: 'another authorization was already relayed for this order' };
 
   if (!eq(auth.from, order.from_address)) return { kind: 'invalid', param: 'from', message: "from is not the order's from_address" };
   if (!eq(auth.to, order.pay_to_address)) return { kind: 'invalid', param: 'to', message: "to is not the order's pay_to_address (the settlement contract)" };
@@ -136,8 +156,7 @@ export async function relayAuthorization(
   }
   if (!eq(signer, auth.from)) return { kind: 'invalid', param: 'signature', message: 'the signature does not recover to from for this TransferWithAuthorization' };
 
-  const { r, s, v, yParity } = parseSignature(auth.signature);
-  const args = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, Number(v ?? BigInt(yParity + 27)), r, s] as const;
+  const args = callArgs(auth);
   const data = encodeFunctionData({ abi: TOKEN_ABI, functionName: 'transferWithAuthorization', args });
   const p = await ex.prepareCall({
     kind: 'relay',

@@ -98,6 +98,10 @@ for (const backend of backends()) {
       assert.equal(sample(idle, 'tollgate_settlement_backlog', { chain_id }), 0, 'relay and settlement final: no backlog');
       assert.equal(sample(idle, 'tollgate_settlement_oldest_unfinished_age_seconds', { chain_id }), 0);
 
+      // The merchant's retry may arrive after the relay was mined and seen: still the same transaction.
+      const retried = await sdk.submitAuthorization(o.orderId, auth);
+      assert.equal(retried.tx_hash, r.tx_hash, 'a retry after the order was paid names the same transaction');
+      assert.equal(await relayRows(o.orderId), 1);
       // Paid: another authorization for it is refused, and nothing is recorded.
       const late = await signEip3009Authorization(account(0), o, USDC_DOMAIN);
       await refused(o.orderId, late, 409, 'order_not_payable', 'order_id');
