@@ -20,6 +20,7 @@ import { createMpp } from './mpp/index.ts';
 import { initCards } from './rails/card/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
 import { startSettlementWorkers } from './settlement/worker.ts';
+import { observeFeeBumps } from './settlement/fee-bump.ts';
 import { settleSummedPayments } from './quickpay/partial.ts';
 import { portalAuth } from './portal/http.ts';
 import { createX402 } from './x402/index.ts';
@@ -63,7 +64,12 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const delegate = new DelegateService(db, config, clock);
   const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate, x402: createX402(db, config, clock) };
   const cards = await initCards(deps);
-  const unobserve = observeTransitions(metrics.orders.transitioned);
+  const unobserveTransitions = observeTransitions(metrics.orders.transitioned);
+  const unobserveBumps = observeFeeBumps(metrics.feeBumped);
+  const unobserve = () => {
+    unobserveTransitions();
+    unobserveBumps();
+  };
 
   let app: FastifyInstance | undefined;
   let url: string | undefined;

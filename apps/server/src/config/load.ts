@@ -9,6 +9,7 @@ import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
 import {
   ChainFileSchema,
   ConfigFileSchema,
+  DEFAULT_FEE_BUMP,
   EnvSchema,
   SolanaChainFileSchema,
   type ChainConfig,
@@ -87,6 +88,16 @@ function chainFromFile(c: Static<typeof ChainFileSchema>, i: number): ChainConfi
     pollIntervalMs: c.poll_interval_ms ?? preset?.poll_interval_ms ?? 2000,
     tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as `0x${string}`, decimals: t.decimals, ...(t.eip3009 ? { eip3009: true } : {}) })),
     ...(c.settlement_contract ? { settlementContract: c.settlement_contract.toLowerCase() as `0x${string}` } : {}),
+    // Absent: the executor uses DEFAULT_FEE_BUMP.
+    ...(c.fee_bump
+      ? {
+          feeBump: {
+            afterMs: (c.fee_bump.after_seconds ?? DEFAULT_FEE_BUMP.afterMs / 1000) * 1000,
+            bumpPercent: c.fee_bump.bump_percent ?? DEFAULT_FEE_BUMP.bumpPercent,
+            maxFeePerGas: c.fee_bump.max_fee_per_gas !== undefined ? BigInt(c.fee_bump.max_fee_per_gas) : DEFAULT_FEE_BUMP.maxFeePerGas,
+          },
+        }
+      : {}),
   };
 }
 

@@ -34,6 +34,20 @@ export const ChainFileSchema = Type.Object(
     tokens: Type.Array(TokenFileSchema, { minItems: 1 }),
     /** the deployed TollgateSettlement of this chain (DELEGATE mode); needs SETTLEMENT_KEY */
     settlement_contract: Type.Optional(Address),
+    /** replacement of the executor's stuck transactions (docs/delegate.md "Stuck transactions") */
+    fee_bump: Type.Optional(
+      Type.Object(
+        {
+          /** a transaction unmined this many seconds after it was signed is replaced (default 60) */
+          after_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
+          /** raise of both fee caps per replacement, in percent (default 15; nodes require at least 10) */
+          bump_percent: Type.Optional(Type.Integer({ minimum: 10, maximum: 1_000 })),
+          /** the highest maxFeePerGas a replacement may offer, in wei, decimal (default 500 gwei) */
+          max_fee_per_gas: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,30}$' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -140,7 +154,21 @@ export interface ChainConfig {
   tokens: TokenConfig[];
   /** The chain's TollgateSettlement (lowercase), when DELEGATE mode is set up on it. */
   settlementContract?: `0x${string}`;
+  /** Replacement of the executor's stuck transactions; the executor's defaults when absent. */
+  feeBump?: FeeBumpConfig;
 }
+
+/** When and how far the executor raises the fees of a transaction that is not mined. */
+export interface FeeBumpConfig {
+  /** A transaction unmined this long after it was signed is replaced (same nonce, higher fees). */
+  afterMs: number;
+  /** Raise of maxFeePerGas and maxPriorityFeePerGas per replacement, percent (≥ 10). */
+  bumpPercent: number;
+  /** No replacement offers more than this maxFeePerGas (wei). */
+  maxFeePerGas: bigint;
+}
+
+export const DEFAULT_FEE_BUMP: FeeBumpConfig = { afterMs: 60_000, bumpPercent: 15, maxFeePerGas: 500_000_000_000n };
 
 export interface SolanaTokenConfig {
   symbol: string;

@@ -62,6 +62,7 @@ export class OpsMetrics {
   private readonly tickFailures: Counter<'chain_id'>;
   private readonly lastTick: Gauge<'chain_id'>;
   private readonly scrapeErrors: Counter;
+  private readonly feeBumps: Counter<'chain_id' | 'kind' | 'outcome'>;
   /** Latest head seen by this process's watcher per chain, while it leads that chain. */
   private readonly heads = new Map<number, { number: bigint; timestamp: bigint }>();
   private snapshot: Promise<Snapshot | undefined> | undefined;
@@ -90,6 +91,12 @@ export class OpsMetrics {
       name: 'tollgate_chain_watcher_last_tick_timestamp_seconds',
       help: 'Unix time of the last successful tick of the chain watcher this process leads, by chain',
       labelNames: ['chain_id'],
+      registers,
+    });
+    this.feeBumps = new Counter({
+      name: 'tollgate_settlement_fee_bumps_total',
+      help: 'Stuck executor transactions this process replaced with higher fees (outcome="bumped"), or could not because the replacement would exceed fee_bump.max_fee_per_gas (outcome="capped", once per transaction), by chain and kind (settle, refund, relay, x402)',
+      labelNames: ['chain_id', 'kind', 'outcome'],
       registers,
     });
     const load = () => this.load();
@@ -121,6 +128,11 @@ export class OpsMetrics {
     }
     this.heads.set(chainId, { number: head.number, timestamp: head.timestamp });
     this.lastTick.set({ chain_id }, this.source.clock.now() / 1000);
+  };
+
+  /** The port of the settlement executors' fee bumping (settlement/fee-bump.ts `observeFeeBumps`). */
+  readonly feeBumped = (e: { chainId: number; kind: string; outcome: 'bumped' | 'capped' }): void => {
+    this.feeBumps.inc({ chain_id: String(e.chainId), kind: e.kind, outcome: e.outcome });
   };
 
   /** The port of the webhook dispatcher: attempts whose outcome was just recorded. */

@@ -102,9 +102,12 @@ export class DelegateService {
     if (o.transfer_id === null) return { kind: 'not_refundable', reason: 'no payment of this order reached the settlement contract' };
     const ex = this.executorFor(o.chain_id);
     if (!ex) return { kind: 'not_refundable', reason: `DELEGATE settlement is not set up on chain ${o.chain_id}` };
-    const p = await ex.prepareRefund({ orderId: o.id, payer: o.from_address, token: o.token_contract, amount: BigInt(o.amount_wei) });
+    const p = await ex.prepareRefund(
+      { orderId: o.id, payer: o.from_address, token: o.token_contract, amount: BigInt(o.amount_wei) },
+      { also: (q, rec) => repo.markRefundSent(q, o.id, rec.txHash) },
+    );
     if (p.kind === 'refused') return { kind: 'not_refundable', reason: `the settlement contract refuses the refund (${p.error})` };
-    await repo.markRefundSent(this.db, o.id, p.record.txHash);
+    if (p.kind === 'existing') await repo.markRefundSent(this.db, o.id, p.record.txHash);
     // Best effort now; the worker re-broadcasts a pending row on its next tick.
     if (p.record.status === 'pending') await ex.broadcast(p.record).catch(() => undefined);
     return { kind: 'refund', orderId: o.id, refundTxHash: p.record.txHash };

@@ -1,23 +1,17 @@
 import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact, type SettlementCallbackData } from '@tollgate/contracts';
-import {
-  BaseError,
-  ContractFunctionRevertedError,
-  createPublicClient,
-  encodeFunctionData,
-  http,
-  keccak256,
-  type Hex,
-  type PublicClient,
-} from 'viem';
+import { BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, http, keccak256, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { ChainConfig, SettlementSigner } from '../config/schema.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
+import { KeyedBatcher } from '../db/batcher.ts';
 import { describeError } from '../chain/evm/rpc.ts';
+import { AttemptTracker } from './tracker.ts';
 import {
   findSettlement,
   insertSettlement,
   lastRecordedNonce,
-  setSettlementStatus,
+  markSentMany,
+  settlementAttempts,
   unfinishedSettlements,
   type CompanionInsert,
   type SettlementKind,
@@ -32,14 +26,22 @@ import {
  *   1. simulate + estimate gas (nothing recorded, nothing sent: a refusal changes nothing);
  *   2. sign locally with the next nonce and INSERT the row (status pending) with the raw bytes;
  *   3. broadcast those bytes, then mark the row sent;
- *   4. read the receipt; confirmed at `confirmations` depth, failed when reverted.
+ *   4. read the receipt; confirmed at `confirmations` depth, failed when reverted; a transaction
+ *      left unmined past the chain's fee-bump threshold is replaced (same nonce, higher fees), the
+ *      replacement recorded before it is sent like in 2 (settlement/tracker.ts).
  * A process killed after 2 finds the row on restart and broadcasts the same bytes (same hash,
  * same nonce: a node takes them at most once); killed after 3, it finds the receipt. A second
- * attempt for the same order finds the row (UNIQUE per order) and sends nothing; and if the
- * database were lost, the contract refuses the order a second time (`OrderAlreadyProcessed`).
+ * attempt for the same order finds the row (UNIQUE per order and attempt) and sends nothing; and if
+ * the database were lost, the contract refuses the order a second time (`OrderAlreadyProcessed`).
+ *
+ * Throughput: step 1 runs outside any lock, concurrently for concurrent callers. Step 2 is a group
+ * commit (db/batcher.ts with one batch in flight, which is the nonce lock): the settlements queued
+ * while a batch records are signed with consecutive nonces and recorded in ONE transaction, so N
+ * concurrent settlements cost one fee read, one nonce read and one commit. Nothing of a batch is
+ * returned (and so nothing is broadcast) before its commit: record-before-send holds per row.
  *
  * One executor instance per chain and key at a time (the caller holds the chain's lease): the
- * nonce is allocated under an in-process lock, from max(chain pending nonce, last recorded + 1).
+ * nonce is allocated by the batch, from max(chain pending nonce, last recorded + 1).
  */
 
 export interface SettleRequest {
@@ -65,6 +67,9 @@ export type PrepareOutcome =
   /** The simulation reverted: nothing was recorded or sent. `error` is the contract's custom error name when known. */
   | { kind: 'refused'; error: string };
 
+/** Written in the recording transaction, after the row (e.g. the order's `settlement_tx_hash`). */
+export type AlsoRecord = (q: Queryable, rec: SettlementRecord) => Promise<void>;
+
 /** One executor call, before it is signed. */
 export interface Plan {
   kind: SettlementKind;
@@ -78,6 +83,8 @@ export interface Plan {
    * neither does; when it exists already, nothing is recorded (the outcome is `existing`).
    */
   companion?: CompanionInsert;
+  /** Run in the recording transaction when the row was recorded (not when it existed). */
+  also?: AlsoRecord;
   /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
   estimate(account: Hex): Promise<bigint>;
 }
@@ -90,10 +97,19 @@ export interface ExecutorOptions {
   gasMarginBps?: number;
   /** RPC timeout per request in ms (default 10,000). */
   timeoutMs?: number;
+  /** Most settlements signed and recorded per commit (default 64). */
+  maxBatch?: number;
 }
 
 /** Node answers meaning "these exact bytes are already in the pool or mined". */
-const ALREADY_SENT_RE = /already known|known transaction|nonce too low|transaction already imported|already exists/i;
+export const ALREADY_SENT_RE = /already known|known transaction|nonce too low|transaction already imported|already exists/i;
+
+interface Queued {
+  plan: Plan;
+  gas: bigint;
+}
+/** A batch answers each item, or the error of that item alone (see #recordBatch). */
+type Recorded = { ok: PrepareOutcome } | { err: unknown };
 
 export class SettlementExecutor {
   readonly client: PublicClient;
@@ -101,7 +117,9 @@ export class SettlementExecutor {
   readonly #db: Database;
   readonly #chain: ChainConfig;
   readonly #marginBps: bigint;
-  #lock: Promise<unknown> = Promise.resolve();
+  readonly #recorder: KeyedBatcher<Queued, Recorded>;
+  readonly #marker: KeyedBatcher<number, SettlementRecord | undefined>;
+  readonly #tracker: AttemptTracker;
 
   constructor(opts: ExecutorOptions) {
     // A chain without a settlement contract still has an executor for calls to other contracts
@@ -111,6 +129,18 @@ export class SettlementExecutor {
     this.#account = privateKeyToAccount(opts.signer.privateKey());
     this.#marginBps = BigInt(opts.gasMarginBps ?? 2_500);
     this.client = createPublicClient({ transport: http(opts.chain.rpcUrl, { timeout: opts.timeoutMs ?? 10_000, retryCount: 0 }) });
+    // One batch in flight: the batches are the nonce lock (two must not read the same next nonce).
+    this.#recorder = new KeyedBatcher((_k, items) => this.#recordBatch(items), { maxBatch: opts.maxBatch ?? 64 });
+    // The `sent` marks of concurrent broadcasts, one UPDATE for all (a mark is not needed for
+    // safety: a pending row is re-broadcast, which a node answers "already known").
+    this.#marker = new KeyedBatcher(
+      async (_k, ids) => {
+        const byId = new Map((await markSentMany(this.#db, ids)).map((r) => [r.id, r]));
+        return ids.map((id) => byId.get(id));
+      },
+      { maxBatch: 256, maxInFlight: 2 },
+    );
+    this.#tracker = new AttemptTracker({ db: this.#db, chain: opts.chain, client: this.client, account: this.#account, broadcast: (r) => this.broadcast(r), resend: (r) => this.#sendRaw(r) });
   }
 
   get executorAddress(): Hex {
@@ -132,17 +162,18 @@ export class SettlementExecutor {
   }
 
   /** Steps 1–2 of a settlement: simulate, sign with the next nonce, record (pending). Sends nothing. */
-  prepare(req: SettleRequest): Promise<PrepareOutcome> {
+  prepare(req: SettleRequest, opts: { also?: AlsoRecord } = {}): Promise<PrepareOutcome> {
     const abi = TollgateSettlementArtifact.abi;
     const args = [
       { orderId: orderIdToBytes32(req.orderId), payer: req.payer, token: req.token, amount: req.amount, payee: req.payee, callback: req.callback === true },
       req.cb ?? NO_CALLBACK_DATA,
     ] as const;
     const functionName = req.source === 'allowance' ? 'settleFromAllowance' : 'settle';
-    return this.#serialized({
+    return this.#prepare({
       kind: 'settle',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName, args }),
+      ...(opts.also ? { also: opts.also } : {}),
       estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName, args, account }),
     });
   }
@@ -151,24 +182,25 @@ export class SettlementExecutor {
    * Steps 1–2 of a refund of an unsettled order's pooled funds to its payer (the contract marks
    * the order Refunded: it can never settle afterwards). Broadcast and confirm like a settlement.
    */
-  prepareRefund(req: Omit<SettleRequest, 'payee'>): Promise<PrepareOutcome> {
+  prepareRefund(req: Omit<SettleRequest, 'payee'>, opts: { also?: AlsoRecord } = {}): Promise<PrepareOutcome> {
     const abi = TollgateSettlementArtifact.abi;
     const args = [orderIdToBytes32(req.orderId), req.payer, req.token, req.amount] as const;
-    return this.#serialized({
+    return this.#prepare({
       kind: 'refund',
       orderId: req.orderId,
       data: encodeFunctionData({ abi, functionName: 'refund', args }),
+      ...(opts.also ? { also: opts.also } : {}),
       estimate: (account) => this.client.estimateContractGas({ address: this.#contract(), abi, functionName: 'refund', args, account }),
     });
   }
 
   /**
    * Steps 1–2 of any other call of the executor key (`plan.to`, e.g. an EIP-3009
-   * `transferWithAuthorization` on a token for x402): same simulate → sign → record path, one row
-   * per (chain, `plan.orderId`, `plan.kind`). Broadcast and confirm like a settlement.
+   * `transferWithAuthorization` on a token for x402): same simulate → sign → record path, one
+   * first attempt per (chain, `plan.orderId`, `plan.kind`). Broadcast and confirm like a settlement.
    */
   prepareCall(plan: Plan & { to: Hex }): Promise<PrepareOutcome> {
-    return this.#serialized(plan);
+    return this.#prepare(plan);
   }
 
   #contract(): Hex {
@@ -177,57 +209,91 @@ export class SettlementExecutor {
     return c;
   }
 
-  #serialized(plan: Plan): Promise<PrepareOutcome> {
-    // Serialized: two concurrent prepares must not take the same nonce.
-    const run = this.#lock.then(() => this.#prepare(plan));
-    this.#lock = run.catch(() => undefined);
-    return run;
-  }
-
   async #prepare(plan: Plan): Promise<PrepareOutcome> {
-    const chainId = this.#chain.chainId;
-    // The five reads are independent: asked together, a prepare (held under the nonce lock)
-    // costs one round trip instead of five; an existing row makes the others moot.
-    const reads = await Promise.allSettled([
-      findSettlement(this.#db, chainId, plan.orderId, plan.kind),
+    // Outside the nonce lock, concurrently with other prepares: the row lookup and the simulation
+    // need no nonce. An existing row makes the estimate moot.
+    const [existing, estimated] = await Promise.all([
+      findSettlement(this.#db, this.#chain.chainId, plan.orderId, plan.kind),
       plan.estimate(this.#account.address).then(
         (gas) => ({ gas }),
         (err: unknown) => ({ err }),
       ),
-      this.client.estimateFeesPerGas(),
-      this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
-      lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase()),
-    ] as const);
-    const existing = settled(reads[0]);
+    ]);
     if (existing) return { kind: 'existing', record: existing };
-    const [estimated, fees, onChainNonce, lastNonce] = [settled(reads[1]), settled(reads[2]), settled(reads[3]), settled(reads[4])];
     if ('err' in estimated) {
       const name = revertName(estimated.err);
       if (name) return { kind: 'refused', error: name };
       throw estimated.err; // an RPC fault, not a refusal: the caller retries later
     }
-    const gas = estimated.gas + (estimated.gas * this.#marginBps) / 10_000n;
-    const nonce = Math.max(onChainNonce, lastNonce + 1);
-    const rawTx = await this.#account.signTransaction({
-      type: 'eip1559',
-      chainId,
-      nonce,
-      to: plan.to ?? this.#contract(),
-      data: plan.data,
-      gas,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    });
-    const record = await insertSettlement(this.#db, { chainId, orderId: plan.orderId, kind: plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) }, plan.companion);
-    if (record) return { kind: 'recorded', record };
-    // Another writer recorded this order between our read and insert: never send a second transaction.
-    return { kind: 'existing', record: (await findSettlement(this.#db, chainId, plan.orderId, plan.kind))! };
+    const r = await this.#recorder.submit('record', { plan, gas: estimated.gas + (estimated.gas * this.#marginBps) / 10_000n });
+    if ('err' in r) throw r.err;
+    return r.ok;
+  }
+
+  /**
+   * Step 2 for a batch: one fee read and one nonce read, consecutive nonces, one transaction. An
+   * item that records nothing (its order has a row already: a concurrent or earlier prepare won)
+   * takes no nonce: the items after it are signed again one nonce lower, so no gap is left. When
+   * the transaction fails and the batch has several items, each is recorded alone, so one bad
+   * item (a constraint its companion breaks) fails by itself.
+   */
+  async #recordBatch(items: Queued[]): Promise<Recorded[]> {
+    const chainId = this.#chain.chainId;
+    const [fees, onChainNonce, lastNonce] = await Promise.all([
+      this.client.estimateFeesPerGas(),
+      this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
+      lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase()),
+    ]);
+    const first = Math.max(onChainNonce, lastNonce + 1);
+    const sign = (q: Queued, nonce: number) =>
+      this.#account.signTransaction({
+        type: 'eip1559',
+        chainId,
+        nonce,
+        to: q.plan.to ?? this.#contract(),
+        data: q.plan.data,
+        gas: q.gas,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      });
+    const record = async (batch: Queued[], signed: Hex[]) =>
+      this.#db.transaction(async (tx) => {
+        const out: (SettlementRecord | undefined)[] = [];
+        let skipped = 0;
+        for (const [i, q] of batch.entries()) {
+          const nonce = first + i - skipped;
+          const rawTx = skipped === 0 ? signed[i]! : await sign(q, nonce);
+          const rec = await insertSettlement(tx, { chainId, orderId: q.plan.orderId, kind: q.plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) }, q.plan.companion);
+          if (rec) await q.plan.also?.(tx, rec);
+          else skipped++;
+          out.push(rec);
+        }
+        return out;
+      });
+    let recs: (SettlementRecord | undefined)[];
+    try {
+      recs = await record(items, await Promise.all(items.map((q, i) => sign(q, first + i))));
+    } catch (err) {
+      if (items.length === 1) return [{ err }];
+      const out: Recorded[] = [];
+      for (const q of items) out.push(...(await this.#recordBatch([q])));
+      return out;
+    }
+    return Promise.all(
+      recs.map(async (rec, i): Promise<Recorded> => {
+        if (rec) return { ok: { kind: 'recorded', record: rec } };
+        // Another writer recorded this order: never send a second transaction.
+        const q = items[i]!;
+        const found = await findSettlement(this.#db, chainId, q.plan.orderId, q.plan.kind);
+        return found ? { ok: { kind: 'existing', record: found } } : { err: new Error('settlement row vanished') };
+      }),
+    );
   }
 
   /** Step 3: broadcast the recorded bytes (idempotent) and mark the row sent. */
   async broadcast(rec: SettlementRecord): Promise<SettlementRecord> {
     await this.#sendRaw(rec);
-    return (await setSettlementStatus(this.#db, rec.id, ['pending'], 'sent')) ?? (await this.#reload(rec));
+    return (await this.#marker.submit('sent', rec.id)) ?? (await this.#reload(rec));
   }
 
   /**
@@ -237,33 +303,33 @@ export class SettlementExecutor {
    */
   async send(rec: SettlementRecord): Promise<void> {
     await this.#sendRaw(rec);
-    void setSettlementStatus(this.#db, rec.id, ['pending'], 'sent').catch(() => undefined);
+    void this.#marker.submit('sent', rec.id).catch(() => undefined);
   }
 
   async #sendRaw(rec: SettlementRecord): Promise<void> {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: rec.rawTx });
     } catch (err) {
-      // The same bytes already reached a node (a previous run sent them before dying): that is the
-      // outcome we wanted. Anything else leaves the row pending for the next attempt.
+      // The same bytes already reached a node (a previous run sent them before dying), or another
+      // attempt with this nonce was mined: that is the outcome we wanted, the receipts tell which.
+      // Anything else leaves the row pending for the next attempt.
       if (!ALREADY_SENT_RE.test(describeError(err))) throw err;
     }
   }
 
   /**
-   * Step 4: the receipt of a sent row. Confirmed once `confirmations` deep, failed when it
-   * reverted; unchanged while it is not mined (or not deep enough).
+   * Step 4: the outcome of the settlement `rec` is an attempt of. Confirmed once `confirmations`
+   * deep, failed when it reverted; unchanged while no attempt is mined (or not deep enough), but
+   * re-sent, or replaced by a higher-fee attempt once stuck. Returns the attempt that stands for
+   * the settlement now (the mined one, else the latest).
    */
   async checkReceipt(rec: SettlementRecord): Promise<SettlementRecord> {
-    const receipt = await this.#receipt(rec.txHash);
-    if (!receipt) return this.#checkReplaced(rec);
-    const blockNumber = Number(receipt.blockNumber);
-    if (receipt.status === 'reverted') {
-      return (await setSettlementStatus(this.#db, rec.id, ['pending', 'sent'], 'failed', { blockNumber, failureReason: 'reverted on chain' })) ?? (await this.#reload(rec));
-    }
-    const head = await this.client.getBlockNumber({ cacheTime: 0 });
-    if (head - receipt.blockNumber + 1n < BigInt(Math.max(1, this.#chain.confirmations))) return rec;
-    return (await setSettlementStatus(this.#db, rec.id, ['pending', 'sent'], 'confirmed', { blockNumber })) ?? (await this.#reload(rec));
+    const attempts = await settlementAttempts(this.#db, rec.chainId, rec.orderId, rec.kind);
+    const finished = attempts.find((a) => a.status === 'confirmed' || a.status === 'failed');
+    if (finished) return finished;
+    const open = attempts.filter((a) => a.status === 'pending' || a.status === 'sent');
+    if (open.length === 0) return rec;
+    return this.#tracker.track(open, { sendPending: false });
   }
 
   /** Polls `checkReceipt` until the row is confirmed or failed (or `timeoutMs` passes). */
@@ -278,58 +344,38 @@ export class SettlementExecutor {
   }
 
   /**
-   * After a restart: re-broadcasts every pending row (the process died between recording and
-   * sending, or the send failed) and checks the receipt of every sent row. Returns the rows as
-   * they are now; call again until none is left unfinished.
+   * After a restart, and on every worker tick: broadcasts the latest attempt of every settlement
+   * still pending (the process died between recording and sending, or the send failed), reads the
+   * receipts of all its attempts, and replaces the stuck ones. Settlements are tracked
+   * concurrently (8 at a time). Returns each settlement's standing attempt as it is now; call
+   * again until none is left unfinished. The first RPC fault is thrown once every settlement had
+   * its turn.
    */
   async reconcile(): Promise<SettlementRecord[]> {
-    const out: SettlementRecord[] = [];
+    const groups = new Map<string, SettlementRecord[]>();
     for (const rec of await unfinishedSettlements(this.#db, this.#chain.chainId)) {
-      const sent = rec.status === 'pending' ? await this.broadcast(rec) : rec;
-      out.push(await this.checkReceipt(sent));
+      const key = `${rec.kind}\u0000${rec.orderId}`;
+      groups.set(key, [...(groups.get(key) ?? []), rec]);
     }
-    return out;
-  }
-
-  /**
-   * A row without a receipt whose nonce the chain has already used for another transaction (a
-   * second executor instance on a lost or different database signed the same nonce) can never be
-   * mined: it is failed, not waited on forever. The receipt is read once more first, in case the
-   * row's own transaction was mined between the two reads.
-   */
-  async #checkReplaced(rec: SettlementRecord): Promise<SettlementRecord> {
-    const used = await this.client.getTransactionCount({ address: this.#account.address, blockTag: 'latest' });
-    if (used <= rec.nonce) {
-      // Not mined and its nonce still free: it is in a mempool, or it was dropped (a reorg removed
-      // its block, a node restarted). Sending the same bytes again is harmless in the first case
-      // ("already known") and puts it back in the second; same bytes, same nonce, at most once.
-      if (rec.status === 'sent') await this.#resend(rec);
-      return rec;
-    }
-    // An RPC fault here throws (the row stays as it is): only a definite "no receipt" fails it.
-    if (await this.#receipt(rec.txHash)) return this.checkReceipt(rec);
-    const reason = 'nonce used by another transaction';
-    return (await setSettlementStatus(this.#db, rec.id, ['pending', 'sent'], 'failed', { failureReason: reason })) ?? (await this.#reload(rec));
-  }
-
-  async #resend(rec: SettlementRecord): Promise<void> {
-    try {
-      await this.client.sendRawTransaction({ serializedTransaction: rec.rawTx });
-    } catch (err) {
-      if (!ALREADY_SENT_RE.test(describeError(err))) throw err;
-    }
-  }
-
-  /** The receipt, or undefined when the node has none; RPC faults throw. */
-  #receipt(hash: Hex) {
-    return this.client.getTransactionReceipt({ hash }).catch((err: unknown) => {
-      if (err instanceof BaseError && err.name === 'TransactionReceiptNotFoundError') return undefined;
-      throw err;
-    });
+    const todo = [...groups.values()].map((g) => g.sort((a, b) => a.attempt - b.attempt));
+    const out: SettlementRecord[] = [];
+    let failure: { err: unknown } | undefined;
+    const worker = async () => {
+      for (let g = todo.shift(); g; g = todo.shift()) {
+        try {
+          out.push(await this.#tracker.track(g, { sendPending: true }));
+        } catch (err) {
+          failure ??= { err };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, todo.length) }, worker));
+    if (failure) throw failure.err;
+    return out.sort((a, b) => a.id - b.id);
   }
 
   async #reload(rec: SettlementRecord): Promise<SettlementRecord> {
-    return (await findSettlement(this.#db, rec.chainId, rec.orderId, rec.kind)) ?? rec;
+    return (await settlementAttempts(this.#db, rec.chainId, rec.orderId, rec.kind)).find((a) => a.id === rec.id) ?? rec;
   }
 }
 

@@ -10,7 +10,12 @@ export async function scannedHeads(q: Queryable): Promise<Map<number, number>> {
   return new Map(rows.map((r) => [Number(r.chain_id), Number(r.block_number)]));
 }
 
-export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed';
+/**
+ * pending: recorded, maybe not broadcast; sent: a node accepted it; confirmed: mined, succeeded and
+ * deep enough; failed: reverted, or its nonce went to another transaction; replaced: another
+ * attempt of the same (order, kind) was mined instead (fee bumping, migration 0015).
+ */
+export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed' | 'replaced';
 export type SettlementKind = 'settle' | 'refund' | 'x402' | 'relay';
 
 /** One row of `settlements`: a transaction of the executor, recorded before it is broadcast. */
@@ -19,6 +24,8 @@ export interface SettlementRecord {
   chainId: number;
   orderId: string;
   kind: SettlementKind;
+  /** 0 for the first transaction of (order, kind); 1, 2, … for fee-bumped replacements (same nonce). */
+  attempt: number;
   executor: `0x${string}`;
   nonce: number;
   rawTx: `0x${string}`;
@@ -26,6 +33,8 @@ export interface SettlementRecord {
   status: SettlementStatus;
   failureReason: string | null;
   blockNumber: number | null;
+  /** Milliseconds since the row was recorded, by the database clock (only from `unfinishedSettlements`). */
+  ageMs?: number;
 }
 
 interface Row {
@@ -33,6 +42,7 @@ interface Row {
   chain_id: number;
   order_id: string;
   kind: SettlementKind;
+  attempt: number | string;
   executor: `0x${string}`;
   nonce: number | string;
   raw_tx: `0x${string}`;
@@ -40,9 +50,10 @@ interface Row {
   status: SettlementStatus;
   failure_reason: string | null;
   block_number: number | string | null;
+  age_ms?: number | string;
 }
 
-const COLUMNS = 'id, chain_id, order_id, kind, executor, nonce, raw_tx, tx_hash, status, failure_reason, block_number';
+const COLUMNS = 'id, chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status, failure_reason, block_number';
 
 function toRecord(r: Row): SettlementRecord {
   return {
@@ -50,6 +61,7 @@ function toRecord(r: Row): SettlementRecord {
     chainId: Number(r.chain_id),
     orderId: r.order_id,
     kind: r.kind,
+    attempt: Number(r.attempt),
     executor: r.executor,
     nonce: Number(r.nonce),
     rawTx: r.raw_tx,
@@ -57,12 +69,31 @@ function toRecord(r: Row): SettlementRecord {
     status: r.status,
     failureReason: r.failure_reason,
     blockNumber: r.block_number === null ? null : Number(r.block_number),
+    ...(r.age_ms !== undefined ? { ageMs: Number(r.age_ms) } : {}),
   };
 }
 
+/**
+ * The transaction that stands for (order, kind): its finished attempt (confirmed or failed) when
+ * there is one, else its latest attempt (the highest fee).
+ */
 export async function findSettlement(q: Queryable, chainId: number, orderId: string, kind: SettlementKind): Promise<SettlementRecord | undefined> {
-  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM settlements WHERE chain_id = $1 AND order_id = $2 AND kind = $3`, [chainId, orderId, kind]);
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM settlements WHERE chain_id = $1 AND order_id = $2 AND kind = $3
+      ORDER BY (status IN ('confirmed', 'failed')) DESC, attempt DESC LIMIT 1`,
+    [chainId, orderId, kind],
+  );
   return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** Every attempt of (order, kind), first to last. */
+export async function settlementAttempts(q: Queryable, chainId: number, orderId: string, kind: SettlementKind): Promise<SettlementRecord[]> {
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS}, floor(extract(epoch FROM now() - created_at) * 1000) AS age_ms FROM settlements
+      WHERE chain_id = $1 AND order_id = $2 AND kind = $3 ORDER BY attempt`,
+    [chainId, orderId, kind],
+  );
+  return rows.map(toRecord);
 }
 
 /** The highest nonce the executor has recorded on the chain, or -1. */
@@ -71,32 +102,31 @@ export async function lastRecordedNonce(q: Queryable, chainId: number, executor:
   return rows[0]?.n === null || rows[0]?.n === undefined ? -1 : Number(rows[0].n);
 }
 
+type NewRow = Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor' | 'nonce' | 'rawTx' | 'txHash'> & { attempt?: number };
+
 /**
- * Records the intent (status pending). Undefined when the order already has a row of this kind:
- * the caller lost a race and must not send its transaction.
+ * Records the intent (status pending). Undefined when the (order, kind) already has a row of this
+ * attempt: the caller lost a race and must not send its transaction. A first attempt whose nonce
+ * another first attempt holds throws a unique violation (a second executor instance on the key).
  */
-export async function insertSettlement(
-  q: Queryable,
-  r: Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor' | 'nonce' | 'rawTx' | 'txHash'>,
-  companion?: CompanionInsert,
-): Promise<SettlementRecord | undefined> {
-  const values = [r.chainId, r.orderId, r.kind, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase()];
+export async function insertSettlement(q: Queryable, r: NewRow, companion?: CompanionInsert): Promise<SettlementRecord | undefined> {
+  const values = [r.chainId, r.orderId, r.kind, r.attempt ?? 0, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase()];
   if (companion) {
     // One statement: the companion row and the settlement row commit together or not at all.
     const n = companion.params.length;
     const { rows } = await q.query<Row>(
       `WITH companion AS (${companion.sql})
-       INSERT INTO settlements (chain_id, order_id, kind, executor, nonce, raw_tx, tx_hash, status)
+       INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
        SELECT ${values.map((_, i) => `$${n + i + 1}`).join(', ')}, 'pending' WHERE EXISTS (SELECT 1 FROM companion)
-       ON CONFLICT (chain_id, order_id, kind) DO NOTHING RETURNING ${COLUMNS}`,
+       ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}`,
       [...companion.params, ...values],
     );
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
   const { rows } = await q.query<Row>(
-    `INSERT INTO settlements (chain_id, order_id, kind, executor, nonce, raw_tx, tx_hash, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending')
-     ON CONFLICT (chain_id, order_id, kind) DO NOTHING RETURNING ${COLUMNS}`,
+    `INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending')
+     ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}`,
     values,
   );
   return rows[0] ? toRecord(rows[0]) : undefined;
@@ -128,12 +158,54 @@ export async function setSettlementStatus(
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
-/** Rows not yet confirmed or failed, oldest first: the reconciler's work after a restart. */
-export async function unfinishedSettlements(q: Queryable, chainId: number, limit = 100): Promise<SettlementRecord[]> {
-  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM settlements WHERE chain_id = $1 AND status IN ('pending', 'sent') ORDER BY id LIMIT $2`, [chainId, limit]);
+/** Marks pending rows sent, many in one statement (the executor's group commit of broadcasts). */
+export async function markSentMany(q: Queryable, ids: readonly number[]): Promise<SettlementRecord[]> {
+  const { rows } = await q.query<Row>(
+    `UPDATE settlements SET status = 'sent', updated_at = now() WHERE id = ANY($1::bigint[]) AND status = 'pending' RETURNING ${COLUMNS}`,
+    [[...ids]],
+  );
   return rows.map(toRecord);
 }
 
+/**
+ * Finishes an attempt (confirmed or failed) and marks every other unfinished attempt of the same
+ * (order, kind) replaced, in ONE statement: there is never a moment when two attempts of a
+ * settlement are finished, or one is finished while a sibling still looks sendable.
+ */
+export async function finishAttempt(
+  q: Queryable,
+  id: number,
+  to: 'confirmed' | 'failed',
+  extra: { blockNumber?: number; failureReason?: string } = {},
+): Promise<SettlementRecord | undefined> {
+  const { rows } = await q.query<Row>(
+    `WITH w AS (
+       UPDATE settlements SET status = $2, block_number = coalesce($3, block_number), failure_reason = coalesce($4, failure_reason), updated_at = now()
+        WHERE id = $1 AND status IN ('pending', 'sent') RETURNING ${COLUMNS}
+     ), r AS (
+       UPDATE settlements s SET status = 'replaced', updated_at = now() FROM w
+        WHERE s.chain_id = w.chain_id AND s.order_id = w.order_id AND s.kind = w.kind AND s.id <> w.id AND s.status IN ('pending', 'sent')
+     )
+     SELECT * FROM w`,
+    [id, to, extra.blockNumber ?? null, extra.failureReason ?? null],
+  );
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/**
+ * Unfinished rows (pending or sent) of the oldest `limit` unfinished (order, kind) groups of a
+ * chain, with their age: the reconciler's work. Every unfinished attempt of a group comes along.
+ */
+export async function unfinishedSettlements(q: Queryable, chainId: number, limit = 100): Promise<SettlementRecord[]> {
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS}, floor(extract(epoch FROM now() - created_at) * 1000) AS age_ms FROM settlements
+      WHERE chain_id = $1 AND status IN ('pending', 'sent')
+        AND (order_id, kind) IN (SELECT order_id, kind FROM settlements WHERE chain_id = $1 AND status IN ('pending', 'sent') ORDER BY id LIMIT $2)
+      ORDER BY id`,
+    [chainId, limit],
+  );
+  return rows.map(toRecord);
+}
 // ---------------------------------------------------------------- callback registrations
 
 /** A `merchant_callbacks` row: a merchant's callback adapter on one chain. */
@@ -306,18 +378,32 @@ export async function markSettlementSent(q: Queryable, orderId: string, txHash: 
   );
 }
 
+/**
+ * Confirmed refunds whose order names another attempt (the refund was fee-bumped and the
+ * replacement was mined): the order gets the mined transaction's hash.
+ */
+export async function syncRefundTxHashes(q: Queryable, chainId: number): Promise<void> {
+  await q.query(
+    `UPDATE orders o SET refund_tx_hash = s.tx_hash, updated_at = now() FROM settlements s
+      WHERE s.chain_id = $1 AND s.kind = 'refund' AND s.status = 'confirmed' AND s.attempt > 0 AND o.id = s.order_id
+        AND o.refund_tx_hash IS DISTINCT FROM s.tx_hash`,
+    [chainId],
+  );
+}
+
 /** Records the refund transaction on its (FAILED) order. */
 export async function markRefundSent(q: Queryable, orderId: string, txHash: string): Promise<void> {
   await q.query('UPDATE orders SET refund_tx_hash = $2, updated_at = now() WHERE id = $1', [orderId, txHash]);
 }
 
 /**
- * Unfinished executor rows (pending or sent: not yet final) by chain, with the age in seconds of
+ * Unfinished executor transactions (pending or sent: not yet final; the attempts of one (order, kind) count once) by chain, with the age in seconds of
  * the oldest one at `now`: the settlement backlog gauges of /metrics.
  */
 export async function settlementBacklog(q: Queryable, now: Date): Promise<Map<number, { n: number; oldestAgeS: number }>> {
   const { rows } = await q.query<{ chain_id: number; n: number | string; oldest: Date | string }>(
-    `SELECT chain_id, count(*) AS n, min(created_at) AS oldest FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id`,
+    // A settlement with fee-bumped replacements is one transaction to wait for, not several.
+    `SELECT chain_id, count(DISTINCT (order_id, kind)) AS n, min(created_at) AS oldest FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id`,
   );
   return new Map(rows.map((r) => [Number(r.chain_id), { n: Number(r.n), oldestAgeS: Math.max(0, Math.floor((now.getTime() - new Date(r.oldest).getTime()) / 1000)) }]));
 }

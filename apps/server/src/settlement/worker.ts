@@ -20,12 +20,15 @@ import * as repo from './repo.ts';
  *
  * Each tick, in this order:
  *   1. reconcile: re-broadcast recorded-but-unsent rows, read receipts of sent ones (a settlement
- *      reorged out loses its receipt and is broadcast again: same bytes, same nonce);
- *   2. apply finished rows: confirmed at finality → INVOICED (settlement_tx_hash, settled_at,
+ *      reorged out loses its receipt and is broadcast again: same bytes, same nonce), replace the
+ *      stuck ones with higher fees (settlement/tracker.ts);
+ *   2. apply finished rows (the one mined attempt of each settlement; replaced ones never apply):
+ *      confirmed at finality → INVOICED (settlement_tx_hash, settled_at,
  *      callback_status succeeded); reverted on chain → FAILED;
  *   3. fail paid orders whose signing request is unsigned at expiry;
- *   4. settle due orders: payment final and signed → simulate; a simulated callback failure fails
- *      the order without sending anything; otherwise sign, record, broadcast;
+ *   4. settle due orders, all at once (their simulations run concurrently and the executor records
+ *      them in one commit): payment final and signed → simulate; a simulated callback failure
+ *      fails the order without sending anything; otherwise sign, record, broadcast;
  *   5. approve-and-pull: live orders of a pulling flow whose payer approved the amount.
  * RPC faults abort the tick and back off (doubling up to 30 s); nothing is half-applied because
  * every step's effect is a row written before the next step reads it.
@@ -106,6 +109,8 @@ export class SettlementWorker {
 
   async #applyFinished(out: SettlementTick) {
     const { db, chain } = this.#o;
+    // A refund replaced by a fee bump: the order names the refund transaction that was mined.
+    await repo.syncRefundTxHashes(db, chain.chainId);
     for (const rec of await repo.finishedUnapplied(db, chain.chainId, BATCH)) {
       const now = new Date(this.#o.clock.now());
       const ok = rec.status === 'confirmed';
@@ -135,21 +140,23 @@ export class SettlementWorker {
 
   async #settleDue(out: SettlementTick) {
     const { db, chain } = this.#o;
-    for (const o of await repo.ordersDueForSettlement(db, chain.chainId, DELEGATE_FLOW_NAMES, chain.finalityConfirmations, BATCH)) {
-      await this.#settle(o, 'pool', out);
-    }
+    const due = await repo.ordersDueForSettlement(db, chain.chainId, DELEGATE_FLOW_NAMES, chain.finalityConfirmations, BATCH);
+    await all(due.map((o) => () => this.#settle(o, 'pool', out)));
   }
 
   async #pull(out: SettlementTick) {
     const { db, chain } = this.#o;
     const pulling = DELEGATE_FLOW_NAMES.filter((n) => n === 'ERC20_APPROVE_XFER');
     const minExpiry = new Date(this.#o.clock.now() + PULL_EXPIRY_MARGIN_MS);
-    for (const o of await repo.ordersToPull(db, chain.chainId, pulling, minExpiry, BATCH)) {
-      const flow = delegateFlowNamed(o.flow)!;
-      const settlement = chain.settlementContract!;
-      if (!(await flow.canPull(this.#ex.client, { token: o.token_contract, payer: o.from_address, amount: BigInt(o.amount_wei), settlement }))) continue;
-      await this.#settle(o, 'allowance', out);
-    }
+    const todo = await repo.ordersToPull(db, chain.chainId, pulling, minExpiry, BATCH);
+    await all(
+      todo.map((o) => async () => {
+        const flow = delegateFlowNamed(o.flow)!;
+        const settlement = chain.settlementContract!;
+        if (!(await flow.canPull(this.#ex.client, { token: o.token_contract, payer: o.from_address, amount: BigInt(o.amount_wei), settlement }))) return;
+        await this.#settle(o, 'allowance', out);
+      }),
+    );
   }
 
   async #settle(o: repo.DelegateOrderRow, source: 'pool' | 'allowance', out: SettlementTick) {
@@ -174,6 +181,9 @@ export class SettlementWorker {
       callback: cbRow !== undefined,
       ...(cb ? { cb } : {}),
       source,
+    }, {
+      // In the recording transaction (one commit for the whole batch of settlements).
+      also: (q, rec) => repo.markSettlementSent(q, o.id, rec.txHash),
     });
     if (p.kind === 'refused') {
       // A callback that cannot succeed fails the order now, with nothing sent. Anything else (a
@@ -181,7 +191,7 @@ export class SettlementWorker {
       if (CALLBACK_FAILURES.has(p.error) && (await this.#fail(o, `callback failed: ${p.error}`, true))) out.failed.push(o.id);
       return;
     }
-    await repo.markSettlementSent(db, o.id, p.record.txHash);
+    if (p.kind === 'existing') await repo.markSettlementSent(db, o.id, p.record.txHash);
     if (p.record.status === 'pending') await this.#ex.broadcast(p.record);
     out.sent.push(o.id);
   }
@@ -201,6 +211,16 @@ export class SettlementWorker {
     );
     return row !== undefined;
   }
+}
+
+/**
+ * Runs the tasks concurrently (the executor's group commit records what they prepare together);
+ * every task runs to its end, then the first failure is thrown (the tick backs off).
+ */
+async function all(tasks: (() => Promise<void>)[]): Promise<void> {
+  const results = await Promise.allSettled(tasks.map((t) => t()));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** One settlement worker per chain with DELEGATE set up, each a loop of `pollIntervalMs`. */
