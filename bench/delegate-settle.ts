@@ -119,15 +119,32 @@ async function main() {
     // (2) throughput: BATCH orders paid in one pipelined burst, until every settlement is mined
     const batch = [];
     for (let i = 0; i < BATCH; i++) batch.push(await signedOrder());
-    await sendPipelined(client, payer, batch.map((o, i) => transferTx(o.amount, `pay ${i}`)));
+    const payReceipts = await sendPipelined(client, payer, batch.map((o, i) => transferTx(o.amount, `pay ${i}`)));
     const paidAt = performance.now();
+    const paidWall = Date.now();
     const done = new Set<string>();
+    const recordedAt = new Map<string, number>();
     while (done.size < batch.length) {
       const hashes = await settlementHashes(batch.map((o) => o.id).filter((id) => !done.has(id)));
-      for (const [id, h] of hashes) if (await mined(h)) done.add(id);
+      for (const [id, h] of hashes) {
+        if (!recordedAt.has(id)) recordedAt.set(id, performance.now() - paidAt);
+        if (await mined(h)) done.add(id);
+      }
       await sleep(20);
     }
     const settleS = (performance.now() - paidAt) / 1000;
+    // Where the time went: when the rows appeared (seen by this 20 ms poll) and in which blocks
+    // the settlements were mined, relative to the last payment's block.
+    const payBlock = payReceipts.reduce((mx, r) => (r.blockNumber > mx ? r.blockNumber : mx), 0n);
+    const blocks = new Map<string, number>();
+    for (const h of (await settlementHashes(batch.map((o) => o.id))).values()) {
+      const r = await client.getTransactionReceipt({ hash: h });
+      const k = `+${r.blockNumber - payBlock}`;
+      blocks.set(k, (blocks.get(k) ?? 0) + 1);
+    }
+    const seen = [...recordedAt.values()].sort((x, y) => x - y);
+    const { rows: created } = await db.query<{ first: Date; last: Date }>('SELECT min(created_at) AS first, max(created_at) AS last FROM settlements WHERE order_id = ANY($1::text[])', [batch.map((o) => o.id)]);
+    const diag = `rows recorded ${new Date(created[0]!.first).getTime() - paidWall}…${new Date(created[0]!.last).getTime() - paidWall} ms after the last payment receipt (seen by the bench's poll ${seen[0]!.toFixed(0)}…${seen[seen.length - 1]!.toFixed(0)} ms); settlements mined in blocks ${[...blocks].sort().map(([k, n]) => `${k}: ${n}`).join(', ')} (relative to the payments' block)`;
     await tg.close();
 
     // anvil's raw rate in the same run: the same number of pipelined transfers, send to last receipt
@@ -144,6 +161,7 @@ async function main() {
     console.log(`| settlements/s, ${BATCH} orders paid at once | ${settleRate.toFixed(1)} (${settleS.toFixed(2)} s) |`);
     console.log(`| anvil raw pipelined transfers/s, ${BATCH} txs | ${rawRate.toFixed(1)} (${rawS.toFixed(2)} s) |`);
     console.log(`| ratio settlements / raw | ${(settleRate / rawRate).toFixed(2)} |`);
+    console.log(`\n${diag}`);
   } finally {
     await close();
     await dev.stop();

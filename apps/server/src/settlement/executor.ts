@@ -1,11 +1,12 @@
-import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact, type SettlementCallbackData } from '@tollgate/contracts';
+import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact } from '@tollgate/contracts';
 import { BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, http, keccak256, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { ChainConfig, SettlementSigner } from '../config/schema.ts';
-import type { Database, Queryable } from '../db/database.ts';
+import type { ChainConfig } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
 import { KeyedBatcher } from '../db/batcher.ts';
 import { describeError } from '../chain/evm/rpc.ts';
 import { AttemptTracker } from './tracker.ts';
+import type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
 import {
   findSettlement,
   insertSettlement,
@@ -13,8 +14,6 @@ import {
   markSentMany,
   settlementAttempts,
   unfinishedSettlements,
-  type CompanionInsert,
-  type SettlementKind,
   type SettlementRecord,
 } from './repo.ts';
 
@@ -44,62 +43,7 @@ import {
  * nonce is allocated by the batch, from max(chain pending nonce, last recorded + 1).
  */
 
-export interface SettleRequest {
-  /** The gateway's order id (`ord_…`); keccak256 of it is the on-chain order id. */
-  orderId: string;
-  payer: Hex;
-  token: Hex;
-  amount: bigint;
-  /** Merchant wallet (plain transfer), or the callback adapter. */
-  payee: Hex;
-  /** `payee` is a callback adapter to call (default false: a plain payout). */
-  callback?: boolean;
-  /** The payer-signed calldata (callback orders with `callback_calldata`); default none. */
-  cb?: SettlementCallbackData;
-  /** Where the funds are: already in the pool (default), or pulled against the payer's allowance in the same call. */
-  source?: 'pool' | 'allowance';
-}
-
-export type PrepareOutcome =
-  | { kind: 'recorded'; record: SettlementRecord }
-  /** A row for this order exists already: nothing new was signed. */
-  | { kind: 'existing'; record: SettlementRecord }
-  /** The simulation reverted: nothing was recorded or sent. `error` is the contract's custom error name when known. */
-  | { kind: 'refused'; error: string };
-
-/** Written in the recording transaction, after the row (e.g. the order's `settlement_tx_hash`). */
-export type AlsoRecord = (q: Queryable, rec: SettlementRecord) => Promise<void>;
-
-/** One executor call, before it is signed. */
-export interface Plan {
-  kind: SettlementKind;
-  /** The row key (`settlements.order_id`): the order id, or the x402 claim id. */
-  orderId: string;
-  /** The contract called; the chain's settlement contract when absent. */
-  to?: Hex;
-  data: Hex;
-  /**
-   * Written in the same statement as the row (x402: the authorization's claim), so both exist or
-   * neither does; when it exists already, nothing is recorded (the outcome is `existing`).
-   */
-  companion?: CompanionInsert;
-  /** Run in the recording transaction when the row was recorded (not when it existed). */
-  also?: AlsoRecord;
-  /** Gas estimate of the call from `account`; throws the decoded revert when it would fail. */
-  estimate(account: Hex): Promise<bigint>;
-}
-
-export interface ExecutorOptions {
-  db: Database;
-  chain: ChainConfig;
-  signer: SettlementSigner;
-  /** Added to the gas estimate, in basis points (default 2,500 = +25 %): state can change between estimate and inclusion. */
-  gasMarginBps?: number;
-  /** RPC timeout per request in ms (default 10,000). */
-  timeoutMs?: number;
-  /** Most settlements signed and recorded per commit (default 64). */
-  maxBatch?: number;
-}
+export type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
 
 /** Node answers meaning "these exact bytes are already in the pool or mined". */
 export const ALREADY_SENT_RE = /already known|known transaction|nonce too low|transaction already imported|already exists/i;
@@ -107,7 +51,10 @@ export const ALREADY_SENT_RE = /already known|known transaction|nonce too low|tr
 interface Queued {
   plan: Plan;
   gas: bigint;
+  /** Nonce-lock reads started with the simulation while no batch was running (see #prepare). */
+  early?: { epoch: number; reads: Promise<LockReads> };
 }
+type LockReads = [fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, chainNonce: number, lastRecorded: number];
 /** A batch answers each item, or the error of that item alone (see #recordBatch). */
 type Recorded = { ok: PrepareOutcome } | { err: unknown };
 
@@ -120,6 +67,9 @@ export class SettlementExecutor {
   readonly #recorder: KeyedBatcher<Queued, Recorded>;
   readonly #marker: KeyedBatcher<number, SettlementRecord | undefined>;
   readonly #tracker: AttemptTracker;
+  /** Batches finished (committed or failed): nonce reads made before the latest finish are stale. */
+  #epoch = 0;
+  #recording = 0;
 
   constructor(opts: ExecutorOptions) {
     // A chain without a settlement contract still has an executor for calls to other contracts
@@ -212,6 +162,15 @@ export class SettlementExecutor {
   async #prepare(plan: Plan): Promise<PrepareOutcome> {
     // Outside the nonce lock, concurrently with other prepares: the row lookup and the simulation
     // need no nonce. An existing row makes the estimate moot.
+    // When no batch is running or queued (one settlement at a time), the nonce-lock reads start
+    // now too, so a lone settlement costs one round trip, not two. They are used only if no batch
+    // finished meanwhile (#epoch): a read older than a commit could miss that commit's nonces.
+    let early: Queued['early'];
+    if (this.#recording === 0 && this.#recorder.pending === 0) {
+      const reads = this.#lockReads();
+      reads.catch(() => undefined);
+      early = { epoch: this.#epoch, reads };
+    }
     const [existing, estimated] = await Promise.all([
       findSettlement(this.#db, this.#chain.chainId, plan.orderId, plan.kind),
       plan.estimate(this.#account.address).then(
@@ -225,7 +184,7 @@ export class SettlementExecutor {
       if (name) return { kind: 'refused', error: name };
       throw estimated.err; // an RPC fault, not a refusal: the caller retries later
     }
-    const r = await this.#recorder.submit('record', { plan, gas: estimated.gas + (estimated.gas * this.#marginBps) / 10_000n });
+    const r = await this.#recorder.submit('record', { plan, gas: estimated.gas + (estimated.gas * this.#marginBps) / 10_000n, ...(early ? { early } : {}) });
     if ('err' in r) throw r.err;
     return r.ok;
   }
@@ -237,13 +196,28 @@ export class SettlementExecutor {
    * the transaction fails and the batch has several items, each is recorded alone, so one bad
    * item (a constraint its companion breaks) fails by itself.
    */
-  async #recordBatch(items: Queued[]): Promise<Recorded[]> {
-    const chainId = this.#chain.chainId;
-    const [fees, onChainNonce, lastNonce] = await Promise.all([
+  #lockReads(): Promise<LockReads> {
+    return Promise.all([
       this.client.estimateFeesPerGas(),
       this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
-      lastRecordedNonce(this.#db, chainId, this.#account.address.toLowerCase()),
+      lastRecordedNonce(this.#db, this.#chain.chainId, this.#account.address.toLowerCase()),
     ]);
+  }
+
+  async #recordBatch(items: Queued[]): Promise<Recorded[]> {
+    this.#recording++;
+    try {
+      return await this.#recordLocked(items);
+    } finally {
+      this.#recording--;
+      this.#epoch++;
+    }
+  }
+
+  async #recordLocked(items: Queued[]): Promise<Recorded[]> {
+    const chainId = this.#chain.chainId;
+    const early = items.find((q) => q.early?.epoch === this.#epoch)?.early;
+    const [fees, onChainNonce, lastNonce] = (early && (await early.reads.catch(() => undefined))) || (await this.#lockReads());
     const first = Math.max(onChainNonce, lastNonce + 1);
     const sign = (q: Queued, nonce: number) =>
       this.#account.signTransaction({
@@ -256,8 +230,14 @@ export class SettlementExecutor {
         maxFeePerGas: fees.maxFeePerGas,
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       });
-    const record = async (batch: Queued[], signed: Hex[]) =>
-      this.#db.transaction(async (tx) => {
+    const record = async (batch: Queued[], signed: Hex[]) => {
+      const only = batch.length === 1 ? batch[0]! : undefined;
+      if (only && !only.plan.also) {
+        // One statement (the companion, if any, is in it): no BEGIN/COMMIT round trips.
+        const rawTx = signed[0]!;
+        return [await insertSettlement(this.#db, { chainId, orderId: only.plan.orderId, kind: only.plan.kind, executor: this.#account.address, nonce: first, rawTx, txHash: keccak256(rawTx) }, only.plan.companion)];
+      }
+      return this.#db.transaction(async (tx) => {
         const out: (SettlementRecord | undefined)[] = [];
         let skipped = 0;
         for (const [i, q] of batch.entries()) {
@@ -270,13 +250,15 @@ export class SettlementExecutor {
         }
         return out;
       });
+    };
     let recs: (SettlementRecord | undefined)[];
     try {
       recs = await record(items, await Promise.all(items.map((q, i) => sign(q, first + i))));
     } catch (err) {
       if (items.length === 1) return [{ err }];
+      this.#epoch++;
       const out: Recorded[] = [];
-      for (const q of items) out.push(...(await this.#recordBatch([q])));
+      for (const q of items) out.push(...(await this.#recordLocked([q])));
       return out;
     }
     return Promise.all(
@@ -385,10 +367,4 @@ function revertName(err: unknown): string | undefined {
   const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
   if (reverted instanceof ContractFunctionRevertedError) return reverted.data?.errorName ?? reverted.reason ?? 'reverted';
   return undefined;
-}
-
-/** The value of a settled read, or its error thrown. */
-function settled<T>(r: PromiseSettledResult<T>): T {
-  if (r.status === 'rejected') throw r.reason;
-  return r.value;
 }

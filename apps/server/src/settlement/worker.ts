@@ -10,6 +10,7 @@ import type { DelegateService } from './delegate.ts';
 import type { SettlementExecutor } from './executor.ts';
 import { DELEGATE_FLOW_NAMES, delegateFlowNamed } from './flows/index.ts';
 import * as repo from './repo.ts';
+import { signRequestOf } from './sign-request.ts';
 
 /**
  * The settlement worker of one chain: turns final DELEGATE payments into settlement transactions
@@ -65,6 +66,7 @@ export class SettlementWorker {
   readonly #o: SettlementWorkerOptions;
   readonly #ex: SettlementExecutor;
   #backoffMs = 0;
+  readonly #callbacks = new Map<string, Promise<repo.CallbackRow | undefined>>();
   #retryAt = 0;
 
   constructor(o: SettlementWorkerOptions) {
@@ -160,8 +162,8 @@ export class SettlementWorker {
   }
 
   async #settle(o: repo.DelegateOrderRow, source: 'pool' | 'allowance', out: SettlementTick) {
-    const { db, delegate } = this.#o;
-    const cbRow = o.callback_id ? await repo.getCallback(db, o.callback_id) : undefined;
+    const { db, chain } = this.#o;
+    const cbRow = o.callback_id ? await this.#callback(o.callback_id) : undefined;
     const payee = (cbRow?.callback_contract ?? o.wallet) as Hex | null;
     if (!payee) {
       if (await this.#fail(o, 'the merchant has neither a callback nor a wallet for this token on the chain')) out.failed.push(o.id);
@@ -169,7 +171,7 @@ export class SettlementWorker {
     }
     let cb;
     if (o.callback_calldata !== null && o.calldata_signature) {
-      const req = await delegate.signRequestFor({ ...o, callback_id: o.callback_id });
+      const req = cbRow && chain.settlementContract ? signRequestOf(o, cbRow, chain.settlementContract) : undefined;
       if (req) cb = callbackDataFor(req, o.callback_calldata as Hex, o.calldata_signature);
     }
     const p = await this.#ex.prepare({
@@ -194,6 +196,21 @@ export class SettlementWorker {
     if (p.kind === 'existing') await repo.markSettlementSent(db, o.id, p.record.txHash);
     if (p.record.status === 'pending') await this.#ex.broadcast(p.record);
     out.sent.push(o.id);
+  }
+
+  /**
+   * A callback registration by id. Rows are never edited (a new registration closes the old one
+   * and gets a new id), so they are cached: a tick settling 50 orders reads each once, not 50 times.
+   */
+  #callback(id: string): Promise<repo.CallbackRow | undefined> {
+    let p = this.#callbacks.get(id);
+    if (!p) {
+      if (this.#callbacks.size >= 1_000) this.#callbacks.clear();
+      p = repo.getCallback(this.#o.db, id);
+      this.#callbacks.set(id, p);
+      p.then((row) => row ?? this.#callbacks.delete(id), () => this.#callbacks.delete(id));
+    }
+    return p;
   }
 
   async #fail(o: repo.DelegateOrderRow, reason: string, callbackFailed = false): Promise<boolean> {

@@ -1,0 +1,217 @@
+import type { Queryable } from '../db/database.ts';
+
+/** SQL of the executor's rows (`settlements`): one row per signed transaction, recorded before it is sent. */
+
+/**
+ * pending: recorded, maybe not broadcast; sent: a node accepted it; confirmed: mined, succeeded and
+ * deep enough; failed: reverted, or its nonce went to another transaction; replaced: another
+ * attempt of the same (order, kind) was mined instead (fee bumping, migration 0015).
+ */
+export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed' | 'replaced';
+export type SettlementKind = 'settle' | 'refund' | 'x402' | 'relay';
+
+/** One row of `settlements`: a transaction of the executor, recorded before it is broadcast. */
+export interface SettlementRecord {
+  id: number;
+  chainId: number;
+  orderId: string;
+  kind: SettlementKind;
+  /** 0 for the first transaction of (order, kind); 1, 2, … for fee-bumped replacements (same nonce). */
+  attempt: number;
+  executor: `0x${string}`;
+  nonce: number;
+  rawTx: `0x${string}`;
+  txHash: `0x${string}`;
+  status: SettlementStatus;
+  failureReason: string | null;
+  blockNumber: number | null;
+  /** Milliseconds since the row was recorded, by the database clock (only from `unfinishedSettlements`). */
+  ageMs?: number;
+}
+
+interface Row {
+  id: number | string;
+  chain_id: number;
+  order_id: string;
+  kind: SettlementKind;
+  attempt: number | string;
+  executor: `0x${string}`;
+  nonce: number | string;
+  raw_tx: `0x${string}`;
+  tx_hash: `0x${string}`;
+  status: SettlementStatus;
+  failure_reason: string | null;
+  block_number: number | string | null;
+  age_ms?: number | string;
+}
+
+const COLUMNS = 'id, chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status, failure_reason, block_number';
+
+function toRecord(r: Row): SettlementRecord {
+  return {
+    id: Number(r.id),
+    chainId: Number(r.chain_id),
+    orderId: r.order_id,
+    kind: r.kind,
+    attempt: Number(r.attempt),
+    executor: r.executor,
+    nonce: Number(r.nonce),
+    rawTx: r.raw_tx,
+    txHash: r.tx_hash,
+    status: r.status,
+    failureReason: r.failure_reason,
+    blockNumber: r.block_number === null ? null : Number(r.block_number),
+    ...(r.age_ms !== undefined ? { ageMs: Number(r.age_ms) } : {}),
+  };
+}
+
+/**
+ * The transaction that stands for (order, kind): its finished attempt (confirmed or failed) when
+ * there is one, else its latest attempt (the highest fee).
+ */
+export async function findSettlement(q: Queryable, chainId: number, orderId: string, kind: SettlementKind): Promise<SettlementRecord | undefined> {
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM settlements WHERE chain_id = $1 AND order_id = $2 AND kind = $3
+      ORDER BY (status IN ('confirmed', 'failed')) DESC, attempt DESC LIMIT 1`,
+    [chainId, orderId, kind],
+  );
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** Every attempt of (order, kind), first to last. */
+export async function settlementAttempts(q: Queryable, chainId: number, orderId: string, kind: SettlementKind): Promise<SettlementRecord[]> {
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS}, floor(extract(epoch FROM now() - created_at) * 1000) AS age_ms FROM settlements
+      WHERE chain_id = $1 AND order_id = $2 AND kind = $3 ORDER BY attempt`,
+    [chainId, orderId, kind],
+  );
+  return rows.map(toRecord);
+}
+
+/** The highest nonce the executor has recorded on the chain, or -1. */
+export async function lastRecordedNonce(q: Queryable, chainId: number, executor: string): Promise<number> {
+  // attempt = 0: replacements reuse their first attempt's nonce, and the partial unique index
+  // (settlements_nonce_key) answers max() with one index probe only for a query that names it.
+  const { rows } = await q.query<{ n: number | string | null }>('SELECT max(nonce) AS n FROM settlements WHERE chain_id = $1 AND executor = $2 AND attempt = 0', [chainId, executor]);
+  return rows[0]?.n === null || rows[0]?.n === undefined ? -1 : Number(rows[0].n);
+}
+
+type NewRow = Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor' | 'nonce' | 'rawTx' | 'txHash'> & { attempt?: number };
+
+/**
+ * Records the intent (status pending). Undefined when the (order, kind) already has a row of this
+ * attempt: the caller lost a race and must not send its transaction. A first attempt whose nonce
+ * another first attempt holds throws a unique violation (a second executor instance on the key).
+ */
+export async function insertSettlement(q: Queryable, r: NewRow, companion?: CompanionInsert): Promise<SettlementRecord | undefined> {
+  const values = [r.chainId, r.orderId, r.kind, r.attempt ?? 0, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase()];
+  if (companion) {
+    // One statement: the companion row and the settlement row commit together or not at all.
+    const n = companion.params.length;
+    const { rows } = await q.query<Row>(
+      `WITH companion AS (${companion.sql})
+       INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
+       SELECT ${values.map((_, i) => `$${n + i + 1}`).join(', ')}, 'pending' WHERE EXISTS (SELECT 1 FROM companion)
+       ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}`,
+      [...companion.params, ...values],
+    );
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+  const { rows } = await q.query<Row>(
+    `INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending')
+     ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}`,
+    values,
+  );
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/**
+ * A row another capability writes with a settlement (x402: the authorization's claim): an
+ * `INSERT … ON CONFLICT DO NOTHING RETURNING …` with parameters $1..$n. No row returned (the
+ * companion exists already) → the settlement is not recorded either.
+ */
+export interface CompanionInsert {
+  sql: string;
+  params: unknown[];
+}
+
+/** Moves a row forward; `from` guards against a concurrent writer having moved it already. */
+export async function setSettlementStatus(
+  q: Queryable,
+  id: number,
+  from: readonly SettlementStatus[],
+  to: SettlementStatus,
+  extra: { blockNumber?: number; failureReason?: string } = {},
+): Promise<SettlementRecord | undefined> {
+  const { rows } = await q.query<Row>(
+    `UPDATE settlements SET status = $3, block_number = coalesce($4, block_number), failure_reason = coalesce($5, failure_reason), updated_at = now()
+     WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${COLUMNS}`,
+    [id, [...from], to, extra.blockNumber ?? null, extra.failureReason ?? null],
+  );
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** Marks pending rows sent, many in one statement (the executor's group commit of broadcasts). */
+export async function markSentMany(q: Queryable, ids: readonly number[]): Promise<SettlementRecord[]> {
+  const { rows } = await q.query<Row>(
+    `UPDATE settlements SET status = 'sent', updated_at = now() WHERE id = ANY($1::bigint[]) AND status = 'pending' RETURNING ${COLUMNS}`,
+    [[...ids]],
+  );
+  return rows.map(toRecord);
+}
+
+/**
+ * Finishes an attempt (confirmed or failed) and marks every other unfinished attempt of the same
+ * (order, kind) replaced, in ONE statement: there is never a moment when two attempts of a
+ * settlement are finished, or one is finished while a sibling still looks sendable.
+ */
+export async function finishAttempt(
+  q: Queryable,
+  id: number,
+  to: 'confirmed' | 'failed',
+  extra: { blockNumber?: number; failureReason?: string } = {},
+): Promise<SettlementRecord | undefined> {
+  const { rows } = await q.query<Row>(
+    `WITH w AS (
+       UPDATE settlements SET status = $2, block_number = coalesce($3, block_number), failure_reason = coalesce($4, failure_reason), updated_at = now()
+        WHERE id = $1 AND status IN ('pending', 'sent') RETURNING ${COLUMNS}
+     ), r AS (
+       UPDATE settlements s SET status = 'replaced', updated_at = now() FROM w
+        WHERE s.chain_id = w.chain_id AND s.order_id = w.order_id AND s.kind = w.kind AND s.id <> w.id AND s.status IN ('pending', 'sent')
+     )
+     SELECT * FROM w`,
+    [id, to, extra.blockNumber ?? null, extra.failureReason ?? null],
+  );
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/**
+ * Unfinished rows (pending or sent) of the oldest `limit` unfinished (order, kind) groups of a
+ * chain, with their age: the reconciler's work. Every unfinished attempt of a group comes along.
+ */
+export async function unfinishedSettlements(q: Queryable, chainId: number, limit = 100): Promise<SettlementRecord[]> {
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS}, floor(extract(epoch FROM now() - created_at) * 1000) AS age_ms FROM settlements
+      WHERE chain_id = $1 AND status IN ('pending', 'sent')
+        AND (order_id, kind) IN (SELECT order_id, kind FROM settlements WHERE chain_id = $1 AND status IN ('pending', 'sent') ORDER BY id LIMIT $2)
+      ORDER BY id`,
+    [chainId, limit],
+  );
+  return rows.map(toRecord);
+}
+
+/** The order statuses a finished settlement can still move (repo.DelegateOrderRow['status']). */
+type OrderStatusOfSettlement = 'CHECKOUT_VERIFIED' | 'PAYMENT_CONFIRMED' | 'INVOICED' | 'FAILED' | 'EXPIRED' | 'CANCELLED';
+
+/** Finished settlement rows (confirmed or failed) whose order has not moved yet. */
+export async function finishedUnapplied(q: Queryable, chainId: number, limit: number): Promise<(SettlementRecord & { orderStatus: OrderStatusOfSettlement; callbackId: string | null })[]> {
+  const { rows } = await q.query<Row & { order_status: OrderStatusOfSettlement; callback_id: string | null }>(
+    `SELECT ${COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}, o.status AS order_status, o.callback_id
+       FROM settlements s JOIN orders o ON o.id = s.order_id
+      WHERE s.chain_id = $1 AND s.kind = 'settle' AND s.status IN ('confirmed', 'failed') AND o.status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED')
+      ORDER BY s.id LIMIT $2`,
+    [chainId, limit],
+  );
+  return rows.map((r) => ({ ...toRecord(r), orderStatus: r.order_status, callbackId: r.callback_id }));
+}
