@@ -59,6 +59,14 @@ export interface ChainFamily<C extends ChainEntry = ChainEntry> {
    * Solana Pay `solana:` URL). Undefined when the family has none.
    */
   paymentUrl?(chain: C, order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number; dapp_order_id: string }): string;
+  /**
+   * A payment transaction built for the payer's wallet to sign and send (Solana Pay transaction
+   * request: base64 wire transaction, unsigned, `account` as fee payer), so a page that reaches no
+   * node can still pay through a wallet. Undefined when the family's wallets build transfers themselves.
+   */
+  paymentTransaction?(chain: C, input: { account: string; order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string } }): Promise<string>;
+  /** The Wallet Standard chain wallets know this chain by (`solana:mainnet`, …, `solana:localnet`). */
+  walletChain?(chain: C): string;
   /** Confirmation and finality policy. */
   depth(chain: C): DepthPolicy;
   /** The watcher loop of one chain: one leader across processes (a lease), catch-up after downtime. */

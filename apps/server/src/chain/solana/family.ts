@@ -7,6 +7,23 @@ import { transferRequestUrl } from './pay-url.ts';
 import { referenceOf } from './reference.ts';
 import { runSolanaWatcher, SolanaWatcher } from './watcher.ts';
 import { createChainLogger } from '../evm/context.ts';
+import { createSolanaRpcClient, type SolanaRpc } from './rpc.ts';
+import { transferTransaction } from './tx-request.ts';
+
+/** One RPC client per configured cluster for request-time reads (transaction requests). */
+const clients = new WeakMap<SolanaChainConfig, SolanaRpc>();
+function rpcOf(chain: SolanaChainConfig): SolanaRpc {
+  let c = clients.get(chain);
+  if (!c) clients.set(chain, (c = createSolanaRpcClient(chain.rpcUrl, 5000)));
+  return c;
+}
+
+/** Wallet Standard chain names of the public clusters, by genesis hash; any other cluster is `solana:localnet`. */
+const WALLET_CHAINS: Readonly<Record<string, string>> = {
+  '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d': 'solana:mainnet',
+  EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG: 'solana:devnet',
+  '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY': 'solana:testnet',
+};
 
 /**
  * The Solana family on the chain port. Addresses are base58 public keys (32 bytes), stored as
@@ -37,6 +54,8 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
       references: [referenceOf(order.id)],
       message: `Order ${order.dapp_order_id}`.slice(0, 100),
     }),
+  paymentTransaction: (chain, input) => transferTransaction(rpcOf(chain), chain, input),
+  walletChain: (chain) => WALLET_CHAINS[chain.genesisHash] ?? 'solana:localnet',
   depth: (chain) => ({ unit: 'commitment', confirm: chain.confirmCommitment, invoice: chain.finalityCommitment }),
   startWatcher: (chain, deps, hooks) =>
     runSolanaWatcher(
