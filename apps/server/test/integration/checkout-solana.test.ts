@@ -15,6 +15,7 @@ import {
   getTransactionDecoder,
   signTransaction,
   type Address,
+  type Instruction,
 } from '@solana/kit';
 import { findAssociatedTokenPda } from '@solana-program/token';
 import { ASSOCIATED_TOKEN_PROGRAM, rpcClient, startLocalSvm, waitForSignature, type LocalSvm } from '@tollgate/svm';
@@ -118,13 +119,14 @@ for (const backend of backends()) {
       assert.deepEqual(Object.keys(tx.signatures), [payer.address], 'the payer is the only signer (fee payer)');
       assert.equal(tx.signatures[payer.address as Address], null, 'unsigned');
       const msg = decompileTransactionMessage(getCompiledTransactionMessageDecoder().decode(tx.messageBytes));
+      const ixs = msg.instructions as readonly Instruction[];
       assert.equal(msg.feePayer.address, payer.address);
       const usdc = svm.tokens.find((t) => t.symbol === 'USDC')!;
       const [src] = await findAssociatedTokenPda({ owner: payer.address, mint: usdc.mint, tokenProgram: usdc.program });
       const [dst] = await findAssociatedTokenPda({ owner: wallet as Address, mint: usdc.mint, tokenProgram: usdc.program });
       // The merchant wallet has no USDC account yet: created (idempotent) first, then the transfer.
-      assert.deepEqual(msg.instructions.map((ix) => ix.programAddress), [ASSOCIATED_TOKEN_PROGRAM, usdc.program]);
-      const transfer = msg.instructions[1]!;
+      assert.deepEqual(ixs.map((ix) => ix.programAddress), [ASSOCIATED_TOKEN_PROGRAM, usdc.program]);
+      const transfer = ixs[1]!;
       assert.deepEqual(transfer.accounts!.map((a) => a.address), [src, usdc.mint, dst, payer.address, referenceOf(b.body.order_id)]);
       const data = transfer.data!;
       assert.equal(data[0], 12, 'transferChecked');

@@ -281,6 +281,7 @@ function cardApi(): CheckoutApi {
   return {
     session: unsupported,
     bind: unsupported,
+    solanaTransaction: unsupported,
     status: async () => {
       const s = await api.session(cardSession!);
       return { status: s.status === 'PAYMENT_CONFIRMED' ? 'OPEN' : s.status, ...(s.order_id ? { order_id: s.order_id } : {}), ...(s.order_status ? { order_status: s.order_status } : {}) } as Awaited<ReturnType<CheckoutApi['status']>>;
