@@ -5,7 +5,8 @@
 // in one transaction (transferChecked as delegate + Memo naming the order), PAYMENT_CONFIRMED at
 // confirmed, INVOICED at finalized with the settlement signature. An approval that never comes
 // fails the order at expiry (order.failed). Crash safety: an attempt recorded but not sent is sent
-// by the next worker byte for byte (same signature, once). PGlite and Postgres.
+// by the next worker byte for byte (same signature, once); a dropped attempt whose blockhash
+// expired is replaced, and the merchant is paid once. PGlite and Postgres.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -216,6 +217,42 @@ for (const backend of backends()) {
       const rows = (await api.db.query<{ status: string }>('SELECT status FROM solana_settlements WHERE order_id = $1', [terms.order_id])).rows;
       assert.deepEqual(rows.map((r) => r.status), ['finalized']);
       await next.release();
+    });
+
+    it('a dropped settlement is sent again byte for byte; once its blockhash expired unseen, a new one replaces it; the merchant is paid once', async () => {
+      const payer = svm.payers[0]!;
+      const usdt = svm.tokens.find((t) => t.symbol === 'USDT')!;
+      const terms = await order(api, mApi, 'USDT', '1000000', payer.address);
+      const rpc = rpcClient(svm.rpcUrl);
+      const before = await balance(svm, wallet, 'USDT');
+      await waitForSignature(rpc, await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdt.mint, tokenProgram: usdt.program, decimals: usdt.decimals, amount: 1_000_000n, references: [terms.extensions.paymentTerms.approve.reference as Address] }), 'processed');
+      svm.ledger.advance(2);
+      const w = worker(api);
+      // 1. The first send is accepted by the node and dropped (never executed).
+      svm.ledger.dropNext(1);
+      assert.deepEqual((await w.tick()).sent, [terms.order_id]);
+      const first = (await api.db.query<{ signature: string }>('SELECT signature FROM solana_settlements WHERE order_id = $1', [terms.order_id])).rows[0]!.signature;
+      assert.equal((await rpc.getSignatureStatuses([first as Signature]).send()).value[0], null, 'dropped');
+      // 2. The next tick sends the same bytes again (dropped again); then the blockhash expires: the
+      //    attempt can never land and is replaced by a new one, which lands.
+      svm.ledger.dropNext(1);
+      await w.tick(); // re-sent (dropped)
+      svm.ledger.advance(160);
+      svm.ledger.svm.expireBlockhash();
+      for (let i = 0; i < 20; i++) {
+        await w.tick();
+        svm.ledger.advance(1);
+        if ((await api.signed(mApi, 'GET', `/api/v1/orders/${terms.order_id}`)).body.status === 'INVOICED') break;
+      }
+      const rows = (await api.db.query<{ signature: string; status: string }>('SELECT signature, status FROM solana_settlements WHERE order_id = $1 ORDER BY id', [terms.order_id])).rows;
+      assert.deepEqual(rows.map((r) => r.status), ['expired', 'finalized']);
+      assert.equal(rows[0]!.signature, first);
+      const done = (await api.signed(mApi, 'GET', `/api/v1/orders/${terms.order_id}`)).body;
+      assert.equal(done.status, 'INVOICED');
+      assert.equal(done.settlement_tx_hash, rows[1]!.signature);
+      assert.equal((await rpc.getSignatureStatuses([first as Signature], { searchTransactionHistory: true }).send()).value[0], null, 'the expired attempt never landed');
+      assert.equal(await balance(svm, wallet, 'USDT'), before + 1_000_000n, 'paid once');
+      await w.release();
     });
   });
 }
