@@ -254,5 +254,21 @@ for (const backend of backends()) {
       assert.equal(await balance(svm, wallet, 'USDT'), before + 1_000_000n, 'paid once');
       await w.release();
     });
+
+    it('waiting orders are looked at a page per tick, all of them: an approved order behind an unapproved one is pulled', async () => {
+      const usdc = svm.tokens.find((t) => t.symbol === 'USDC')!;
+      const rpc = rpcClient(svm.rpcUrl);
+      // Two waiting orders; only one is approved. With one order per tick, whichever sorts first,
+      // the approved one is reached within two ticks (a page from the start each tick would starve it).
+      const waiting = await order(api, mApi, 'USDC', '1100000', svm.payers[1]!.address);
+      const approved = await order(api, mApi, 'USDC', '1200000', svm.payers[2]!.address);
+      await waitForSignature(rpc, await approveDelegate(rpc, { payer: svm.payers[2]!, delegate: key.address as Address, mint: usdc.mint, tokenProgram: usdc.program, decimals: 6, amount: 1_200_000n, references: [approved.extensions.paymentTerms.approve.reference as Address] }), 'processed');
+      svm.ledger.advance(2);
+      const w = worker(api, { batch: 1 });
+      const sent = [...(await w.tick()).sent, ...(await w.tick()).sent];
+      assert.deepEqual(sent, [approved.order_id]);
+      assert.equal((await api.signed(mApi, 'GET', `/api/v1/orders/${waiting.order_id}`)).body.status, 'CHECKOUT_VERIFIED');
+      await w.release();
+    });
   });
 }

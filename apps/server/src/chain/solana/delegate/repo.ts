@@ -18,13 +18,17 @@ const ORDER_COLUMNS = `o.id, o.from_address, o.token_contract, o.token_symbol, o
   (SELECT w.address FROM merchant_wallets w WHERE w.merchant_id = o.merchant_id AND w.chain_id = o.chain_id AND w.token_symbol = o.token_symbol) AS wallet`;
 const NO_ATTEMPT = `NOT EXISTS (SELECT 1 FROM solana_settlements s WHERE s.order_id = o.id AND s.status <> 'expired')`;
 
-/** Live orders waiting for their approval (no attempt that may still land), oldest first. */
-export async function ordersAwaitingApproval(q: Queryable, chainId: number, now: Date, limit: number): Promise<ApprovalOrderRow[]> {
+/**
+ * Live orders waiting for their approval (no attempt that may still land), by id after `after`: the
+ * worker walks them a page per tick and starts over at the end, so every waiting order is looked at
+ * however many there are (a page from the oldest each tick would starve the newer ones).
+ */
+export async function ordersAwaitingApproval(q: Queryable, chainId: number, now: Date, limit: number, after = ''): Promise<ApprovalOrderRow[]> {
   const { rows } = await q.query<ApprovalOrderRow>(
     `SELECT ${ORDER_COLUMNS} FROM orders o
-      WHERE o.chain_id = $1 AND o.flow = '${FLOW}' AND o.status = 'CHECKOUT_VERIFIED' AND o.expires_at > $2 AND ${NO_ATTEMPT}
-      ORDER BY o.created_at LIMIT $3`,
-    [chainId, now, limit],
+      WHERE o.chain_id = $1 AND o.flow = '${FLOW}' AND o.status = 'CHECKOUT_VERIFIED' AND o.expires_at > $2 AND o.id > $4 AND ${NO_ATTEMPT}
+      ORDER BY o.id LIMIT $3`,
+    [chainId, now, limit, after],
   );
   return rows;
 }

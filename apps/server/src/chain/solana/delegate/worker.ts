@@ -46,6 +46,8 @@ export interface SolanaSettlementOptions {
   rpc?: SolanaRpc;
   leaseMs?: number;
   log?: ChainLogger;
+  /** orders per step and tick (default 50) */
+  batch?: number;
   /** tests: true = stop after recording an attempt, before sending it (a crash at that point) */
   crashAfterRecord?: (orderId: string) => boolean;
 }
@@ -55,6 +57,8 @@ export class SolanaSettlementWorker {
   readonly #o: SolanaSettlementOptions;
   readonly #rpc: SolanaRpc;
   readonly #log: ChainLogger;
+  /** the last waiting order looked at: the next tick continues after it (starts over at the end) */
+  #after = '';
 
   constructor(o: SolanaSettlementOptions) {
     this.#o = o;
@@ -161,7 +165,10 @@ export class SolanaSettlementWorker {
 
   async #pullApproved(out: SolanaSettlementTick) {
     const { db, chain, key } = this.#o;
-    for (const o of await repo.ordersAwaitingApproval(db, chain.chainId, this.#now(), BATCH)) {
+    const batch = this.#o.batch ?? BATCH;
+    const page = await repo.ordersAwaitingApproval(db, chain.chainId, this.#now(), batch, this.#after);
+    this.#after = page.length < batch ? '' : page[page.length - 1]!.id;
+    for (const o of page) {
       const approval = await findApproval(this.#rpc, chain, o, key.address);
       if (!approval) continue;
       // The approval must still stand: SPL allows one delegate per account, which a later approve
