@@ -1,5 +1,6 @@
 import type { AppDeps } from '../../deps.ts';
 import { cardsOf } from '../../rails/card/index.ts';
+import { nextActionOf } from '../../rails/card/port.ts';
 import { getProduct, type SessionWithOrder } from '../repo.ts';
 import { quickpayOrderRef } from './crypto.ts';
 import type { QuickPayRail, QuickPayStatus, RailRefusal } from './port.ts';
@@ -54,7 +55,10 @@ export const cardRail: QuickPayRail = {
     if (!o) return nowMs < v.session.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
     switch (o.status) {
       case 'CHECKOUT_VERIFIED':
-        // A card payment under way (processing) keeps the session open past its window.
+        // A payment the processor is still processing keeps the session OPEN past its window
+        // (interface.md: a card session keeps OPEN while its payment is processing): it ends
+        // COMPLETED or FAILED when the processor answers (rails/card/apply.ts settleOrder), never
+        // EXPIRED while the payer's money may be moving.
         return o.payment_seen || nowMs < o.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
       case 'PAYMENT_CONFIRMED':
         // Paid but held (duplicate charge, dispute, …): not complete until released and invoiced.
@@ -77,6 +81,9 @@ export const cardRail: QuickPayRail = {
     const o = v.order;
     if (!o) return undefined;
     // token_symbol is the currency and amount_wei the minor units on a card order (card-payments.md).
+    // next_action is the processor's (rails/card/port.ts): Tollgate's card form (TEST) or a
+    // redirect to the processor's own page (Stripe Checkout); the page follows it as the checkout
+    // page does, and payment_state says whether a payment is already under way.
     return {
       order_id: o.id,
       checkout_id: v.session.id,
@@ -85,6 +92,8 @@ export const cardRail: QuickPayRail = {
       amount: v.session.amount,
       amount_minor: o.amount_wei,
       expires_at: Math.floor(o.expires_at.getTime() / 1000),
+      payment_state: o.card?.state ?? 'pending',
+      next_action: nextActionOf({ redirect_url: o.card?.redirect_url ?? null }),
     };
   },
 };
