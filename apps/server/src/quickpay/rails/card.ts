@@ -2,10 +2,8 @@ import type { AppDeps } from '../../deps.ts';
 import { cardsOf } from '../../rails/card/index.ts';
 import { nextActionOf } from '../../rails/card/port.ts';
 import { getProduct, type SessionWithOrder } from '../repo.ts';
-import { quickpayOrderRef } from './crypto.ts';
-import type { QuickPayRail, QuickPayStatus, RailRefusal } from './port.ts';
-
-const refused = (code: RailRefusal['code'], message: string, param?: string): RailRefusal => ({ kind: 'refused', code, message, param });
+import type { QuickPayRail, QuickPayStatus } from './port.ts';
+import { quickpayOrderRef, refused, sessionStatusFromOrder } from './session-order.ts';
 
 /**
  * The card rail of quick-pay: a session sells the link's product at its fiat price (any-amount
@@ -51,30 +49,11 @@ export const cardRail: QuickPayRail = {
   },
 
   status(v: SessionWithOrder, nowMs: number): QuickPayStatus {
-    const o = v.order;
-    if (!o) return nowMs < v.session.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
-    switch (o.status) {
-      case 'CHECKOUT_VERIFIED':
-        // A payment the processor is still processing keeps the session OPEN past its window
-        // (interface.md: a card session keeps OPEN while its payment is processing): it ends
-        // COMPLETED or FAILED when the processor answers (rails/card/apply.ts settleOrder), never
-        // EXPIRED while the payer's money may be moving.
-        return o.payment_seen || nowMs < o.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
-      case 'PAYMENT_CONFIRMED':
-        // Paid but held (duplicate charge, dispute, …): not complete until released and invoiced.
-        return 'OPEN';
-      case 'INVOICED':
-        return 'COMPLETED';
-      case 'EXPIRED':
-      case 'CANCELLED':
-        return 'EXPIRED';
-      case 'FAILED':
-        return 'FAILED';
-      default: {
-        const never: never = o.status;
-        throw new Error(`unknown order status ${never as string}`);
-      }
-    }
+    // Paid but held (PAYMENT_CONFIRMED: duplicate charge, dispute, …) is not complete until the
+    // hold is released and the order invoiced. A payment the processor is still processing keeps
+    // the session OPEN past its window (interface.md: a card session keeps OPEN while its payment
+    // is processing) until it answers: COMPLETED, or FAILED on a decline (rails/card/apply.ts).
+    return sessionStatusFromOrder(v, nowMs, { PAYMENT_CONFIRMED: 'OPEN', INVOICED: 'COMPLETED' });
   },
 
   terms(v) {
