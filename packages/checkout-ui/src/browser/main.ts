@@ -126,7 +126,7 @@ function route() {
       return failed();
   }
   // A live card order (the session stays OPEN while it is processing or held): continue it.
-  if (session.order?.flow?.startsWith('FIAT_') && LIVE_ORDER.includes(session.order.status)) return void startCard(cardCtx());
+  if (session.order?.flow?.startsWith('FIAT_') && LIVE_ORDER.includes(session.order.status)) return void startCard(cardCtx(), { resume: true });
   // A live order: continue it. An expired or cancelled one (session still BOUND): bind again.
   const t = session.order && LIVE_ORDER.includes(session.order.status) ? termsOf(session.order) : undefined;
   if (t) {
