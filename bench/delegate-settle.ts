@@ -13,9 +13,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { toSignableTypedData } from '@tollgate/contracts';
-import { sendPipelined, startDevChain, publicClientFor, type DevChain } from '@tollgate/devchain';
+import { startDevChain, publicClientFor, type DevChain } from '@tollgate/devchain';
 import { encodeAbiParameters, encodeFunctionData, erc20Abi, pad, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTollgate } from '../apps/server/src/main.ts';
 import type { Database } from '../apps/server/src/db/database.ts';
 import { openPostgres } from '../apps/server/src/db/postgres.ts';
@@ -52,6 +52,25 @@ async function openDb(): Promise<{ db: Database; close(): Promise<void> }> {
       await admin.end();
     },
   };
+}
+
+/**
+ * Sends `txs` back to back with consecutive nonces and waits for every receipt, leaving the
+ * mining to anvil's 1 s interval (devchain's sendPipelined mines a block itself, which would make
+ * the raw rate a measure of evm_mine instead of the chain's block time).
+ */
+async function sendPipelined(client: ReturnType<typeof publicClientFor>, account: PrivateKeyAccount, txs: { to: Hex; data: Hex; gas: bigint; label: string }[]) {
+  const [nonce, fees] = await Promise.all([client.getTransactionCount({ address: account.address, blockTag: 'pending' }), client.estimateFeesPerGas()]);
+  const hashes: Hex[] = [];
+  for (const [i, tx] of txs.entries()) {
+    const serializedTransaction = await account.signTransaction({ type: 'eip1559', chainId: client.chain.id, nonce: nonce + i, gas: tx.gas, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, to: tx.to, data: tx.data });
+    hashes.push(await client.sendRawTransaction({ serializedTransaction }));
+  }
+  const receipts = await Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
+  receipts.forEach((r, i) => {
+    if (r.status !== 'success') throw new Error(`${txs[i]!.label} reverted`);
+  });
+  return receipts;
 }
 
 async function main() {
