@@ -2,7 +2,9 @@ import type { Hex } from 'viem';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
-import type { TxLookup } from './chain.ts';
+import type { TransferLog } from '../chain/evm/rpc.ts';
+import type { MinedTx, TxLookup } from './chain.ts';
+import { indexedTransfers } from './indexed.ts';
 import { challengeMac, checkChallengeId, macEquals, type MacKeys } from './mac.ts';
 import type { ReceiptClaims, ReceiptSigner } from './receipts.ts';
 import * as repo from './repo.ts';
@@ -58,12 +60,19 @@ export class PaymentVerifier {
     private readonly keys: MacKeys,
     private readonly receipts: ReceiptSigner,
     private readonly lookups: (chainId: number) => TxLookup | undefined,
+    /** The watcher's index of a transaction (indexed.ts); tests pass `async () => undefined` to force the node path. */
+    private readonly indexed: (chainId: number, txHash: Hex) => Promise<MinedTx | undefined> = (chainId, txHash) => indexedTransfers(db, chainId, txHash),
   ) {}
 
-  async verify(input: VerifyInput): Promise<VerifyOutcome> {
-    if (checkChallengeId(this.keys, input.challengeId) === undefined) return { kind: 'invalid_mac' };
+  /**
+   * The checks of a credential against its stored challenge that need no chain: the id and MAC,
+   * the request it is presented for, the payer (an open challenge takes the credential's).
+   */
+  async precheck(input: Omit<VerifyInput, 'txHash'>): Promise<{ kind: 'ok'; row: repo.ChallengeRow; payer: string; expiresSec: number } | { kind: 'refused'; outcome: VerifyOutcome }> {
+    const refused = (outcome: VerifyOutcome) => ({ kind: 'refused' as const, outcome });
+    if (checkChallengeId(this.keys, input.challengeId) === undefined) return refused({ kind: 'invalid_mac' });
     const row = await repo.getChallenge(this.db, input.challengeId);
-    if (!row) return { kind: 'challenge_not_found' };
+    if (!row) return refused({ kind: 'challenge_not_found' });
     const expiresSec = Math.floor(row.expires_at.getTime() / 1000);
     const expected = challengeMac(this.keys, {
       challengeId: row.id,
@@ -79,14 +88,21 @@ export class PaymentVerifier {
       expiresAtSec: expiresSec,
     });
     // The stored row must still match its MAC (a row edited in the database is not honoured).
-    if (!macEquals(expected, row.mac) || (input.mac !== undefined && !macEquals(input.mac, row.mac))) return { kind: 'invalid_mac' };
+    if (!macEquals(expected, row.mac) || (input.mac !== undefined && !macEquals(input.mac, row.mac))) return refused({ kind: 'invalid_mac' });
     const e = input.expect;
     if (e && (e.merchantId !== row.merchant_id || e.routeCanonical !== row.route_canonical || e.requestCanonical !== row.request_canonical)) {
-      return { kind: 'request_mismatch' };
+      return refused({ kind: 'request_mismatch' });
     }
     // An open challenge ('' payer, `Payment` scheme) takes the payer its credential names.
     const payer = row.payer_addr || input.payerAddr.toLowerCase();
-    if (input.payerAddr.toLowerCase() !== payer || !/^0x[0-9a-f]{40}$/.test(payer)) return { kind: 'payer_mismatch' };
+    if (input.payerAddr.toLowerCase() !== payer || !/^0x[0-9a-f]{40}$/.test(payer)) return refused({ kind: 'payer_mismatch' });
+    return { kind: 'ok', row, payer, expiresSec };
+  }
+
+  async verify(input: VerifyInput): Promise<VerifyOutcome> {
+    const pre = await this.precheck(input);
+    if (pre.kind !== 'ok') return pre.outcome;
+    const { row, payer, expiresSec } = pre;
     const tx = input.txHash.toLowerCase();
     if (row.status === 'PAID') return this.paidOrConsumed(row, tx, payer);
 
@@ -97,31 +113,22 @@ export class PaymentVerifier {
     if (!chain || !lookup) return { kind: 'chain_unavailable' };
     const retryAfterSeconds = Math.max(1, Math.ceil(chain.pollIntervalMs / 1000));
 
-    let mined;
-    try {
-      mined = await lookup.getMinedTransfers(tx as Hex);
-    } catch {
-      return { kind: 'chain_unavailable' };
+    // The watcher's index first (one query); the node only when the index cannot prove the payment final.
+    const issuedSec = BigInt(Math.floor(row.issued_at.getTime() / 1000));
+    const indexed = await this.indexed(row.chain_id, tx as Hex);
+    let judged = indexed ? judge(indexed, row, payer, issuedSec, BigInt(expiresSec), chain.finalityConfirmations, retryAfterSeconds) : undefined;
+    if (judged?.kind !== 'final') {
+      let mined;
+      try {
+        mined = await lookup.getMinedTransfers(tx as Hex);
+      } catch {
+        return { kind: 'chain_unavailable' };
+      }
+      if (!mined) return nowSec > expiresSec ? { kind: 'challenge_expired' } : { kind: 'pending', status: 'pending_inclusion', retryAfterSeconds };
+      judged = judge(mined, row, payer, issuedSec, BigInt(expiresSec), chain.finalityConfirmations, retryAfterSeconds);
+      if (judged.kind !== 'final') return judged;
     }
-    if (!mined) return nowSec > expiresSec ? { kind: 'challenge_expired' } : { kind: 'pending', status: 'pending_inclusion', retryAfterSeconds };
-    if (mined.status !== 'success') return { kind: 'transfer_not_found', reason: 'the transaction reverted' };
-    if (mined.blockTimestamp > BigInt(expiresSec)) return { kind: 'challenge_expired' };
-    if (mined.blockTimestamp < BigInt(Math.floor(row.issued_at.getTime() / 1000))) {
-      return { kind: 'transfer_not_found', reason: 'the transaction was mined before the challenge was issued' };
-    }
-    const price = BigInt(row.amount_wei);
-    const toUs = mined.transfers.filter((t) => t.token === row.token_contract && t.to === row.recipient && t.from === payer);
-    const enough = toUs.filter((t) => t.value >= price).sort((a, b) => a.logIndex - b.logIndex);
-    if (enough.length === 0) {
-      return {
-        kind: 'transfer_not_found',
-        reason: toUs.length
-          ? `the transfer of ${toUs[0]!.value} is less than the price ${price}`
-          : 'the transaction holds no transfer of the token from the payer to the recipient',
-      };
-    }
-    const depth = mined.head - mined.blockNumber + 1n;
-    if (depth < BigInt(chain.finalityConfirmations)) return { kind: 'pending', status: 'pending_finality', retryAfterSeconds };
+    const { enough, mined } = judged;
 
     const sign = await this.receipts.activeSigner();
     return this.db.transaction(async (q): Promise<VerifyOutcome> => {
@@ -161,6 +168,38 @@ export class PaymentVerifier {
     if (claims.payer !== payer) return { kind: 'payer_mismatch' };
     return { kind: 'paid', claims, jws: row.receipt_jws };
   }
+}
+
+/**
+ * What a mined transaction means for a challenge: a refusal, pending finality, or the matching
+ * transfers (lowest log index first) of a final transaction.
+ */
+function judge(
+  mined: MinedTx,
+  row: repo.ChallengeRow,
+  payer: string,
+  issuedSec: bigint,
+  expiresSec: bigint,
+  finality: number,
+  retryAfterSeconds: number,
+): VerifyOutcome | { kind: 'final'; enough: TransferLog[]; mined: MinedTx } {
+  if (mined.status !== 'success') return { kind: 'transfer_not_found', reason: 'the transaction reverted' };
+  if (mined.blockTimestamp > expiresSec) return { kind: 'challenge_expired' };
+  if (mined.blockTimestamp < issuedSec) return { kind: 'transfer_not_found', reason: 'the transaction was mined before the challenge was issued' };
+  const price = BigInt(row.amount_wei);
+  const toUs = mined.transfers.filter((t) => t.token === row.token_contract && t.to === row.recipient && t.from === payer);
+  const enough = toUs.filter((t) => t.value >= price).sort((a, b) => a.logIndex - b.logIndex);
+  if (enough.length === 0) {
+    return {
+      kind: 'transfer_not_found',
+      reason: toUs.length
+        ? `the transfer of ${toUs[0]!.value} is less than the price ${price}`
+        : 'the transaction holds no transfer of the token from the payer to the recipient',
+    };
+  }
+  const depth = mined.head - mined.blockNumber + 1n;
+  if (depth < BigInt(finality)) return { kind: 'pending', status: 'pending_finality', retryAfterSeconds };
+  return { kind: 'final', enough, mined };
 }
 
 /** The claims of a receipt this gateway signed (stored, so not re-verified here). */

@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { sharedExecutor } from '../settlement/executors.ts';
 import { ExactEvmScheme, type ExactEvmOptions } from './exact-evm/index.ts';
-import type { X402Scheme } from './scheme.ts';
+import type { SettleOptions, X402Scheme } from './scheme.ts';
 import { Reason, type FacilitatorRequest, type SettleResponse, type SupportedResponse, type VerifyResponse } from './wire.ts';
 
 /**
@@ -38,10 +38,10 @@ export class X402Facilitator {
     return pick.verify(body.paymentPayload, body.paymentRequirements);
   }
 
-  async settle(body: FacilitatorRequest): Promise<SettleResponse> {
+  async settle(body: FacilitatorRequest, opts: SettleOptions = {}): Promise<SettleResponse> {
     const pick = this.#pick(body);
     if ('reason' in pick) return { success: false, errorReason: pick.reason, errorMessage: pick.message, transaction: '', network: body.paymentRequirements.network };
-    return pick.settle(body.paymentPayload, body.paymentRequirements);
+    return pick.settle(body.paymentPayload, body.paymentRequirements, opts);
   }
 
   #pick(body: FacilitatorRequest): X402Scheme | { reason: string; message: string } {
