@@ -131,35 +131,36 @@ export class PaymentVerifier {
     const { enough, mined } = judged;
 
     const sign = await this.receipts.activeSigner();
-    return this.db.transaction(async (q): Promise<VerifyOutcome> => {
-      const locked = await repo.getChallenge(q, row.id, true);
-      if (!locked) return { kind: 'challenge_not_found' };
-      if (locked.status === 'PAID') return this.paidOrConsumed(locked, tx, payer);
-      for (const t of enough) {
-        if (!(await repo.insertClaim(q, { chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, challengeId: row.id }))) continue;
-        const claims: ReceiptClaims = {
-          challenge_id: row.id,
-          merchant_id: row.merchant_id,
-          route_canonical: row.route_canonical,
-          request_canonical: row.request_canonical,
-          chain_id: row.chain_id,
-          tx_hash: tx,
-          log_index: t.logIndex,
-          amount_wei: t.value.toString(),
-          payer,
-          recipient: row.recipient,
-          finality: chain.finalityConfirmations,
-          issued_at: Math.floor(this.clock.now() / 1000),
-        };
-        const jws = sign(claims);
-        const ok = await repo.markChallengePaid(q, {
-          id: row.id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
-        });
-        if (!ok) throw new Error('challenge changed under its row lock');
-        return { kind: 'paid', claims, jws };
+    // One statement per candidate transfer (lowest log index first): it marks the challenge paid
+    // and inserts the claim together, or neither (see repo.claimTransfer for the concurrency).
+    for (const t of enough) {
+      const claims: ReceiptClaims = {
+        challenge_id: row.id,
+        merchant_id: row.merchant_id,
+        route_canonical: row.route_canonical,
+        request_canonical: row.request_canonical,
+        chain_id: row.chain_id,
+        tx_hash: tx,
+        log_index: t.logIndex,
+        amount_wei: t.value.toString(),
+        payer,
+        recipient: row.recipient,
+        finality: chain.finalityConfirmations,
+        issued_at: Math.floor(this.clock.now() / 1000),
+      };
+      const jws = sign(claims);
+      const r = await repo.claimTransfer(this.db, {
+        id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
+      });
+      if (r === 'claimed') return { kind: 'paid', claims, jws };
+      if (r === 'not_open') {
+        // Paid meanwhile (a concurrent verify of this challenge): its receipt, or consumed by another tx.
+        const now = await repo.getChallenge(this.db, row.id);
+        return now ? this.paidOrConsumed(now, tx, payer) : { kind: 'challenge_not_found' };
       }
-      return { kind: 'tx_already_claimed' };
-    });
+      // 'transfer_taken': this log already paid another challenge; try the next matching one.
+    }
+    return { kind: 'tx_already_claimed' };
   }
 
   private paidOrConsumed(row: repo.ChallengeRow, tx: string, payer: string): VerifyOutcome {

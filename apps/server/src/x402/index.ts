@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { sharedExecutor } from '../settlement/executors.ts';
+import { emitConfirmedEvents } from './records.ts';
 import { ExactEvmScheme, type ExactEvmOptions } from './exact-evm/index.ts';
 import type { SettleOptions, X402Scheme } from './scheme.ts';
 import { Reason, type FacilitatorRequest, type SettleResponse, type SupportedResponse, type VerifyResponse } from './wire.ts';
@@ -60,5 +61,7 @@ export function createX402(db: Database, config: Config, clock: Clock, opts: Exa
   return new X402Facilitator([exact], async () => {
     if (!signer) return;
     for (const c of exact.chains()) await sharedExecutor(db, c.chain, signer).reconcile();
+    // Confirmed settlements to merchants' wallets: announced once (x402.settlement.confirmed).
+    while ((await emitConfirmedEvents(db, config, clock)) === 100);
   });
 }
