@@ -73,6 +73,14 @@ async function main() {
     await adminCall(url, 'POST', `/admin/v1/merchants/${m.merchant_id}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: WALLET });
     await adminCall(url, 'POST', `/admin/v1/merchants/${m.merchant_id}/fee-balance/top-ups`, { amount: '1000' });
     await adminCall(url, 'PUT', `/admin/v1/merchants/${m.merchant_id}/mpp/routes/GET:api:data`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
+    if (WATCHER) {
+      // A watcher starting on a fresh database begins at head − finality (chain/evm/scan.ts): wait
+      // for its cursor before paying, or the first set's transfers would precede it, unindexed.
+      for (let t = 0; !(await pgc.query('SELECT 1 FROM chain_cursors WHERE chain_id = 31337')).rowCount; t++) {
+        if (t > 1200) throw new Error('the chain watcher did not start in 120 s');
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    }
     const creds = { apiKey: m.api_key as string, apiSecret: m.api_secret as string };
     const orderBody = { dapp_order_id: 'bench-status', chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: '1000000' };
     const order = await (await fetch(url + '/api/v1/orders', { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders({ ...creds, body: orderBody }) }, body: JSON.stringify(orderBody) })).json();
