@@ -106,9 +106,8 @@ export function publicClientFor(rpcUrl: string, chainId: number): PublicClient<T
 }
 
 /**
- * Signs and sends `txs` back to back with consecutive nonces, then waits for all receipts.
- * Pipelining matters under interval mining: waiting for each receipt would cost one block time
- * per transaction, while pipelined they all land in the next block.
+ * Signs and sends `txs` back to back with consecutive nonces, mines a block, then waits for all
+ * receipts. For set-up on a dev chain only (it mines).
  */
 export async function sendPipelined(
   client: PublicClient<Transport, Chain>,
@@ -133,6 +132,9 @@ export async function sendPipelined(
     });
     hashes.push(await client.sendRawTransaction({ serializedTransaction }));
   }
+  // Mine them now: under interval mining set-up then costs no block time per step (the dev
+  // profile's start), and under automine it also includes a transaction anvil left in the pool.
+  await client.request({ method: 'evm_mine' } as never);
   const receipts = await Promise.all(hashes.map((hash) => receiptOf(client, hash)));
   receipts.forEach((r, i) => {
     if (r.status !== 'success') throw new Error(`${txs[i]!.label} reverted (tx ${r.transactionHash})`);

@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { isOrderStatus, isTerminal, ORDER_STATUSES } from '../orders/states.ts';
-import { chainCursors, countLiveOrders, countOrders, webhookBacklog, type CursorRow, type OrderCountRow, type WebhookBacklog } from './repo.ts';
+import { chainCursors, countLiveOrders, countOrders, oldestOpenTransactionAgeS, webhookBacklog, type CursorRow, type OrderCountRow, type WebhookBacklog } from './repo.ts';
 import { settlementBacklog } from '../settlement/repo.ts';
 
 /**
@@ -53,6 +53,8 @@ interface Snapshot {
   cursors: CursorRow[];
   /** DELEGATE executor transactions not yet final, by chain id. */
   settlements: Map<number, { n: number; oldestAgeS: number }>;
+  /** The database server's oldest open transaction: what holds the webhook event feed back. */
+  oldestTransactionS: number;
 }
 
 export class OpsMetrics {
@@ -134,13 +136,19 @@ export class OpsMetrics {
       const { db, clock } = this.source;
       try {
         const now = clock.now();
-        const [live, backlog, cursors, settlements] = await Promise.all([countLiveOrders(db), webhookBacklog(db, new Date(now)), chainCursors(db), settlementBacklog(db, new Date(now))]);
+        const [live, backlog, cursors, settlements, oldestTransactionS] = await Promise.all([
+          countLiveOrders(db),
+          webhookBacklog(db, new Date(now)),
+          chainCursors(db),
+          settlementBacklog(db, new Date(now)),
+          oldestOpenTransactionAgeS(db),
+        ]);
         if (!this.terminal || now - this.terminal.at >= Math.max(TERMINAL_COUNT_MAX_AGE_MS, TERMINAL_COUNT_DUTY * this.terminal.tookMs)) {
           const started = performance.now();
           const rows = (await countOrders(db)).filter((r) => isOrderStatus(r.status) && isTerminal(r.status));
           this.terminal = { at: now, rows, tookMs: performance.now() - started };
         }
-        return { orders: [...live, ...this.terminal.rows], backlog, cursors, settlements };
+        return { orders: [...live, ...this.terminal.rows], backlog, cursors, settlements, oldestTransactionS };
       } catch {
         this.scrapeErrors.inc();
         return undefined;
@@ -178,6 +186,12 @@ export class OpsMetrics {
     gauge('tollgate_webhook_backlog_due', 'Undelivered deliveries due now and not in flight (a healthy dispatcher keeps this near 0)', [], (g, s) => g.set(s.backlog.due));
     gauge('tollgate_webhook_oldest_pending_age_seconds', 'Age of the oldest undelivered delivery (0 when none)', [], (g, s) => g.set(Math.max(0, s.backlog.oldest_age_s)));
     gauge('tollgate_webhook_oldest_due_age_seconds', 'How long the most overdue delivery has been due (0 when none): the dispatcher lag', [], (g, s) => g.set(Math.max(0, s.backlog.oldest_due_s)));
+    gauge(
+      'tollgate_db_oldest_transaction_age_seconds',
+      'Age of the oldest open transaction on the database server this role can see: the webhook event feed serves an event only after every older transaction has ended',
+      [],
+      (g, s) => g.set(s.oldestTransactionS),
+    );
     // Every chain with a watcher cursor gets a series (0 when idle): an absent series alerts on nothing.
     const settlementChains = (s: Snapshot) => new Set([...s.cursors.map((c) => c.chain_id), ...s.settlements.keys()]);
     gauge('tollgate_settlement_backlog', 'DELEGATE executor transactions (settlements, refunds, relays) recorded but not final yet, by chain', ['chain_id'], (g, s) => {

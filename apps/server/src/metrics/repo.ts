@@ -80,3 +80,18 @@ export async function chainCursors(q: Queryable): Promise<CursorRow[]> {
   );
   return rows;
 }
+
+/**
+ * Age in seconds of the oldest open transaction on the database server that this role can see
+ * (0 when none but this one). Transaction ids are server-wide: the webhook event feed serves an
+ * event only once every transaction older than it has ended (webhooks/repo.ts SETTLED), so a long
+ * transaction of any application on a shared server holds the feed back. A role without
+ * `pg_read_all_stats` (or `pg_monitor`) sees only its own sessions' transactions.
+ */
+export async function oldestOpenTransactionAgeS(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ s: number }>(
+    `SELECT coalesce(EXTRACT(EPOCH FROM now() - min(xact_start)), 0)::float8 AS s
+       FROM pg_stat_activity WHERE backend_xid IS NOT NULL OR backend_xmin IS NOT NULL`,
+  );
+  return Math.max(0, rows[0]?.s ?? 0);
+}

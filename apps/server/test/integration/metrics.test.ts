@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { mine, rpcRequest, type DevChain } from '@tollgate/devchain';
+import pg from 'pg';
 import { Registry } from 'prom-client';
 import { OpsMetrics } from '../../src/metrics/ops.ts';
 import { backends } from '../helpers/db.ts';
@@ -236,6 +237,34 @@ for (const backend of backends()) {
 }
 
 for (const backend of backends()) {
+  describe(`operator metrics: the database's oldest open transaction (${backend})`, () => {
+    it('reports how long the oldest open transaction has run: what holds the webhook event feed back', async () => {
+      const s = await startApiOnly(backend);
+      try {
+        if (backend === 'pglite') {
+          // One embedded connection: only the scrape's own transaction, which has just begun.
+          assert.equal(sample(await scrape(s), 'tollgate_db_oldest_transaction_age_seconds'), 0);
+          return;
+        }
+        // Another session of the same server (a separate connection, as another application's would be).
+        const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+        await other.connect();
+        try {
+          await other.query('BEGIN');
+          await other.query('SELECT pg_current_xact_id()');
+          await new Promise((r) => setTimeout(r, 1_500));
+          const held = sample(await scrape(s), 'tollgate_db_oldest_transaction_age_seconds')!;
+          assert.ok(held >= 1.4, `an open transaction of 1.5 s is reported (got ${held})`);
+          await other.query('COMMIT');
+        } finally {
+          await other.end();
+        }
+      } finally {
+        await s.close();
+      }
+    });
+  });
+
   describe(`operator metrics: a scrape while the database is gone (${backend})`, () => {
     it('still answers 200, counts the failure, and reports the database gauges as unknown, never stale or zero', async () => {
       const s = await startApiOnly(backend);
@@ -247,7 +276,7 @@ for (const backend of backends()) {
         const t = await scrape(s);
         assert.equal(sample(t, 'tollgate_scrape_db_errors_total'), 1);
         assert.equal(sample(t, 'tollgate_webhook_backlog', { status: 'pending' }), undefined, 'labelled gauges are absent');
-        for (const name of ['tollgate_webhook_backlog_due', 'tollgate_webhook_oldest_pending_age_seconds', 'tollgate_webhook_oldest_due_age_seconds']) {
+        for (const name of ['tollgate_webhook_backlog_due', 'tollgate_webhook_oldest_pending_age_seconds', 'tollgate_webhook_oldest_due_age_seconds', 'tollgate_db_oldest_transaction_age_seconds']) {
           assert.ok(Number.isNaN(sample(t, name)), `${name} is NaN (unknown), not 0`);
         }
         assert.match(t, /tollgate_http_request_duration_seconds_count/, 'the process metrics are still served');

@@ -1,5 +1,5 @@
 // A tiny DOM builder: text always goes in through text nodes, never innerHTML, so nothing from the
-// session (merchant name, line items) can become markup.
+// session (merchant name, line items) can become markup. The merchant portal builds its pages with it too.
 
 type Child = Node | string | number | false | null | undefined | Child[];
 type AttrValue = string | number | boolean | undefined | null | ((e: Event) => void);

@@ -1,7 +1,7 @@
 // The portal shell: session check, navigation, hash routes (#/orders, #/orders/<id>, …). Every page
-// is built with DOM nodes and text nodes only (dom.ts): nothing from the API becomes markup.
+// is built with DOM nodes and text nodes only (checkout-ui's dom.ts): nothing from the API becomes markup.
 import { api, ApiError, can, setCsrf, type Session } from './api.ts';
-import { h, replace } from './dom.ts';
+import { h, replace } from '@tollgate/checkout-ui/dom';
 import { message } from './ui.ts';
 import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
 import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';

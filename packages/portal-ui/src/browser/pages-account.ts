@@ -1,6 +1,6 @@
 // Sign-in, invitation, settings, team, and the operator's merchant list.
 import { api, type Session } from './api.ts';
-import { h } from './dom.ts';
+import { h } from '@tollgate/checkout-ui/dom';
 import { field, fmtTime, message, page, secretBox, select, table } from './ui.ts';
 
 export function loginPage(onSession: (s: Session) => void): HTMLElement {

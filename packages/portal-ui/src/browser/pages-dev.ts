@@ -1,6 +1,6 @@
 // Developer pages: webhooks (endpoints, deliveries, redeliver, test event), API keys, fees, exports.
 import { api, can, type Session } from './api.ts';
-import { h } from './dom.ts';
+import { h } from '@tollgate/checkout-ui/dom';
 import { field, fmtTime, message, page, secretBox, select, short, table } from './ui.ts';
 
 const EVENTS = ['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed'];

@@ -1,6 +1,6 @@
 // Overview (SVG chart), orders list (search, filters, keyset pages), order detail.
 import { api, can, qs, type Session } from './api.ts';
-import { h, replace } from './dom.ts';
+import { h, replace } from '@tollgate/checkout-ui/dom';
 import { field, fmtTime, message, page, select, short, table } from './ui.ts';
 
 const STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'];

@@ -1,5 +1,5 @@
 // Shared page pieces: headings, tables, forms, messages, the one-time secret box.
-import { h } from './dom.ts';
+import { h } from '@tollgate/checkout-ui/dom';
 
 export function page(title: string, ...children: (Node | string | false | null | undefined)[]): HTMLElement {
   document.title = `${title} · Tollgate portal`;
