@@ -1,10 +1,9 @@
 import type { Hex } from 'viem';
-import type { Queryable } from '../db/database.ts';
 import type { MinedTx } from './chain.ts';
 
 /**
  * A transaction as the chain watcher already indexed it (chain_transfers), read with one query
- * instead of three JSON-RPC calls: the Transfer logs of the configured tokens to watched addresses
+ * (read with the challenge itself, repo.getChallengeWithIndexed) instead of three JSON-RPC calls: the Transfer logs of the configured tokens to watched addresses
  * (every merchant wallet, so every route recipient), their block, and the watcher's cursor as
  * the head.
  *
@@ -24,39 +23,47 @@ import type { MinedTx } from './chain.ts';
  * Anything else (not indexed yet, not final by the cursor, no matching transfer) is undecided: the
  * caller asks the node, which also gives the precise refusal.
  */
-export async function indexedTransfers(q: Queryable, chainId: number, txHash: Hex): Promise<MinedTx | undefined> {
-  const { rows } = await q.query<{
-    token_contract: string;
-    log_index: number;
-    block_number: number;
-    block_hash: string;
-    ts: string | null;
-    from_address: string;
-    to_address: string;
-    amount_wei: string;
-    cursor: number | null;
-  }>(
-    `SELECT t.token_contract, t.log_index, t.block_number, t.block_hash, extract(epoch FROM t.block_timestamp)::bigint::text AS ts,
-            t.from_address, t.to_address, t.amount_wei, c.block_number AS cursor
-     FROM chain_transfers t LEFT JOIN chain_cursors c ON c.chain_id = t.chain_id
-     WHERE t.chain_id = $1 AND t.tx_hash = $2 AND t.orphaned_at IS NULL`,
-    [chainId, txHash],
-    { name: 'mpp_indexed_transfers' },
-  );
+/** One indexed transfer as the challenge read returns it (repo.getChallengeWithIndexed). */
+export interface IndexedRow {
+  token: string;
+  log_index: number;
+  block_number: string;
+  block_hash: string;
+  ts: string | null;
+  from: string;
+  to: string;
+  amount: string;
+}
+
+/**
+ * SQL of the columns `idx_cursor` and `idx_transfers` for a challenge row `c` and a transaction
+ * hash parameter: read in the same statement as the challenge, so a first verify costs one read
+ * and one write. Amounts and block numbers travel as text (JSON numbers would lose precision).
+ */
+export function indexedColumnsSql(txParam: string): string {
+  return `(SELECT k.block_number FROM chain_cursors k WHERE k.chain_id = c.chain_id) AS idx_cursor,
+    (SELECT coalesce(json_agg(json_build_object('token', t.token_contract, 'log_index', t.log_index, 'block_number', t.block_number::text,
+       'block_hash', t.block_hash, 'ts', extract(epoch FROM t.block_timestamp)::bigint::text, 'from', t.from_address, 'to', t.to_address,
+       'amount', t.amount_wei::text)), '[]'::json)
+     FROM chain_transfers t WHERE t.chain_id = c.chain_id AND t.tx_hash = ${txParam} AND t.orphaned_at IS NULL) AS idx_transfers`;
+}
+
+/** The indexed view of a transaction, or undefined when the index says nothing decisive about it. */
+export function indexedTransfers(rows: IndexedRow[], cursor: number | string | null, txHash: Hex): MinedTx | undefined {
   const first = rows[0];
-  if (!first || first.cursor === null || first.ts === null) return undefined;
+  if (!first || cursor === null || first.ts === null) return undefined;
   if (rows.some((r) => r.block_hash !== first.block_hash)) return undefined;
   return {
     status: 'success',
     blockNumber: BigInt(first.block_number),
     blockHash: first.block_hash as Hex,
     blockTimestamp: BigInt(first.ts),
-    head: BigInt(first.cursor),
+    head: BigInt(cursor),
     transfers: rows.map((r) => ({
-      token: r.token_contract.toLowerCase() as Hex,
-      from: r.from_address.toLowerCase() as Hex,
-      to: r.to_address.toLowerCase() as Hex,
-      value: BigInt(r.amount_wei),
+      token: r.token.toLowerCase() as Hex,
+      from: r.from.toLowerCase() as Hex,
+      to: r.to.toLowerCase() as Hex,
+      value: BigInt(r.amount),
       txHash,
       logIndex: Number(r.log_index),
       blockNumber: BigInt(r.block_number),

@@ -1,4 +1,5 @@
 import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Queryable } from '../db/database.ts';
+import { indexedColumnsSql, type IndexedRow } from './indexed.ts';
 
 /** Row shapes and SQL of machine payments; no business rules here. */
 export interface RouteRow {
@@ -80,6 +81,19 @@ export async function insertChallenge(q: Queryable, c: Omit<ChallengeRow, 'statu
 export async function getChallenge(q: Queryable, id: string, forUpdate = false): Promise<ChallengeRow | undefined> {
   const { rows } = await q.query<ChallengeRow>(`SELECT * FROM mpp_challenges WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id]);
   return rows[0];
+}
+
+/** A challenge with the watcher's records of one transaction on its chain (indexed.ts), in one statement. */
+export async function getChallengeWithIndexed(q: Queryable, id: string, txHash: string): Promise<(ChallengeRow & { idx_cursor: number | null; idx_transfers: IndexedRow[] }) | undefined> {
+  const { rows } = await q.query<ChallengeRow & { idx_cursor: number | null; idx_transfers: IndexedRow[] | string }>(
+    `SELECT c.*, ${indexedColumnsSql('$2')} FROM mpp_challenges c WHERE c.id = $1`,
+    [id, txHash],
+    { name: 'mpp_challenge_with_indexed' },
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  // json arrives parsed from both adapters; a string (a driver without the json parser) is parsed here.
+  return { ...r, idx_transfers: typeof r.idx_transfers === 'string' ? (JSON.parse(r.idx_transfers) as IndexedRow[]) : r.idx_transfers };
 }
 
 /** The challenge that claimed a transfer, if any. */

@@ -60,18 +60,19 @@ export class PaymentVerifier {
     private readonly keys: MacKeys,
     private readonly receipts: ReceiptSigner,
     private readonly lookups: (chainId: number) => TxLookup | undefined,
-    /** The watcher's index of a transaction (indexed.ts); tests pass `async () => undefined` to force the node path. */
-    private readonly indexed: (chainId: number, txHash: Hex) => Promise<MinedTx | undefined> = (chainId, txHash) => indexedTransfers(db, chainId, txHash),
   ) {}
 
   /**
    * The checks of a credential against its stored challenge that need no chain: the id and MAC,
    * the request it is presented for, the payer (an open challenge takes the credential's).
    */
-  async precheck(input: Omit<VerifyInput, 'txHash'>): Promise<{ kind: 'ok'; row: repo.ChallengeRow; payer: string; expiresSec: number } | { kind: 'refused'; outcome: VerifyOutcome }> {
+  async precheck(
+    input: Omit<VerifyInput, 'txHash'>,
+    load: (id: string) => Promise<repo.ChallengeRow | undefined> = (id) => repo.getChallenge(this.db, id),
+  ): Promise<{ kind: 'ok'; row: repo.ChallengeRow; payer: string; expiresSec: number } | { kind: 'refused'; outcome: VerifyOutcome }> {
     const refused = (outcome: VerifyOutcome) => ({ kind: 'refused' as const, outcome });
     if (checkChallengeId(this.keys, input.challengeId) === undefined) return refused({ kind: 'invalid_mac' });
-    const row = await repo.getChallenge(this.db, input.challengeId);
+    const row = await load(input.challengeId);
     if (!row) return refused({ kind: 'challenge_not_found' });
     const expiresSec = Math.floor(row.expires_at.getTime() / 1000);
     const expected = challengeMac(this.keys, {
@@ -100,10 +101,12 @@ export class PaymentVerifier {
   }
 
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
-    const pre = await this.precheck(input);
+    const tx = input.txHash.toLowerCase();
+    // The challenge and the watcher's records of the transaction, read together (one statement).
+    let withIndexed: Awaited<ReturnType<typeof repo.getChallengeWithIndexed>>;
+    const pre = await this.precheck(input, async (id) => (withIndexed = await repo.getChallengeWithIndexed(this.db, id, tx)));
     if (pre.kind !== 'ok') return pre.outcome;
     const { row, payer, expiresSec } = pre;
-    const tx = input.txHash.toLowerCase();
     if (row.status === 'PAID') return this.paidOrConsumed(row, tx, payer);
 
     const nowSec = Math.floor(this.clock.now() / 1000);
@@ -115,7 +118,7 @@ export class PaymentVerifier {
 
     // The watcher's index first (one query); the node only when the index cannot prove the payment final.
     const issuedSec = BigInt(Math.floor(row.issued_at.getTime() / 1000));
-    const indexed = await this.indexed(row.chain_id, tx as Hex);
+    const indexed = withIndexed ? indexedTransfers(withIndexed.idx_transfers, withIndexed.idx_cursor, tx as Hex) : undefined;
     let judged = indexed ? judge(indexed, row, payer, issuedSec, BigInt(expiresSec), chain.finalityConfirmations, retryAfterSeconds) : undefined;
     if (judged?.kind !== 'final') {
       let mined;
