@@ -5,6 +5,8 @@ import type { FacilitatorRequest, SettleResponse } from '../x402/wire.ts';
 import type { AuthorizationPayload } from './payment/credential.ts';
 import type { PaymentVerifier, VerifyOutcome } from './verify.ts';
 import type { Clock } from '../clock.ts';
+import type { Database } from '../db/database.ts';
+import { findClaim } from '../x402/repo.ts';
 
 /**
  * The `authorization` credential of the `Payment` scheme (mppx's EVM charge method): the payer
@@ -41,6 +43,7 @@ export class AuthorizationPayments {
   private readonly realm: string;
 
   constructor(
+    private readonly db: Database,
     private readonly config: Config,
     private readonly clock: Clock,
     private readonly verifier: PaymentVerifier,
@@ -57,6 +60,12 @@ export class AuthorizationPayments {
     if (pre.kind !== 'ok') return pre.outcome;
     const row = pre.row;
     if (row.status === 'OPEN' && this.clock.now() > row.expires_at.getTime()) return { kind: 'challenge_expired' };
+    // A paid challenge: only the authorization that paid it may be presented again (it follows its
+    // transaction); any other is refused before anything is sent — it would move the payer's money
+    // for a challenge that can no longer be paid.
+    if (row.status === 'PAID' && !(await findClaim(this.db, { chain_id: row.chain_id, token: row.token_contract, payer: a.from, nonce: a.nonce }))) {
+      return { kind: 'challenge_already_consumed' };
+    }
     const chain = this.config.chains.find((c) => c.chainId === row.chain_id);
     const token = chain?.tokens.find((t) => t.address.toLowerCase() === row.token_contract);
     if (!chain || !token?.eip3009 || !this.config.settlement) {

@@ -49,7 +49,7 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
     challenges: new ChallengeIssuer(db, config, clock, keys, pricing),
     verifier,
     receipts,
-    authorizations: new AuthorizationPayments(config, clock, verifier, settler),
+    authorizations: new AuthorizationPayments(db, config, clock, verifier, settler),
     payments: (merchantId, limit, before) => listPaidChallenges(db, merchantId, limit, before),
     // The hour past the grace keeps a refused verify answering challenge_expired (not
     // challenge_not_found) for a while after the last moment it could have succeeded.

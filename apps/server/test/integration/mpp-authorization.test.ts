@@ -29,6 +29,8 @@ for (const backend of backends()) {
     let resource: Server;
     let resourceUrl: string;
     const seen: { auth: string | undefined; status: number }[] = [];
+    /** The challenge the first test paid (the refusals test presents another authorization for it). */
+    let paidChallenge: unknown;
 
     before(async () => {
       st = await startMppStack(backend, { settle: true });
@@ -78,6 +80,7 @@ for (const backend of backends()) {
       assert.equal(parsed.payload.type, 'authorization');
       assert.equal(parsed.payload.nonce, keccak256(stringToBytes(`${parsed.challenge.id}${parsed.challenge.realm}`)));
       const paid = parsed.challenge.id;
+      paidChallenge = parsed.challenge;
       assert.equal(await balance(payer.address), payerBefore - PRICE);
       assert.equal(await balance(MERCHANT_WALLET), walletBefore + PRICE);
 
@@ -107,9 +110,8 @@ for (const backend of backends()) {
     });
 
     /** A real EIP-3009 signature for the challenge of a fresh 402, with one term changed. */
-    async function signedFor(change: { value?: bigint; nonce?: Hex; to?: Hex }) {
-      const r = await fetch(resourceUrl);
-      const c = Challenge.deserialize(r.headers.get('www-authenticate')!);
+    async function signedFor(change: { value?: bigint; nonce?: Hex; to?: Hex }, challenge?: unknown) {
+      const c = (challenge ?? Challenge.deserialize((await fetch(resourceUrl)).headers.get('www-authenticate')!)) as ReturnType<typeof Challenge.deserialize>;
       const req = c.request as { amount: string; recipient: Hex; currency: Hex; methodDetails: { chainId: number } };
       const payer = privateKeyToAccount(st.dev.payers[3]!.privateKey);
       const message = {
@@ -142,6 +144,10 @@ for (const backend of backends()) {
       const cred = Credential.deserialize(good.header) as { payload: { signature: string } };
       const sig = cred.payload.signature;
       const forged = Credential.serialize({ ...(cred as object), payload: { ...cred.payload, signature: `${sig.slice(0, 130)}${sig.slice(130, 132) === '1b' ? '1c' : '1b'}` } } as never);
+      // Another payer's valid authorization for the challenge already paid: refused before settling.
+      const late = await signedFor({}, paidChallenge);
+      const consumed = await fetch(resourceUrl, { headers: { authorization: late.header } });
+      assert.deepEqual([consumed.status, (await consumed.json()).code], [402, 'challenge_already_consumed']);
       for (const h of [...cases.map((c) => c.header), forged]) {
         const r = await fetch(resourceUrl, { headers: { authorization: h } });
         const b = await r.json();
