@@ -10,7 +10,7 @@ import { OrderService } from './orders/service.ts';
 import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
-import { startChainWatchers } from './chain/registry.ts';
+import { startChainSettlements, startChainWatchers } from './chain/registry.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
@@ -94,6 +94,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startSettlementWorkers(deps));
+      workers.push(...startChainSettlements(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
       workers.push(...startWorkers([
         { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },

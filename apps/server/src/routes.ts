@@ -3,6 +3,7 @@ import { createCheckoutSession } from './checkout/routes/createSession.ts';
 import { publicBindCheckoutSession } from './checkout/routes/public_bindSession.ts';
 import { publicGetCheckoutSession } from './checkout/routes/public_getSession.ts';
 import { publicGetCheckoutSessionStatus } from './checkout/routes/public_getSessionStatus.ts';
+import { publicGetSolanaPayLabel, publicPostSolanaPayTransaction } from './checkout/routes/public_solanaPay.ts';
 import { adminAddWallet } from './merchants/routes/admin_addWallet.ts';
 import { adminCreateApiKey } from './merchants/routes/admin_createApiKey.ts';
 import { adminCreateMerchant } from './merchants/routes/admin_createMerchant.ts';
@@ -154,6 +155,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetCheckoutSession,
   publicGetCheckoutSessionStatus,
   publicBindCheckoutSession,
+  publicGetSolanaPayLabel,
+  publicPostSolanaPayTransaction,
   // public card rail (rails/card)
   publicStartCardPayment,
   publicTestCardPayment,

@@ -1,4 +1,5 @@
 // TollgateClient: the merchant API of interface.md §Endpoints ("SDK method" column), one method each.
+import { QuickPayClient } from './quickpay.ts';
 import { Transport } from './transport.ts';
 import { pollOrderUntilTerminal, type WaitForOrderOptions } from './wait.ts';
 import {
@@ -75,6 +76,8 @@ function positive(name: string, v: number | undefined, dflt: number): number {
  */
 export class TollgateClient {
   readonly baseUrl: string;
+  /** Hosted quick-pay: products, payment links and their sessions (see quickpay.ts). */
+  readonly quickpay: QuickPayClient;
   readonly #transport: Transport;
 
   constructor(options: TollgateClientOptions) {
@@ -97,6 +100,7 @@ export class TollgateClient {
       retryMaxDelayMs: positive('retryMaxDelayMs', options.retryMaxDelayMs, 8_000),
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     });
+    this.quickpay = new QuickPayClient(this.#transport);
   }
 
   /**

@@ -53,6 +53,19 @@ export {
   type RecordedPaymentPayload,
   type TerminalOrderStatus,
 } from './types.ts';
+export {
+  QuickPayClient,
+  paymentLinkBody,
+  productBody,
+  type CreatePaymentLinkParams,
+  type CreateProductParams,
+  type ListOptions,
+  type PaymentLink,
+  type PaymentLinkSession,
+  type Product,
+  type UpdatePaymentLinkParams,
+  type UpdateProductParams,
+} from './quickpay.ts';
 export { SDK_VERSION } from './transport.ts';
 export { signCalldataSignRequest, signEip3009Authorization, type AuthorizationTarget, type TypedDataSigner } from './delegate.ts';
 export { verifyMppReceipt, type MppReceiptClaims, type MppReceiptJwk, type MppReceiptVerification } from './receipts.ts';

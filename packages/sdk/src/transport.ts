@@ -58,6 +58,8 @@ export interface CallSpec<T> {
   path: string;
   /** The wire body (POST). Serialized once; that object is what gets signed. */
   body?: Record<string, unknown>;
+  /** Query parameters (GET lists): sent in the URL and signed with the request (step 1). */
+  query?: Record<string, string> | undefined;
   /** `merchant`: HMAC headers; `public`: none. */
   auth: 'merchant' | 'public';
   /** Whether the call may be repeated automatically (reads). */
@@ -238,7 +240,7 @@ export class Transport {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': `tollgate-sdk-node/${SDK_VERSION}` };
     if (raw !== undefined) headers['content-type'] = 'application/json';
     // Fresh timestamp and nonce for this attempt; the signed object is the one `raw` came from.
-    if (spec.auth === 'merchant') Object.assign(headers, signAttempt(cfg.apiKey, cfg.apiSecret, spec.body));
+    if (spec.auth === 'merchant') Object.assign(headers, signAttempt(cfg.apiKey, cfg.apiSecret, spec.body, spec.query ? { query: spec.query } : {}));
 
     const controller = new AbortController();
     let timedOut = false;
@@ -252,7 +254,8 @@ export class Transport {
 
     let phase: 'send' | 'read' = 'send';
     try {
-      const res = await cfg.fetch(cfg.baseUrl + spec.path, {
+      const search = spec.query && Object.keys(spec.query).length ? `?${new URLSearchParams(spec.query).toString()}` : '';
+      const res = await cfg.fetch(cfg.baseUrl + spec.path + search, {
         method: spec.method,
         headers,
         ...(raw !== undefined ? { body: raw } : {}),

@@ -10,14 +10,14 @@
 import { TollgateResponseError } from './errors.ts';
 import type { CalldataSignRequest, CreateCheckoutSessionParams, CreatedOrder, CreateOrderParams, Eip3009Authorization, PaymentRequiredBody } from './types.ts';
 
-function fail(param: string, expected: string, value: unknown): never {
+export function fail(param: string, expected: string, value: unknown): never {
   const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? JSON.stringify(value) : typeof value;
   throw new TypeError(`Tollgate: ${param} must be ${expected}; got ${got}`);
 }
 
-const absent = (v: unknown): v is undefined | null => v === undefined || v === null;
+export const absent = (v: unknown): v is undefined | null => v === undefined || v === null;
 
-function str(param: string, v: unknown): string {
+export function str(param: string, v: unknown): string {
   if (typeof v !== 'string' || v.length === 0) fail(param, 'a non-empty string', v);
   return v;
 }
@@ -34,7 +34,7 @@ function intString(param: string, v: unknown): string {
   return v;
 }
 
-function decimalString(param: string, v: unknown): string {
+export function decimalString(param: string, v: unknown): string {
   if (typeof v !== 'string' || !/^[0-9]+(\.[0-9]+)?$/.test(v)) fail(param, 'a decimal string such as "9.99" (never a number)', v);
   return v;
 }

@@ -58,14 +58,18 @@ console.log(JSON.stringify({
 `;
 
 const CONSUMER_TS = `
-import { TollgateClient, TollgateApiError, verifyWebhook, type CreatedOrder, type OrderStatusRecord } from '@tollgate/sdk';
+import { TollgateClient, TollgateApiError, verifyWebhook, type CreatedOrder, type OrderStatusRecord, type PaymentLink, type PaymentLinkSession } from '@tollgate/sdk';
 const c = new TollgateClient({ baseUrl: 'http://x', apiKey: 'k', apiSecret: 's' });
 export const p: Promise<CreatedOrder> = c.createOrder({ dappOrderId: 'a', chainId: 1, tokenSymbol: 'USDC', fromAddress: '0x', amountWei: 1n });
 export const w: Promise<OrderStatusRecord> = c.waitForOrder('ord_1', { onStatusChange: (o, prev) => console.log(o.status, prev) });
 export function f(e: unknown): number | undefined { return e instanceof TollgateApiError ? e.status : undefined; }
 export const v = verifyWebhook;
+export const links: Promise<{ data: PaymentLinkSession[] }> = c.quickpay.listPaymentLinkSessions('pl_1', { limit: 10 });
+export const l: Promise<PaymentLink> = c.quickpay.createPaymentLink({ minAmount: '1', maxAmount: '5', options: [{ chainId: 1, tokenSymbol: 'USDC' }] });
 // @ts-expect-error the declarations are real types, not any
 c.getOrderStatus(5);
+// @ts-expect-error a price is a decimal string, never a number
+c.quickpay.createProduct({ name: 'x', price: 9.99 });
 `;
 
 function walk(dir: string): string[] {
@@ -110,9 +114,9 @@ describe('built package (dist) used from plain JavaScript', () => {
     const version = JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')).version;
     assert.deepEqual(out, {
       exports: [
-        'ERROR_CATALOG', 'MoneyError', 'ORDER_STATUSES', 'SDK_VERSION', 'TERMINAL_ORDER_STATUSES', 'TollgateApiError', 'TollgateClient', 'TollgateError',
+        'ERROR_CATALOG', 'MoneyError', 'ORDER_STATUSES', 'QuickPayClient', 'SDK_VERSION', 'TERMINAL_ORDER_STATUSES', 'TollgateApiError', 'TollgateClient', 'TollgateError',
         'TollgateNetworkError', 'TollgateResponseError', 'TollgateTimeoutError', 'TollgateUnknownOutcomeError', 'TollgateWebhookError',
-        'formatUnits', 'isErrorCode', 'isTerminalOrderStatus', 'parseDecimal', 'signCalldataSignRequest', 'signEip3009Authorization', 'verifyMppReceipt', 'verifyWebhook',
+        'formatUnits', 'isErrorCode', 'isTerminalOrderStatus', 'parseDecimal', 'paymentLinkBody', 'productBody', 'signCalldataSignRequest', 'signEip3009Authorization', 'verifyMppReceipt', 'verifyWebhook',
       ],
       orderId: 'ord_built', payToAddress: '0xb', amountWei: '1000000',
       body: '{"dapp_order_id":"b-1","chain_id":2345,"token_symbol":"USDC","from_address":"0x01","amount_wei":"1000000"}',

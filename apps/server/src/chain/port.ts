@@ -5,6 +5,7 @@
  * Pure types: no I/O here.
  */
 import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { TxLookup } from '../mpp/chain.ts';
 import type { Worker } from '../workers.ts';
@@ -58,7 +59,27 @@ export interface ChainFamily<C extends ChainEntry = ChainEntry> {
    * Family-specific payment instructions for a payer's wallet, added to the 402 terms (Solana: the
    * Solana Pay `solana:` URL). Undefined when the family has none.
    */
-  paymentUrl?(chain: C, order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number; dapp_order_id: string }): string;
+  paymentUrl?(chain: C, order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number; dapp_order_id: string; flow?: string }): string | undefined;
+  /**
+   * DELEGATE mode on this family when it is not the EVM settlement contract (Solana:
+   * SOL_APPROVE_XFER): the flow and pay-to address of a new DELEGATE order, or undefined when the
+   * operator has not set it up. Families without it use settlement/delegate.ts's EVM plan.
+   */
+  delegatePlan?(chain: C, config: Config): { flow: string; payToAddress: string } | undefined;
+  /** What the payer of a DELEGATE order must approve (added to the 402 terms), or undefined. */
+  approvalTerms?(chain: C, order: { id: string; flow: string; from_address: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number }): Promise<Record<string, unknown> | undefined>;
+  /** The family's own DELEGATE settlement loop of one chain, when set up (the EVM one is settlement/worker.ts). */
+  startSettlement?(chain: C, deps: { db: Database; clock: Clock; config: Config }): Worker | undefined;
+  /** Flows whose unpaid orders this family's settlement fails at expiry (the expiry sweeper leaves them alone). */
+  readonly failedAtExpiry?: readonly string[];
+  /**
+   * A payment transaction built for the payer's wallet to sign and send (Solana Pay transaction
+   * request: base64 wire transaction, unsigned, `account` as fee payer), so a page that reaches no
+   * node can still pay through a wallet. Undefined when the family's wallets build transfers themselves.
+   */
+  paymentTransaction?(chain: C, input: { account: string; order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string } }): Promise<string>;
+  /** The Wallet Standard chain wallets know this chain by (`solana:mainnet`, …, `solana:localnet`). */
+  walletChain?(chain: C): string;
   /** Confirmation and finality policy. */
   depth(chain: C): DepthPolicy;
   /** The watcher loop of one chain: one leader across processes (a lease), catch-up after downtime. */

@@ -24,6 +24,16 @@ export function chainById(config: Pick<Config, 'chains' | 'solanaChains'>, chain
   return configuredChains(config).find((c) => c.chain.chainId === chainId);
 }
 
+/** The settlement loops of families that settle themselves (Solana SOL_APPROVE_XFER), one per chain set up. */
+export function startChainSettlements(deps: { config: Config; db: Database; clock: Clock }): Worker[] {
+  return configuredChains(deps.config).flatMap(({ family, chain }) => family.startSettlement?.(chain, deps) ?? []);
+}
+
+/** Flows whose unpaid orders their family's settlement fails at expiry (orders/repo.ts listExpirable skips them). */
+export function flowsFailedAtExpiry(): string[] {
+  return [evmFamily, solanaFamily].flatMap((f) => f.failedAtExpiry ?? []);
+}
+
 /** One watcher loop per configured chain, whatever its family (the composition root calls this). */
 export function startChainWatchers(deps: { config: Pick<Config, 'chains' | 'solanaChains' | 'logLevel'>; db: Database; clock: Clock }, hooks: Omit<WatcherHooks, 'logLevel'> = {}): Worker[] {
   return configuredChains(deps.config).map(({ family, chain }) => family.startWatcher(chain, deps, { ...hooks, logLevel: deps.config.logLevel }));

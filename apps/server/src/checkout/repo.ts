@@ -222,7 +222,8 @@ export async function lockSession(q: Queryable, id: string): Promise<SessionRow 
 /** Status and payment evidence of one order (the bind link re-checks the order it replaces). */
 export async function getOrderFacts(q: Queryable, orderId: string): Promise<{ status: OrderStatus; payment_seen: boolean } | undefined> {
   const { rows } = await q.query<{ status: OrderStatus; payment_seen: boolean }>(
-    'SELECT status, (transfer_id IS NOT NULL) AS payment_seen FROM orders WHERE id = $1',
+    // Same evidence as the session read (a card payment under way counts: chain_id 0, payment_seen_at).
+    'SELECT status, (transfer_id IS NOT NULL OR (chain_id = 0 AND payment_seen_at IS NOT NULL)) AS payment_seen FROM orders WHERE id = $1',
     [orderId],
   );
   return rows[0];

@@ -21,6 +21,7 @@ export const PaymentOptionSchema = Type.Object({
   amount_wei: Type.String({ description: '`price` in this token’s smallest unit' }),
   chain_name: Type.Optional(Type.String({ description: 'display name of the network (from configuration)' })),
   explorer_url: Type.Optional(Type.String({ description: 'block explorer base URL; a transaction is at `<explorer_url>/tx/<hash>`' })),
+  wallet_chain: Type.Optional(Type.String({ description: 'Solana: the Wallet Standard chain wallets know the cluster by (`solana:mainnet`, `solana:devnet`, `solana:testnet`, `solana:localnet`)' })),
 });
 
 export const PublicSessionSchema = Type.Object(
@@ -65,7 +66,7 @@ export const PublicSessionSchema = Type.Object(
 export function publicSessionView(
   v: SessionWithOrder,
   nowMs: number,
-  chains: readonly Pick<ChainConfig, 'chainId' | 'name' | 'explorerUrl'>[] = [],
+  chains: readonly (Pick<ChainConfig, 'chainId' | 'name' | 'explorerUrl'> & { walletChain?: string })[] = [],
   paymentUrl: (o: NonNullable<SessionWithOrder['order']>) => string | undefined = () => undefined,
 ) {
   const s = v.session;
@@ -87,7 +88,7 @@ export function publicSessionView(
     public_metadata: s.public_metadata,
     payment_options: s.payment_options.map((p) => {
       const c = chainOf(p.chain_id);
-      return { ...p, ...(c ? { chain_name: c.name } : {}), ...(c?.explorerUrl ? { explorer_url: c.explorerUrl } : {}) };
+      return { ...p, ...(c ? { chain_name: c.name } : {}), ...(c?.explorerUrl ? { explorer_url: c.explorerUrl } : {}), ...(c?.walletChain ? { wallet_chain: c.walletChain } : {}) };
     }),
     ...(o
       ? {

@@ -21,7 +21,7 @@ import {
   type SolanaChainConfig,
   type SolanaChainFile,
 } from './schema.ts';
-import { solanaChainFromFile } from './solana.ts';
+import { solanaChainFromFile, solanaDelegateKey } from './solana.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
 export const FEE_DECIMALS = 6;
@@ -154,6 +154,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     else chains.push(c as ChainConfig);
   });
   const settlement = settlementSigner(env.SETTLEMENT_KEY);
+  const solanaDelegate = solanaDelegateKey(env.SOLANA_DELEGATE_KEY);
   const withContract = chains.findIndex((c) => c.settlementContract);
   // A settlement contract without an executor would advertise DELEGATE mode that can never settle.
   if (withContract >= 0 && !settlement) throw new ConfigError('SETTLEMENT_KEY', `required by chains.${withContract}.settlement_contract`);
@@ -176,6 +177,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     chains,
     solanaChains,
     ...(settlement ? { settlement } : {}),
+    ...(solanaDelegate ? { solanaDelegate } : {}),
     ...(card ? { card } : {}),
   };
 }

@@ -110,6 +110,12 @@ export const EnvSchema = Type.Object({
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** the DELEGATE executor's private key (hex, 32 bytes); it pays settlement gas */
   SETTLEMENT_KEY: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{64}$' })),
+  /**
+   * SOL_APPROVE_XFER (DELEGATE on Solana): the gateway's delegate key, base58 of the 64-byte
+   * keypair (what `solana-keygen` and wallets export) or of its 32-byte private part. Payers approve
+   * its public key; it signs (and pays the fees of) the pull transactions.
+   */
+  SOLANA_DELEGATE_KEY: Type.Optional(Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{43,90}$' })),
   /** Stripe secret API key (sk_…, rk_…) and webhook endpoint secret (whsec_…) of the card rail */
   STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_[A-Za-z0-9_]+$' })),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_]+$' })),
@@ -188,6 +194,8 @@ export interface Config {
   solanaChains?: SolanaChainConfig[];
   /** DELEGATE executor (from SETTLEMENT_KEY); absent when DELEGATE mode is off. */
   settlement?: SettlementSigner;
+  /** DELEGATE on Solana (from SOLANA_DELEGATE_KEY): the delegate payers approve; absent when off. */
+  solanaDelegate?: SolanaDelegateKey;
   /**
    * The card processor. Absent: TEST in the test environment, none in production
    * (rails/card/registry.ts). TEST in production is refused at load.
@@ -252,6 +260,34 @@ export class SettlementSigner {
   }
   toString() {
     return `SettlementSigner(${this.executorAddress}, key [redacted])`;
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return this.toString();
+  }
+}
+
+/**
+ * The Solana delegate key of SOL_APPROVE_XFER, kept like SettlementSigner: no JSON, string or
+ * inspect form carries the private bytes; only `privateKey()` reveals them, for signing.
+ */
+export class SolanaDelegateKey {
+  readonly #key: Uint8Array;
+  constructor(
+    /** the 32-byte ed25519 private key */
+    key: Uint8Array,
+    /** its public key (base58): what payers approve; public */
+    readonly address: string,
+  ) {
+    this.#key = Uint8Array.from(key);
+  }
+  privateKey(): Uint8Array {
+    return Uint8Array.from(this.#key);
+  }
+  toJSON() {
+    return { address: this.address, key: '[redacted]' };
+  }
+  toString() {
+    return `SolanaDelegateKey(${this.address}, key [redacted])`;
   }
   [Symbol.for('nodejs.util.inspect.custom')]() {
     return this.toString();

@@ -1,5 +1,7 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
 import { ConfigError } from './errors.ts';
-import type { SolanaChainConfig, SolanaChainFile } from './schema.ts';
+import { SolanaDelegateKey, type SolanaChainConfig, type SolanaChainFile } from './schema.ts';
 
 /** Token program ids (the only two an SPL stablecoin mint can belong to). */
 export const SOLANA_TOKEN_PROGRAMS = {
@@ -41,4 +43,33 @@ export function solanaChainFromFile(c: SolanaChainFile, i: number): SolanaChainC
     pollIntervalMs: c.poll_interval_ms ?? 1000,
     tokens: c.tokens.map((t) => ({ symbol: t.symbol, mint: t.mint, decimals: t.decimals, programId: SOLANA_TOKEN_PROGRAMS[t.program] })),
   };
+}
+
+/** The delegate key of a 32-byte ed25519 private key (its public key derived with node:crypto). */
+export function solanaDelegateKeyFromSeed(seed: Uint8Array): SolanaDelegateKey {
+  if (seed.length !== 32) throw new Error('an ed25519 private key is 32 bytes');
+  // PKCS#8 wrapping of a raw ed25519 private key (RFC 8410), the form node:crypto imports.
+  const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]);
+  const spki = createPublicKey(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })).export({ format: 'der', type: 'spki' });
+  return new SolanaDelegateKey(seed, getBase58Decoder().decode(spki.subarray(spki.length - 32)));
+}
+
+/**
+ * SOLANA_DELEGATE_KEY: base58 of a 64-byte keypair (private ‖ public, as solana-keygen and
+ * wallets export it; the public half must match) or of the 32-byte private key.
+ */
+export function solanaDelegateKey(raw: string | undefined): SolanaDelegateKey | undefined {
+  if (!raw) return undefined;
+  let bytes: Uint8Array;
+  try {
+    bytes = Uint8Array.from(getBase58Encoder().encode(raw));
+  } catch {
+    throw new ConfigError('SOLANA_DELEGATE_KEY', 'not base58');
+  }
+  if (bytes.length !== 32 && bytes.length !== 64) throw new ConfigError('SOLANA_DELEGATE_KEY', 'must be a 64-byte keypair or a 32-byte private key');
+  const key = solanaDelegateKeyFromSeed(bytes.subarray(0, 32));
+  if (bytes.length === 64 && getBase58Decoder().decode(bytes.subarray(32)) !== key.address) {
+    throw new ConfigError('SOLANA_DELEGATE_KEY', 'the public half of the keypair does not match its private key');
+  }
+  return key;
 }

@@ -383,13 +383,16 @@ export async function scannedBlock(q: Queryable, chainId: number): Promise<bigin
  * while the watcher lags or an RPC is down, a payment made before expiry may not be recorded yet,
  * and expiring the order then would strand that payment.
  */
-export async function listExpirable(q: Queryable, now: Date, limit: number): Promise<{ id: string }[]> {
+export async function listExpirable(q: Queryable, now: Date, limit: number, skipFlows: readonly string[] = []): Promise<{ id: string }[]> {
+  // Not expired here: orders whose settlement is in flight (settlement_tx_hash recorded), and the
+  // flows whose own settlement worker fails them at expiry (`skipFlows`).
   const { rows } = await q.query<{ id: string }>(
     `SELECT o.id FROM orders o
      JOIN chain_cursors c ON c.chain_id = o.chain_id AND c.block_timestamp > o.expires_at
-     WHERE o.status = 'CHECKOUT_VERIFIED' AND o.transfer_id IS NULL AND o.expires_at <= $1
+     WHERE o.status = 'CHECKOUT_VERIFIED' AND o.transfer_id IS NULL AND o.settlement_tx_hash IS NULL AND o.expires_at <= $1
+       AND NOT (o.flow = ANY($3::text[]))
      ORDER BY o.expires_at LIMIT $2`,
-    [now, limit],
+    [now, limit, skipFlows],
   );
   return rows;
 }

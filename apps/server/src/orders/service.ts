@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts';
 import type { NonceClaim } from '../merchants/credentials.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import { kindOfChain, normalizeSolanaAddress } from '../chain/addresses.ts';
+import { flowsFailedAtExpiry } from '../chain/registry.ts';
 import * as repo from './repo.ts';
 import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator } from './create-batch.ts';
@@ -209,6 +210,8 @@ export class OrderService {
       if (o.flow.startsWith('FIAT_')) return { kind: 'card_order' } as const;
       if (o.status !== 'CHECKOUT_VERIFIED') return { kind: 'not_cancellable', status: o.status, reason: `order is ${o.status}; only CHECKOUT_VERIFIED orders can be cancelled` } as const;
       if (o.transfer_id !== null) return { kind: 'not_cancellable', status: o.status, reason: 'a payment for this order was already observed on chain and is confirming' } as const;
+      // The gateway's own pull is recorded and may land (DELEGATE approve-and-pull): not cancellable.
+      if (o.settlement_tx_hash) return { kind: 'not_cancellable', status: o.status, reason: 'the settlement of this order was sent and is confirming' } as const;
       const done = await transitionOrder(tx, { orderId, from: 'CHECKOUT_VERIFIED', trigger: 'cancel', now: new Date(this.clock.now()) });
       if (!done) return { kind: 'not_cancellable', status: o.status, reason: 'order changed state concurrently' } as const;
       return { kind: 'cancelled', order: done } as const;
@@ -228,13 +231,13 @@ export class OrderService {
 
   /** Expires live orders past `expires_at` with no payment seen; returns how many. */
   async expireDue(limit = 500): Promise<number> {
-    const due = await repo.listExpirable(this.db, new Date(this.clock.now()), limit);
+    const due = await repo.listExpirable(this.db, new Date(this.clock.now()), limit, flowsFailedAtExpiry());
     let n = 0;
     for (const { id } of due) {
       const done = await this.db.transaction(async (tx) => {
         // Re-check inside the transaction: a payment may have been matched since the listing.
-        const { rows } = await tx.query<{ transfer_id: number | null }>(`SELECT transfer_id FROM orders WHERE id = $1 AND status = 'CHECKOUT_VERIFIED' FOR UPDATE`, [id]);
-        if (!rows[0] || rows[0].transfer_id !== null) return undefined;
+        const { rows } = await tx.query<{ transfer_id: number | null; settlement_tx_hash: string | null }>(`SELECT transfer_id, settlement_tx_hash FROM orders WHERE id = $1 AND status = 'CHECKOUT_VERIFIED' FOR UPDATE`, [id]);
+        if (!rows[0] || rows[0].transfer_id !== null || rows[0].settlement_tx_hash !== null) return undefined;
         return transitionOrder(tx, { orderId: id, from: 'CHECKOUT_VERIFIED', trigger: 'expire', now: new Date(this.clock.now()) });
       });
       if (done) n++;

@@ -28,6 +28,8 @@ export interface PaymentTerms {
       signatureEndpoint?: string;
       /** Solana: the Solana Pay transfer request (`solana:` URL) a wallet opens (docs/solana.md) */
       paymentUrl?: string;
+      /** SOL_APPROVE_XFER: the `approveChecked` the payer signs instead of a transfer (docs/solana.md) */
+      approve?: Record<string, unknown>;
     };
   };
   order_id: string;
@@ -49,7 +51,8 @@ export function buildPaymentTerms(
     calldataSignRequest?: unknown;
     /** CAIP-2 of the chain (default `eip155:<chain_id>`) */
     network?: string;
-    paymentUrl?: string;
+    paymentUrl?: string | undefined;
+    approve?: Record<string, unknown> | undefined;
   },
 ): PaymentTerms {
   const network = opts.network ?? `eip155:${order.chain_id}`;
@@ -84,6 +87,7 @@ export function buildPaymentTerms(
         receiveType: opts.receiveType,
         ...(signed ? { signatureEndpoint: `${opts.baseUrl}/api/v1/orders/${order.id}/calldata-signature` } : {}),
         ...(opts.paymentUrl ? { paymentUrl: opts.paymentUrl } : {}),
+        ...(opts.approve ? { approve: opts.approve } : {}),
       },
     },
     order_id: order.id,

@@ -51,9 +51,15 @@ export interface SessionOrder {
   paid_amount_wei: string | null;
   expires_at: Date;
   tx_hash: string | null;
+  /**
+   * A payment is under way: a transfer matched (crypto), or the processor has the card payment
+   * (processing or succeeded; cleared on a decline). Keeps the session open past its window.
+   */
   payment_seen: boolean;
   /** DIRECT, …, or FIAT_<PROCESSOR> for a card order */
   flow: string;
+  /** a card order's payment (card_payments): its state and the processor's page, if it has one */
+  card: { state: string; redirect_url: string | null } | undefined;
 }
 
 export interface SessionWithOrder {
@@ -209,8 +215,10 @@ export async function deleteOrderlessSession(q: Queryable, id: string): Promise<
 const SESSION_SELECT = `SELECT s.*,
    o.id AS o_id, o.status AS o_status, o.chain_id AS o_chain_id, o.token_symbol AS o_token_symbol, o.token_contract AS o_token_contract,
    o.decimals AS o_decimals, o.pay_to_address AS o_pay_to_address, o.amount_wei::text AS o_amount_wei, o.paid_amount_wei::text AS o_paid_amount_wei,
-   o.expires_at AS o_expires_at, o.tx_hash AS o_tx_hash, (o.transfer_id IS NOT NULL) AS o_payment_seen, o.flow AS o_flow
- FROM quickpay_sessions s LEFT JOIN orders o ON o.id = s.order_id`;
+   o.expires_at AS o_expires_at, o.tx_hash AS o_tx_hash, o.flow AS o_flow,
+   (o.transfer_id IS NOT NULL OR (cp.order_id IS NOT NULL AND o.payment_seen_at IS NOT NULL)) AS o_payment_seen,
+   cp.state AS cp_state, cp.redirect_url AS cp_redirect_url
+ FROM quickpay_sessions s LEFT JOIN orders o ON o.id = s.order_id LEFT JOIN card_payments cp ON cp.order_id = o.id`;
 
 type Joined = SessionRow & {
   o_id: string | null;
@@ -226,10 +234,12 @@ type Joined = SessionRow & {
   o_tx_hash: string | null;
   o_payment_seen: boolean | null;
   o_flow: string | null;
+  cp_state: string | null;
+  cp_redirect_url: string | null;
 };
 
 function split(r: Joined): SessionWithOrder {
-  const { o_id, o_status, o_chain_id, o_token_symbol, o_token_contract, o_decimals, o_pay_to_address, o_amount_wei, o_paid_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, o_flow, ...session } = r;
+  const { o_id, o_status, o_chain_id, o_token_symbol, o_token_contract, o_decimals, o_pay_to_address, o_amount_wei, o_paid_amount_wei, o_expires_at, o_tx_hash, o_payment_seen, o_flow, cp_state, cp_redirect_url, ...session } = r;
   return {
     session,
     order:
@@ -249,6 +259,7 @@ function split(r: Joined): SessionWithOrder {
             tx_hash: o_tx_hash,
             payment_seen: o_payment_seen === true,
             flow: o_flow!,
+            card: cp_state === null ? undefined : { state: cp_state, redirect_url: cp_redirect_url },
           },
   };
 }

@@ -4,8 +4,9 @@ import type { OrderRow } from '../orders/repo.ts';
 import type { OrderStatus } from '../orders/states.ts';
 import { emitEvent } from '../webhooks/outbox.ts';
 import { getProduct, markCompleted, type SessionRow } from './repo.ts';
+import { QUICKPAY_ORDER_PREFIX } from './rails/session-order.ts';
 
-const PREFIX = 'quickpay:';
+const PREFIX = QUICKPAY_ORDER_PREFIX;
 
 /**
  * The order → quick-pay hook, called by orders/transition.ts after every order transition in the

@@ -160,11 +160,16 @@ export function publicLinkView(
 export const CardTermsSchema = Type.Object({
   order_id: Type.String({ description: 'the FIAT_<PROCESSOR> order' }),
   checkout_id: Type.String({ description: 'the card session’s checkout id: its own `qps_` id' }),
-  processor: Type.String({ description: 'TEST (pay with POST /quickpay/v1/sessions/{session_id}/card/test-payment) or STRIPE' }),
+  processor: Type.String({ description: 'TEST or STRIPE; how to pay is next_action' }),
   currency: Type.String(),
   amount: Type.String({ description: 'decimal, in the currency' }),
   amount_minor: Type.String({ description: 'the amount in minor units (950 for EUR 9.50)' }),
-  expires_at: Type.Integer({ description: 'Unix seconds: the card payment must finish before it' }),
+  expires_at: Type.Integer({ description: 'Unix seconds: the card payment must start before it (a payment the processor is still processing then keeps the session OPEN until it answers)' }),
+  payment_state: Type.String({ description: 'pending, processing (do not pay again), declined (the payer may retry), succeeded or refunded' }),
+  next_action: Type.Object({
+    type: Type.String({ description: 'card_form: POST the card to /quickpay/v1/sessions/{session_id}/card/test-payment (TEST processor); redirect: send the payer to url (the processor\'s hosted page)' }),
+    url: Type.Optional(Type.String()),
+  }),
 });
 
 export const CryptoTermsSchema = Type.Object({

@@ -4,6 +4,7 @@ import { size, type Hex } from 'viem';
 import type { ChainConfig, Config, TokenConfig } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
+import { chainById } from '../chain/registry.ts';
 import { getMerchant } from '../merchants/repo.ts';
 import * as orders from '../orders/repo.ts';
 import { delegateFlowFor, delegateFlowNamed } from './flows/index.ts';
@@ -150,6 +151,15 @@ export class DelegateService {
    * registration but no calldata is still settled through its callback (with empty `calldata_`).
    */
   async planOrder(merchantId: string, chainId: number, token: TokenConfig, callbackCalldata: string | undefined): Promise<PlanOutcome> {
+    // A family that settles itself (Solana: SOL_APPROVE_XFER) plans its own orders. It has no
+    // callback registrations (no callback programs can be registered there; docs/solana.md).
+    const own = chainById(this.config, chainId);
+    if (own?.family.delegatePlan) {
+      const p = own.family.delegatePlan(own.chain, this.config);
+      if (!p) return { kind: 'refused', code: 'delegate_not_enabled', message: `DELEGATE settlement is not set up on chain ${chainId}`, param: 'chain_id' };
+      if (callbackCalldata !== undefined) return { kind: 'refused', code: 'callback_not_registered', message: `no callback can be registered for chain ${chainId}`, param: 'callback_calldata' };
+      return { kind: 'plan', plan: { ...p, callbackId: undefined } };
+    }
     const settlement = this.settlementOf(chainId);
     if (!settlement) return { kind: 'refused', code: 'delegate_not_enabled', message: `DELEGATE settlement is not set up on chain ${chainId}`, param: 'chain_id' };
     if (callbackCalldata !== undefined && size(callbackCalldata as Hex) > MAX_CALLBACK_CALLDATA_BYTES) {

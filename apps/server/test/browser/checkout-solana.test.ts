@@ -3,10 +3,23 @@
 // Solana cluster, enters a Solana address, the page shows the order's Solana Pay URL as a QR code
 // and a link; a wallet pays exactly what the link says (recipient, amount, mint, reference) through
 // the real RPC client; the page reaches "Payment complete" and the order is INVOICED.
+// "Pay with <wallet>": a Wallet Standard wallet registers on the page after it loaded (the
+// `wallet-standard:register-wallet` event, as @wallet-standard/wallet's registerWallet does); the
+// wallet's key lives outside the page, like an extension's: it signs what the page hands it with a
+// real keypair and sends it to the local SVM through the real RPC client (@solana/kit). The page
+// fetches the transaction from Tollgate (no RPC is allowed by its CSP).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { generateKeyPairSigner, type Address } from '@solana/kit';
+import {
+  generateKeyPairSigner,
+  getBase58Encoder,
+  getBase64EncodedWireTransaction,
+  getBase64Encoder,
+  getTransactionDecoder,
+  signTransaction,
+  type Address,
+} from '@solana/kit';
 import { payWithReference, rpcClient, startLocalSvm, type LocalSvm } from '@tollgate/svm';
 import { referenceOf } from '../../src/chain/solana/reference.ts';
 import { solanaChainFromFile } from '../../src/config/solana.ts';
@@ -15,6 +28,46 @@ import { axeSerious, browserUnavailable, launchBrowser, screenshot, watchPage } 
 import { LiveClock } from './stack.ts';
 
 const skip = browserUnavailable();
+
+/**
+ * A Wallet Standard wallet in the page (plain JS: page.evaluate gets a string, not a transpiled
+ * function): `standard:connect` and `solana:signAndSendTransaction` forward to the wallet's back end
+ * (exposed functions); a declined request throws code 4001 as wallets do. It registers as a wallet
+ * that loads after the app: one `wallet-standard:register-wallet` event whose detail is a callback
+ * given the app's registration API.
+ */
+const TEST_WALLET_SCRIPT = `(() => {
+  const chains = ['solana:localnet'];
+  const wallet = {
+    version: '1.0.0',
+    name: 'Test Wallet',
+    icon: 'data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxIDEiLz4=',
+    chains,
+    accounts: [],
+    features: {
+      'standard:connect': {
+        version: '1.0.0',
+        async connect() {
+          const a = await window.__testWalletConnect();
+          wallet.accounts = [{ address: a.address, publicKey: new Uint8Array(a.publicKey), chains, features: ['solana:signAndSendTransaction'] }];
+          return { accounts: wallet.accounts };
+        },
+      },
+      'solana:signAndSendTransaction': {
+        version: '1.0.0',
+        supportedTransactionVersions: ['legacy', 0],
+        signAndSendTransaction(...inputs) {
+          return Promise.all(inputs.map(async (i) => {
+            const out = await window.__testWalletSignAndSend(btoa(String.fromCharCode(...i.transaction)), i.chain, i.account.address);
+            if (out.declined) throw Object.assign(new Error('User rejected the request.'), { code: 4001 });
+            return { signature: new Uint8Array(out.signature) };
+          }));
+        },
+      },
+    },
+  };
+  window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: (api) => api.register(wallet) }));
+})()`;
 const CHAIN_ID = 792703800;
 
 describe('hosted checkout page on Solana (browser)', { skip, timeout: 180_000 }, () => {
@@ -118,6 +171,76 @@ describe('hosted checkout page on Solana (browser)', { skip, timeout: 180_000 },
     const order = (await s.signed(m, 'GET', `/api/v1/orders/${session.order.order_id}`)).body;
     assert.equal(order.status, 'INVOICED');
     assert.equal(order.tx_hash, sig);
+    assert.deepEqual(await watch.cspViolations(page), [], 'no CSP violation');
+    assert.deepEqual(watch.notFound, []);
+  });
+
+  test('Pay with a Wallet Standard wallet: connect, transaction from Tollgate, signed and sent by the wallet → Payment complete, INVOICED', async () => {
+    const created = await s.signed(m, 'POST', '/api/v1/checkout/sessions', {
+      body: { checkout_type: 'DIRECT', price: '1.75', line_items_json: JSON.stringify([{ name: 'Cortado', quantity: 1, amount: '1.75' }]) },
+    });
+    assert.equal(created.status, 200, created.text);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    contexts.push(context);
+    const watch = await watchPage(context);
+    const payer = svm.payers[1]!;
+    const rpc = rpcClient(svm.rpcUrl);
+    const sent: string[] = [];
+    let declineNext = true;
+    // The wallet's back end (an extension's background, in a real wallet): the page never sees the key.
+    await context.exposeFunction('__testWalletConnect', () => ({ address: payer.address, publicKey: Array.from(getBase58Encoder().encode(payer.address)) }));
+    await context.exposeFunction('__testWalletSignAndSend', async (b64: string, chain: string, address: string) => {
+      if (chain !== 'solana:localnet' || address !== payer.address) throw new Error(`asked to sign for ${address} on ${chain}`);
+      if (declineNext) {
+        declineNext = false;
+        return { declined: true };
+      }
+      const tx = getTransactionDecoder().decode(getBase64Encoder().encode(b64));
+      const signed = await signTransaction([payer.keyPair], tx);
+      const sig = await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', preflightCommitment: 'confirmed' }).send();
+      sent.push(sig);
+      return { signature: Array.from(signed.signatures[payer.address]!) };
+    });
+    const page = await context.newPage();
+    await page.goto(`${s.url}/checkout/pay#${created.body.checkout_id}`);
+    await page.locator('[data-screen="choose"]').waitFor();
+    await page.locator('input[name="option"]').first().check();
+    await page.getByText('Pay on Solana with the QR code or link below').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Pay with Test Wallet' }).count(), 0, 'no wallet yet');
+
+    // The wallet loads after the page: it announces itself with the register-wallet event.
+    await page.evaluate(TEST_WALLET_SCRIPT);
+    const button = page.getByRole('button', { name: 'Pay with Test Wallet' });
+    await button.waitFor();
+    await page.getByText('Or pay on Solana with the QR code or link below').waitFor();
+    await screenshot(page, 'solana-wallet-choose');
+    assert.deepEqual(await axeSerious(page), [], 'no serious axe violation with a Solana wallet offered');
+
+    // First attempt declined in the wallet: the page says so and offers to send again.
+    await button.click();
+    await page.getByText('You declined the request in your wallet.').waitFor();
+    const retry = page.getByRole('button', { name: 'Send 1.75 USDC with Test Wallet' });
+    await retry.waitFor();
+    assert.deepEqual(sent, [], 'nothing was sent');
+    await retry.click();
+    await page.getByRole('heading', { name: 'Payment sent' }).waitFor();
+    assert.equal(sent.length, 1);
+    await page.getByText(sent[0]!).waitFor(); // the signature the wallet returned, in base58
+    await screenshot(page, 'solana-wallet-sent');
+    assert.deepEqual(await axeSerious(page), [], 'no serious axe violation on the sent screen');
+
+    const deadline = Date.now() + 60_000;
+    while (!(await page.locator('[data-screen="completed"]').count())) {
+      if (Date.now() > deadline) throw new Error(`not completed; live region: ${await page.locator('[role="status"]').textContent()}`);
+      svm.ledger.advance(1);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const session = (await s.request('GET', `/checkout/v1/sessions/${created.body.checkout_id}`)).body as { order: { order_id: string } };
+    const order = (await s.signed(m, 'GET', `/api/v1/orders/${session.order.order_id}`)).body;
+    assert.equal(order.status, 'INVOICED');
+    assert.equal(order.tx_hash, sent[0]);
+    assert.equal(order.from_address, payer.address, 'bound to the wallet’s account');
+    assert.equal(order.amount_wei, '1750000');
     assert.deepEqual(await watch.cspViolations(page), [], 'no CSP violation');
     assert.deepEqual(watch.notFound, []);
   });

@@ -261,4 +261,48 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     // the card number never appears in a URL the page loaded
     assert.ok(watch.requests.every((u: string) => !u.includes('4242')), 'no card number in a URL');
   });
+
+  test('card quick-pay with the delayed test card: processing past the window stays "processing" (never expired), a reload resumes it, the processor\'s success completes it', async () => {
+    const productId = await createProduct({ name: 'Slow mug', price: '12', fiat_currency: 'EUR', fiat_amount: '11.00' });
+    const link = await createLink({ product_id: productId, payment_rails: 'crypto,card' });
+    const context = await newContext(DESKTOP);
+    const page = await context.newPage();
+    await page.goto(link.url);
+    await page.locator('[data-screen="link"]').waitFor();
+    await page.getByRole('button', { name: 'Pay 11.00 EUR by card' }).click();
+    await page.locator('[data-screen="card"]').waitFor();
+    const sessionId = new URL(page.url()).hash.slice(1);
+    await page.getByLabel('Card number').fill('4000 0000 0000 3253');
+    await page.getByLabel('Expiry (MM/YY)').fill('12/34');
+    await page.getByLabel('CVC').fill('123');
+    await page.getByRole('button', { name: 'Pay 11.00 EUR' }).click();
+    await page.locator('[data-screen="card-processing"]').waitFor();
+    const st0 = (await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
+    assert.deepEqual([st0.status, st0.terms.payment_state], ['OPEN', 'processing']);
+    // The window ends while the processor still has the payment; the sweepers run on this clock.
+    stack.clock.advance(stack.server.tg.deps.config.orderTtlSeconds + 60);
+    try {
+      await new Promise((r) => setTimeout(r, 2500)); // two polls of the page
+      assert.equal(await page.locator('[data-screen="expired"]').count(), 0, 'not shown expired');
+      assert.equal((await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
+      await page.reload();
+      await page.locator('[data-screen="card-processing"]').waitFor();
+      assert.equal(await page.getByLabel('Card number').count(), 0, 'no card form: the payment is under way');
+      await page.getByText('even past the time limit').waitFor();
+      await screenshot(page, 'qp-12-card-processing-past-window');
+      await assertAxeClean(page, 'card processing');
+      const orderId: string = st0.order_id;
+      const done = await stack.server.admin('POST', `/admin/v1/orders/${orderId}/card/simulate`, { scenario: 'succeeded' });
+      assert.equal(done.status, 200, done.text);
+      await page.locator('[data-screen="completed"]').waitFor({ timeout: 15_000 });
+      const st = (await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
+      assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
+      const deadline = Date.now() + 30_000;
+      while (completedEvents(sessionId).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(completedEvents(sessionId).length, 1, 'quickpay.checkout.completed exactly once');
+    } finally {
+      stack.clock.reset();
+    }
+  });
 });

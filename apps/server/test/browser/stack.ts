@@ -6,6 +6,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { DevChain } from '@tollgate/devchain';
 import type { Hex } from 'viem';
+import type { Config } from '../../src/config/schema.ts';
 import { startTollgate } from '../../src/main.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
@@ -93,7 +94,8 @@ export const LOGO_URL = 'https://logo.acme-coffee.test/logo.svg';
 export const EXPLORER_URL = 'https://explorer.tollgate.test';
 export const CHAIN_NAME = 'Anvil (local)';
 
-export async function startStack(): Promise<Stack> {
+/** `config`: deployment settings on top of the stack's (e.g. `card` for another card processor). */
+export async function startStack(opts: { config?: Partial<Config> } = {}): Promise<Stack> {
   const cleanup: (() => Promise<unknown>)[] = [];
   try {
     const dev = await startTestChain();
@@ -120,6 +122,7 @@ export async function startStack(): Promise<Stack> {
         // Fast finality: a payment is confirmed at 1 and invoiced at 2 confirmations.
         // A named chain with an explorer: the page shows the name and links transactions there.
         chains: [chainConfigOf(dev, { confirmations: 1, finalityConfirmations: 2, name: CHAIN_NAME, explorerUrl: EXPLORER_URL })],
+        ...opts.config,
       });
       try {
         const tg = await startTollgate(config, { db: database.db, clock, http: { logger: false } });

@@ -10,7 +10,11 @@
 // replay (same key + same request → the stored answer with `Idempotent-Replayed: true`; same key +
 // another request → 400 idempotency_error); injected lost answers (the request is processed, the
 // answer is a 500 with `Stripe-Should-Retry: true`, as after a network failure).
-// Not emulated (docs/card-stripe.md): the hosted payment page itself, 3-D Secure, API versions,
+// The hosted payment page is emulated only as far as a payer's browser needs it: GET /pay/:id shows
+// the amount with "Pay" and "Cancel" buttons; "Pay" pays the session (`pay()`), answers with a 303
+// to its success_url and then delivers the resulting events, signed, to `notifyUrl` (after
+// `notifyDelayMs`, as Stripe's notification trails the redirect); "Cancel" is a 303 to cancel_url.
+// Not emulated (docs/card-stripe.md): the card entry of that page, 3-D Secure, API versions,
 // authentication beyond "a Bearer sk_ key is present", pagination limits > 100, rate limits,
 // Connect, expansion (`expand[]`), webhook retries on Stripe's side.
 import { randomBytes } from 'node:crypto';
@@ -53,6 +57,11 @@ export class StripeStandIn {
   /** answers to lose (process the request, answer 500 + Stripe-Should-Retry), per path prefix */
   readonly loseAnswers = new Map<string, number>();
   private readonly idem = new Map<string, { fingerprint: string; status: number; body: string }>();
+  /** where the hosted page's payments are notified (Tollgate's /card/v1/notifications/stripe) */
+  notifyUrl: string | undefined;
+  notifyDelayMs = 500;
+  /** answers to the hosted page's notifications: [event type, HTTP status] */
+  readonly notified: [string, number][] = [];
   private server!: http.Server;
   private clock = Math.floor(Date.now() / 1000);
   url = '';
@@ -90,6 +99,8 @@ export class StripeStandIn {
     const key = req.headers['idempotency-key'] as string | undefined;
     const body = req.method === 'POST' ? parseStripeForm(raw) : parseStripeForm(url.search.slice(1));
     this.requests.push({ method: req.method ?? '', path: url.pathname, idempotencyKey: key, body });
+    const page = /^\/pay\/(cs_test_[0-9a-f]+)$/.exec(url.pathname);
+    if (page) return this.hostedPage(req.method ?? '', page[1]!, body, res);
     const send = (status: number, obj: unknown, extra: Record<string, string> = {}) => {
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': rid('req'), ...extra });
       res.end(JSON.stringify(obj));
@@ -138,7 +149,7 @@ export class StripeStandIn {
         id, object: 'checkout.session', mode: b.mode, status: 'open', payment_status: 'unpaid', livemode: false,
         amount_total: amount, currency: li.price_data.currency, client_reference_id: b.client_reference_id ?? null,
         metadata: b.metadata ?? {}, payment_intent: null, success_url: b.success_url, cancel_url: b.cancel_url,
-        url: `${this.url}/pay/${id}`, created: this.tick(), expires_at: this.clock + 86_400,
+        url: `${this.url}/pay/${id}`, created: this.tick(), expires_at: this.expiresAt(b.expires_at),
         // kept for the simulated payment (Stripe copies payment_intent_data.metadata to the PaymentIntent)
         _pi_metadata: b.payment_intent_data?.metadata ?? {},
       };
@@ -163,6 +174,54 @@ export class StripeStandIn {
     }
     if (method === 'GET' && path === '/v1/events') return this.listEvents(b);
     return undefined;
+  }
+
+  /** Stripe's rule for Checkout Sessions: expires_at 30 minutes to 24 hours from now (default 24 h). */
+  private expiresAt(raw: unknown): number {
+    const now = Math.floor(Date.now() / 1000);
+    if (raw === undefined) return now + 86_400;
+    const at = Number(raw);
+    if (!Number.isInteger(at) || at < now + 1800 || at > now + 86_400) throw new Error('The `expires_at` timestamp must be between 30 minutes and 24 hours from Checkout Session creation.');
+    return at;
+  }
+
+  /** The payer's side of the hosted page (see the header). */
+  private hostedPage(method: string, id: string, form: Obj, res: http.ServerResponse) {
+    const s = this.sessions.get(id);
+    if (!s) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      return res.end('no such Checkout Session');
+    }
+    if (method === 'GET') {
+      const done = s.status === 'complete';
+      const amount = `${(s.amount_total / 100).toFixed(2)} ${String(s.currency).toUpperCase()}`;
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      return res.end(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Stripe stand-in checkout</title></head><body><main>` +
+          `<h1>Pay ${amount}</h1>` +
+          (done ? '<p id="done">This payment is complete.</p>' : `<form method="post"><button name="action" value="pay">Pay ${amount}</button> <button name="action" value="cancel">Cancel</button></form>`) +
+          '</main></body></html>',
+      );
+    }
+    if (method !== 'POST' || s.status !== 'open') {
+      res.writeHead(409, { 'content-type': 'text/plain' });
+      return res.end('this Checkout Session is not open');
+    }
+    if (form.action === 'cancel') {
+      res.writeHead(303, { location: s.cancel_url });
+      return res.end();
+    }
+    const events = this.pay(id);
+    res.writeHead(303, { location: s.success_url });
+    res.end();
+    const url = this.notifyUrl;
+    if (url) {
+      setTimeout(() => {
+        void (async () => {
+          for (const e of events) this.notified.push([e.type, (await this.deliver(url, e).catch(() => ({ status: 0 }))).status]);
+        })();
+      }, this.notifyDelayMs);
+    }
   }
 
   private publicSession(s: Obj): Obj {

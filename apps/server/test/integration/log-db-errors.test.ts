@@ -81,6 +81,8 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
     case 'POST /admin/v1/orders/:order_id/card/hold':
     case 'POST /admin/v1/orders/:order_id/card/release':
       return { path, body: { reason: 'balance' } };
+    case 'POST /checkout/v1/sessions/:checkout_id/solana-pay':
+      return { path, body: { account: '4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T' } };
     case 'POST /checkout/v1/sessions/:checkout_id/bind':
       return { path, body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER } };
     case 'POST /admin/v1/merchants':

@@ -4,6 +4,7 @@ import { isId } from '@tollgate/protocol';
 import { backends } from '../helpers/db.ts';
 import { setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
+import { cardsOf } from '../../src/rails/card/index.ts';
 import { startCheckoutServer } from './checkout-fixtures.ts';
 import { CARD, eventsOf, setupCardMerchant } from './card-fixtures.ts';
 
@@ -11,7 +12,9 @@ import { CARD, eventsOf, setupCardMerchant } from './card-fixtures.ts';
  * Card quick-pay through real HTTP and the TEST processor: a link offering `card` next to crypto,
  * a card session (its FIAT_TEST order), the TEST card form's route, COMPLETED on INVOICED with
  * `quickpay.checkout.completed` once, and a held (duplicate) payment that completes nothing until
- * the operator releases it.
+ * the operator releases it. A payment the processor is still processing when the session's window
+ * ends keeps the session OPEN (never EXPIRED) until the processor answers: COMPLETED on success,
+ * FAILED on a decline.
  */
 for (const backend of backends()) {
   describe(`quick-pay card rail (${backend})`, () => {
@@ -57,7 +60,7 @@ for (const backend of backends()) {
       assert.equal(r.body.status, 'OPEN');
       assert.equal(r.body.rail, 'card');
       assert.equal(r.body.amount, '9.50');
-      assert.deepEqual({ ...r.body.terms, order_id: undefined, expires_at: undefined }, { order_id: undefined, expires_at: undefined, checkout_id: r.body.session_id, processor: 'TEST', currency: 'EUR', amount: '9.50', amount_minor: '950' });
+      assert.deepEqual({ ...r.body.terms, order_id: undefined, expires_at: undefined }, { order_id: undefined, expires_at: undefined, checkout_id: r.body.session_id, processor: 'TEST', currency: 'EUR', amount: '9.50', amount_minor: '950', payment_state: 'pending', next_action: { type: 'card_form' } });
       const sid: string = r.body.session_id;
       const oid: string = r.body.order_id;
       const order = await s.signed(m, 'GET', `/api/v1/orders/${oid}`);
@@ -105,6 +108,71 @@ for (const backend of backends()) {
       const st = await status(sid);
       assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
       assert.equal((await completions(oid)).length, 1);
+    });
+
+    const simulate = (orderId: string, scenario: string) => s.admin('POST', `/admin/v1/orders/${orderId}/card/simulate`, { scenario });
+    /** Past the session's window, with every expiry sweeper run (card orders, checkout, orders). */
+    async function pastWindow(expiresAt: number) {
+      s.clock.advance(expiresAt - Math.floor(s.clock.now() / 1000) + 60);
+      await cardsOf(s.tg.deps).expireDue();
+      await s.tg.deps.orders.expireDue();
+    }
+
+    it('processing when the window ends: OPEN, not EXPIRED, until the processor answers; its success → COMPLETED, completion once', async () => {
+      const r = await open({ idempotency_key: 'slow-1' });
+      assert.equal(r.status, 200, r.text);
+      const sid: string = r.body.session_id;
+      const oid: string = r.body.order_id;
+      assert.deepEqual([r.body.terms.payment_state, r.body.terms.next_action], ['pending', { type: 'card_form' }]);
+      const p = await pay(sid, CARD.delayed);
+      assert.deepEqual([p.status, p.body.outcome], [200, 'processing'], p.text);
+      await pastWindow(r.body.expires_at);
+      const st = await status(sid);
+      assert.deepEqual([st.status, st.order_status, st.terms?.payment_state], ['OPEN', 'CHECKOUT_VERIFIED', 'processing'], 'still processing: shown open, terms say so');
+      // The same request again (a reload) gets the open session back, not a status-only EXPIRED.
+      const again = await open({ idempotency_key: 'slow-1' });
+      assert.deepEqual([again.body.session_id, again.body.status, again.body.terms?.payment_state], [sid, 'OPEN', 'processing']);
+      // No second payment on it: the card form refuses while the processor has the payment.
+      assert.notEqual((await pay(sid, CARD.success)).status, 200);
+      assert.equal((await completions(oid)).length, 0);
+      const done = await simulate(oid, 'succeeded');
+      assert.equal(done.status, 200, done.text);
+      const end = await status(sid);
+      assert.deepEqual([end.status, end.order_status, end.terms], ['COMPLETED', 'INVOICED', undefined]);
+      assert.equal((await completions(oid)).length, 1);
+      const rec = (await s.signed(m, 'GET', `/api/v1/payment-links/${linkId}/sessions`)).body.data.find((x: { session_id: string }) => x.session_id === sid);
+      assert.deepEqual([rec.status, rec.order_status], ['COMPLETED', 'INVOICED']);
+    });
+
+    it('processing when the window ends, then declined: the session ends FAILED (not EXPIRED), the order FAILED with its reason, nothing completed', async () => {
+      const r = await open();
+      const sid: string = r.body.session_id;
+      const oid: string = r.body.order_id;
+      assert.equal((await pay(sid, CARD.delayed)).body.outcome, 'processing');
+      await pastWindow(r.body.expires_at);
+      assert.equal((await status(sid)).status, 'OPEN');
+      const no = await simulate(oid, 'declined');
+      assert.equal(no.status, 200, no.text);
+      const st = await status(sid);
+      assert.deepEqual([st.status, st.order_status], ['FAILED', 'FAILED']);
+      const o = await s.signed(m, 'GET', `/api/v1/orders/${oid}`);
+      assert.equal(o.body.status, 'FAILED');
+      assert.equal((await completions(oid)).length, 0);
+      assert.equal((await eventsOf(s, oid)).filter(([e]) => e === 'order.invoiced').length, 0);
+    });
+
+    it('within the window a processing payment that is declined leaves the session OPEN for another card; unpaid past the window it is EXPIRED', async () => {
+      const r = await open();
+      const sid: string = r.body.session_id;
+      const oid: string = r.body.order_id;
+      assert.equal((await pay(sid, CARD.delayed)).body.outcome, 'processing');
+      assert.equal((await simulate(oid, 'declined')).status, 200);
+      const st = await status(sid);
+      assert.deepEqual([st.status, st.order_status, st.terms.payment_state], ['OPEN', 'CHECKOUT_VERIFIED', 'declined']);
+      // Nobody pays again: past the window the session is EXPIRED, its order too.
+      await pastWindow(r.body.expires_at);
+      const end = await status(sid);
+      assert.deepEqual([end.status, end.order_status], ['EXPIRED', 'EXPIRED']);
     });
 
     it('a crypto session has no card order to pay; an unknown session is 404', async () => {

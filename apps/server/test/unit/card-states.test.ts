@@ -4,6 +4,8 @@ import { CARD_PAYMENT_STATES, HOLD_REASONS, isHoldReason, mayMove, mayMoveDisput
 import { last4, luhnValid, normalizeCardNumber, TEST_CARDS } from '../../src/rails/card/test/cards.ts';
 import { opaqueAddress, toMinor } from '../../src/rails/card/service.ts';
 import { normalizeStripeEvent } from '../../src/rails/card/stripe/events.ts';
+import { stripeExpiry } from '../../src/rails/card/stripe/processor.ts';
+import { cardReturnUrl, nextActionOf } from '../../src/rails/card/port.ts';
 
 test('payment states: moves only to an equal or higher rank; refunded is final', () => {
   const table: Record<string, string[]> = {};
@@ -78,4 +80,21 @@ test('Stripe events normalize to card events; unrelated types and unpaid session
   assert.equal(dispute('charge.dispute.closed', 'lost'), 'dispute.lost');
   assert.equal(dispute('charge.dispute.closed', 'warning_closed'), undefined);
   assert.deepEqual(normalizeStripeEvent(ev('customer.created', { id: 'cus_1' })), []);
+});
+
+test('next action from what the start stored; the return URLs keep the fragment and mark the outcome', () => {
+  assert.deepEqual(nextActionOf({ redirect_url: null }), { type: 'card_form' });
+  assert.deepEqual(nextActionOf({ redirect_url: 'https://checkout.stripe.com/c/pay/cs_1' }), { type: 'redirect', url: 'https://checkout.stripe.com/c/pay/cs_1' });
+  assert.equal(cardReturnUrl('https://pay.example/checkout/pay#cs_9x', 'paid'), 'https://pay.example/checkout/pay?card_return=paid#cs_9x');
+  assert.equal(cardReturnUrl('https://pay.example/tg/quickpay/pay/pl_1?x=1#qps_2', 'cancelled'), 'https://pay.example/tg/quickpay/pay/pl_1?x=1&card_return=cancelled#qps_2');
+});
+
+test('Stripe Checkout expires_at: the order window, within 35 min and 23 h of the order creation (stable for a retried start)', () => {
+  const created = new Date('2026-01-01T00:00:00Z');
+  const at = (s: number) => new Date(created.getTime() + s * 1000);
+  const base = created.getTime() / 1000;
+  assert.equal(stripeExpiry(at(600), created), base + 35 * 60, 'a 10-minute window: Stripe\'s 30-minute floor (+5 for a retry)');
+  assert.equal(stripeExpiry(at(3600), created), base + 3600);
+  assert.equal(stripeExpiry(at(3 * 86_400), created), base + 23 * 3600);
+  assert.equal(stripeExpiry(at(3600), created), stripeExpiry(at(3600), created));
 });

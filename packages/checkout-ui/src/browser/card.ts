@@ -59,8 +59,22 @@ function cardTotal(c: CardContext, text: string) {
 let timer: ReturnType<typeof setTimeout> | undefined;
 let busy = false;
 
-/** Starts (or resumes) the card payment and shows what comes next. */
-export async function startCard(c: CardContext): Promise<void> {
+/**
+ * How the processor's page sent the payer back, if it did: the card rail asks it to return to this
+ * page with `card_return=paid` after a payment and `card_return=cancelled` otherwise
+ * (apps/server/src/rails/card/port.ts). Kept in the URL, so a reload still knows.
+ */
+function cardReturn(): 'paid' | 'cancelled' | undefined {
+  const v = new URLSearchParams(location.search).get('card_return');
+  return v === 'paid' || v === 'cancelled' ? v : undefined;
+}
+
+/**
+ * Starts (or resumes) the card payment and shows what comes next. `resume`: the page was opened on
+ * an attempt that already has a card payment (a reload, or the processor's page sending the payer
+ * back): a processor page is then offered with a button, never re-entered by itself.
+ */
+export async function startCard(c: CardContext, opts: { resume?: boolean } = {}): Promise<void> {
   if (busy) return;
   busy = true;
   c.say('Preparing your card payment…');
@@ -75,13 +89,37 @@ export async function startCard(c: CardContext): Promise<void> {
   busy = false;
   c.say('');
   cardTotal(c, `Total ${st.amount} ${st.currency}`);
-  if (st.next_action.type === 'redirect' && st.next_action.url) {
-    c.say('Taking you to the card payment page…');
-    location.assign(st.next_action.url);
-    return;
-  }
   if (st.payment_state === 'processing' || st.order_status !== 'CHECKOUT_VERIFIED') return waitFor(c, st.order_status === 'PAYMENT_CONFIRMED');
+  if (st.next_action.type === 'redirect' && st.next_action.url) {
+    const back = cardReturn();
+    // Back from a payment on the processor's page: its notification may trail the payer by a
+    // few seconds. Wait for it here rather than send the payer to pay again.
+    if (back === 'paid' && st.payment_state === 'pending') return waitFor(c, false, true);
+    if (opts.resume || back || st.payment_state === 'declined') return showContinue(c, st, back === 'cancelled' ? 'You left the card payment page without paying.' : st.payment_state === 'declined' ? 'The card payment was declined. Try again with another card.' : undefined);
+    return goTo(c, st.next_action.url);
+  }
   showForm(c, st);
+}
+
+function goTo(c: CardContext, url: string) {
+  c.say('Taking you to the card payment page…');
+  location.assign(url);
+}
+
+/** The processor's own page (Stripe Checkout) takes the card: a button to (go back to) it. */
+function showContinue(c: CardContext, st: CardStart, note?: string) {
+  const url = st.next_action.url!;
+  c.setScreen(
+    h(
+      'section',
+      { 'aria-labelledby': 'card-go-h', 'data-screen': 'card-redirect' },
+      h('h2', { id: 'card-go-h', tabindex: -1 }, `Pay ${st.amount} ${st.currency} by card`),
+      note ? h('p', { class: 'notice', role: 'status' }, note) : undefined,
+      h('p', {}, 'You enter your card on the card processor’s secure page; it sends you back here when you are done.'),
+      h('button', { type: 'button', class: 'primary', onclick: () => goTo(c, url) }, 'Continue to card payment'),
+      c.back ? h('button', { type: 'button', class: 'link', onclick: c.back }, 'Pay with tokens instead') : undefined,
+    ),
+  );
 }
 
 function field(id: string, label: string, attrs: Record<string, string>) {
@@ -149,20 +187,27 @@ function onResult(c: CardContext, st: CardStart, r: TestCardResult) {
   waitFor(c, r.order_status === 'PAYMENT_CONFIRMED');
 }
 
-/** Paid but held, or still processing: wait for the session to complete (or fail). */
-function waitFor(c: CardContext, held: boolean) {
+/**
+ * Paid but held, still processing, or back from the processor's page: wait for the session to
+ * complete (or fail). A processing payment is waited for even past the payment window: the
+ * session stays open until the processor answers (it is never shown as expired under the payer).
+ */
+function waitFor(c: CardContext, held: boolean, returned = false) {
   c.paid();
+  const [screen, title, text, live] = held
+    ? ['card-held', 'Payment received, under review', `${c.session().merchant.name} has your payment but must review it before your order completes. You do not need to pay again; keep this page open or come back later.`, 'Payment received. It is being reviewed.']
+    : returned
+      ? ['card-confirming', 'Confirming your card payment', 'The card processor sent you back. Tollgate is waiting for its confirmation; this page updates by itself. Do not pay again.', 'Confirming your card payment.']
+      : ['card-processing', 'Your card payment is processing', 'This can take a little while, even past the time limit: the payment stays open until the card processor answers. Do not pay again; this page updates by itself.', 'Payment processing.'];
   c.setScreen(
     h(
       'section',
-      { 'aria-labelledby': 'card-wait-h', class: 'result tone-warn', 'data-screen': held ? 'card-held' : 'card-processing' },
-      h('h2', { id: 'card-wait-h', tabindex: -1 }, held ? 'Payment received, under review' : 'Your card payment is processing'),
-      h('p', {}, held
-        ? `${c.session().merchant.name} has your payment but must review it before your order completes. You do not need to pay again; keep this page open or come back later.`
-        : 'This can take a little while. Do not pay again; this page updates by itself.'),
+      { 'aria-labelledby': 'card-wait-h', class: 'result tone-warn', 'data-screen': screen },
+      h('h2', { id: 'card-wait-h', tabindex: -1 }, title),
+      h('p', {}, text),
     ),
   );
-  c.say(held ? 'Payment received. It is being reviewed.' : 'Payment processing.');
+  c.say(live);
   poll(c);
 }
 
@@ -178,7 +223,9 @@ function poll(c: CardContext) {
       if (st.order_status === 'CHECKOUT_VERIFIED') {
         // Processing ended in a decline: back to the form.
         const s = await c.api.card();
-        if (s.payment_state === 'declined') return showForm(c, s, 'The card payment was declined. Try another card.');
+        if (s.payment_state === 'declined') {
+          return s.next_action.type === 'redirect' ? showContinue(c, s, 'The card payment was declined. Try again with another card.') : showForm(c, s, 'The card payment was declined. Try another card.');
+        }
       }
     } catch {
       /* keep polling */

@@ -4,15 +4,16 @@
 // verifies with Tollgate server-side.
 import { ApiError, checkoutApi, checkoutIdFromHash, safeHttpUrl, successRedirect, type CheckoutApi } from '../lib/api.ts';
 import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
-import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
 import { buildEip681Transfer } from '../lib/eip681.ts';
 import { formatUnits } from '../lib/money.ts';
 import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type BindTerms, type PaymentOption, type PublicSession, type StatusProjection } from '../lib/types.ts';
-import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
+import { discoverWallets, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
 import { h, replace, sessionStore as storage, setText } from './dom.ts';
-import { optionKey, sentTx, termsFor, type Terms } from '../lib/terms.ts';
+import { optionKey, sentTx, termsFor, type PreparedWallet, type Terms } from '../lib/terms.ts';
 import { cardMethod, cardOnlyScreen, startCard, type CardContext } from './card.ts';
+import { prepareEvmWallet } from './evm-pay.ts';
+import { solanaWalletArea, watchSolanaWallets } from './solana-pay.ts';
 import { chooseScreen, doneScreen, lineItems, loadErrorScreen, messageScreen, optionAmount, payLine, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
@@ -21,7 +22,7 @@ const REDIRECT_MS = 2500;
 interface Payment {
   terms: Terms;
   from?: string;
-  wallet?: Wallet;
+  sender?: { name: string; send: PreparedWallet['send'] }; // the wallet paying (EIP-1193 or Wallet Standard), for "send again"
   txHash?: string;
   /** the status projection reported the transfer (it is in a block) */
   seen?: boolean;
@@ -100,8 +101,7 @@ const failed = () =>
   finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds on this page. Contact ${merchant()} about your order.`, returnAction()));
 const tooLate = () =>
   finish(messageScreen('too-late', 'warn', 'Too little time left to pay', `This checkout expires in less than a minute, too soon to pay safely. Ask ${merchant()} for a new checkout.`, returnAction()));
-const notFound = () =>
-  finish(messageScreen('not-found', 'error', 'Checkout not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.'));
+const notFound = () => finish(messageScreen('not-found', 'error', 'Checkout not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.'));
 
 const termsOf = (t: Parameters<typeof termsFor>[1]) => termsFor(session.payment_options, t);
 
@@ -126,7 +126,7 @@ function route() {
       return failed();
   }
   // A live card order (the session stays OPEN while it is processing or held): continue it.
-  if (session.order?.flow?.startsWith('FIAT_') && LIVE_ORDER.includes(session.order.status)) return void startCard(cardCtx());
+  if (session.order?.flow?.startsWith('FIAT_') && LIVE_ORDER.includes(session.order.status)) return void startCard(cardCtx(), { resume: true });
   // A live order: continue it. An expired or cancelled one (session still BOUND): bind again.
   const t = session.order && LIVE_ORDER.includes(session.order.status) ? termsOf(session.order) : undefined;
   if (t) {
@@ -190,8 +190,8 @@ function cardCtx(): CardContext {
 
 function renderWallets() {
   if (!walletSlot?.isConnected) return;
-  // The browser wallets found here are EVM (EIP-1193) wallets: none of them pays on Solana.
-  if (selected && isSolanaOption(selected)) replace(walletSlot, h('p', { class: 'muted' }, 'Pay on Solana with the QR code or link below (any Solana Pay wallet).'));
+  // EIP-1193 wallets pay on EVM chains, Wallet Standard wallets (solana-pay.ts) on Solana.
+  if (selected && isSolanaOption(selected)) replace(walletSlot, solanaWalletArea(selected, api, busy, payWith));
   else replace(walletSlot, walletButtons(wallets, busy, payWithWallet));
 }
 
@@ -217,7 +217,7 @@ function showPay() {
       showQr: p.showQr,
       ...(p.from ? { from: p.from } : {}),
       ...(p.txHash ? { txHash: p.txHash } : {}),
-      ...(p.wallet ? { wallet: { name: p.wallet.info.name, busy, onRetry: () => void sendWithWallet() } } : {}),
+      ...(p.sender ? { wallet: { name: p.sender.name, busy, onRetry: () => void sendWithWallet() } } : {}),
     }),
   );
 }
@@ -275,19 +275,19 @@ async function payByQr(from: string, onAddressError: (msg: string) => void) {
   }
 }
 
-async function payWithWallet(w: Wallet) {
+const payWithWallet = (w: Wallet) => payWith(w.info.name, prepareEvmWallet(w, say));
+/** A wallet payment: connect (`prepare`), bind the session to the wallet's address, then send. */
+async function payWith(name: string, prepare: (option: PaymentOption) => Promise<PreparedWallet>) {
   if (busy || !selected) return;
   const option = selected;
   busy = true;
   renderWallets();
   try {
-    say(`Connect ${w.info.name} to continue…`);
-    const from = await connect(w.provider);
-    say(`Switch ${w.info.name} to ${networkName(option)} if it asks.`);
-    await ensureChain(w.provider, option.chain_id);
+    say(`Connect ${name} to continue…`);
+    const { from, send } = await prepare(option);
     const t = await bind(option, from);
     if (!t) return;
-    payment = { terms: t, from, wallet: w, showQr: false };
+    payment = { terms: t, from, sender: { name, send }, showQr: false };
     startPolling();
   } catch (e) {
     return void say(walletErrorMessage(e));
@@ -300,17 +300,16 @@ async function payWithWallet(w: Wallet) {
 
 async function sendWithWallet() {
   const p = payment;
-  if (!p?.wallet || !p.from || busy || finished) return;
+  if (!p?.sender || busy || finished) return;
   busy = true;
   showPay();
-  say(`Confirm the transfer in ${p.wallet.info.name}.`);
+  say(`Confirm the transfer in ${p.sender.name}.`);
   try {
-    await ensureChain(p.wallet.provider, p.terms.chainId);
-    p.txHash = await sendTransfer(p.wallet.provider, { from: p.from, tokenContract: p.terms.tokenContract, payTo: p.terms.payTo, amountWei: p.terms.amountWei });
+    p.txHash = await p.sender.send(p.terms);
     sentTx.set(storage(), p.terms.orderId, p.txHash);
     say('Payment sent. Waiting for the network to confirm it…');
   } catch (e) {
-    say(walletErrorMessage(e));
+    await actionFailed(e); // a wallet's refusal, or Tollgate's (e.g. the order was paid meanwhile)
   } finally {
     busy = false;
     if (!finished) showPay();
@@ -411,6 +410,7 @@ async function boot() {
     wallets = list;
     renderWallets();
   });
+  watchSolanaWallets(renderWallets);
   route();
   if (!finished) {
     tick();

@@ -52,6 +52,7 @@ function finish(node: HTMLElement) {
 
 const expired = () => finish(messageScreen('expired', 'warn', 'This payment has expired', `Start no new payment on this attempt. If you already sent a payment, contact ${merchant()} with your transaction.`, { label: 'Start again', onclick: restart }));
 const failed = () => finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds for this attempt. Contact ${merchant()}.`));
+const cardFailed = () => finish(messageScreen('failed', 'error', 'The card payment failed', `This attempt ended without completing your order (the card processor declined it). Start again to try another card, or contact ${merchant()} if your card was charged.`, { label: 'Start again', onclick: restart }));
 const confirmed = (txHash?: string) =>
   finish(doneScreen(merchant(), undefined, { explorerUrl: payment?.terms.explorerUrl ?? selected?.explorer_url, hash: payment?.txHash ?? txHash }));
 
@@ -269,9 +270,11 @@ function cardStart(s: QuickPaySession): CardStart {
     currency: link.fiat_currency ?? '',
     amount: link.fiat_amount ?? '',
     order_status: s.order_status ?? 'CHECKOUT_VERIFIED',
-    payment_state: 'pending',
+    // The session's card terms say what the processor needs (Tollgate's form, or its own page)
+    // and whether a payment is already under way (processing: wait, never pay again).
+    payment_state: t?.payment_state ?? 'pending',
     expires_at: t?.expires_at ?? 0,
-    next_action: { type: 'card_form' },
+    next_action: t?.next_action ?? { type: 'card_form' },
   };
 }
 
@@ -281,6 +284,7 @@ function cardApi(): CheckoutApi {
   return {
     session: unsupported,
     bind: unsupported,
+    solanaTransaction: unsupported,
     status: async () => {
       const s = await api.session(cardSession!);
       return { status: s.status === 'PAYMENT_CONFIRMED' ? 'OPEN' : s.status, ...(s.order_id ? { order_id: s.order_id } : {}), ...(s.order_status ? { order_status: s.order_status } : {}) } as Awaited<ReturnType<CheckoutApi['status']>>;
@@ -314,7 +318,7 @@ function cardCtx(): CardContext {
     say,
     summary: () => undefined,
     completed: () => finish(doneScreen(merchant(), undefined, {}, true)),
-    failed,
+    failed: cardFailed,
     expired,
     refused: (e: ApiError) => (e.status === 410 ? finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message)) : say(e.message)),
     paid: () => undefined,
@@ -367,8 +371,8 @@ async function boot() {
       const s = await api.session(resume);
       if (s.rail === 'card') {
         cardSession = s.session_id;
-        if (s.status === 'OPEN') return void startCard(cardCtx());
-        return onSession(s);
+        if (s.status === 'OPEN') return void startCard(cardCtx(), { resume: true });
+        return s.status === 'FAILED' ? cardFailed() : onSession(s);
       }
       const t = termsOf(s);
       selected = link.payment_options.find((o) => t && optionKey(o) === optionKey({ chain_id: t.chainId, token_symbol: t.tokenSymbol })) ?? link.payment_options[0];

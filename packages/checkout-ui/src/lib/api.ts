@@ -1,4 +1,4 @@
-// The three public checkout calls. URLs are relative to the page (`/checkout/pay`), so a deployment
+// The public checkout calls. URLs are relative to the page (`/checkout/pay`), so a deployment
 // behind a path prefix works unchanged and the page never talks to another origin.
 import { clockOffsetMs } from './countdown.ts';
 import type { BindTerms, CardStart, PublicSession, StatusProjection, TestCard, TestCardResult } from './types.ts';
@@ -25,6 +25,8 @@ export interface CheckoutApi {
   session(): Promise<PublicSession>;
   status(): Promise<StatusProjection>;
   bind(body: { chain_id: number; token_symbol: string; from_address: string }): Promise<BindTerms>;
+  /** Solana Pay transaction request: the bound order's unsigned transfer (base64) for `account` to sign and send. */
+  solanaTransaction(account: string): Promise<{ transaction: string; message: string }>;
   /** Starts (or resumes) the card payment of the session. */
   card(): Promise<CardStart>;
   /** TEST processor: pays the card order with a test card (the number goes only to this origin). */
@@ -80,6 +82,7 @@ export function checkoutApi(base: string, checkoutId: string, fetchFn: Fetch = (
     session: () => call<PublicSession>('GET', ''),
     status: () => call<StatusProjection>('GET', '/status'),
     bind: (b) => call<BindTerms>('POST', '/bind', b),
+    solanaTransaction: (account) => call<{ transaction: string; message: string }>('POST', '/solana-pay', { account }),
     card: () => call<CardStart>('POST', '/card', {}),
     testCard: (c) => call<TestCardResult>('POST', '/card/test-payment', c),
     get clockOffset() {

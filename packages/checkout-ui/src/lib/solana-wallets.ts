@@ -129,3 +129,26 @@ export async function signAndSend(w: StandardWallet, input: SignAndSendInput): P
   if (!(out?.signature instanceof Uint8Array) || out.signature.length !== 64) throw { code: -32603, message: 'the wallet returned no transaction signature' };
   return out.signature;
 }
+
+const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/** Base58 (Bitcoin alphabet) of `bytes`: how a transaction signature is written. */
+export function base58(bytes: Uint8Array): string {
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  let out = '';
+  while (n > 0n) {
+    out = B58[Number(n % 58n)] + out;
+    n /= 58n;
+  }
+  for (let i = 0; i < bytes.length && bytes[i] === 0; i++) out = '1' + out;
+  return out;
+}
+
+/** The bytes of a standard base64 string (a transaction from the server). */
+export function fromBase64(s: string): Uint8Array {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}

@@ -18,6 +18,12 @@ export interface Terms {
   paymentUrl?: string;
 }
 
+/** A connected wallet, ready to pay: its paying address, and a way to send a bound order's payment (resolves to the transaction hash or signature). */
+export interface PreparedWallet {
+  from: string;
+  send(t: Terms): Promise<string>;
+}
+
 export const optionKey = (o: { chain_id: number; token_symbol: string }) => `${o.chain_id}:${o.token_symbol}`;
 
 /**
@@ -56,7 +62,8 @@ export const sentTx = {
   get(storage: Pick<Storage, 'getItem'> | undefined, orderId: string): string | undefined {
     try {
       const v = storage?.getItem(`tollgate:tx:${orderId}`);
-      return v && /^0x[0-9a-f]{64}$/.test(v) ? v : undefined;
+      // an EVM transaction hash, or a Solana signature (64 bytes in base58)
+      return v && /^(0x[0-9a-f]{64}|[1-9A-HJ-NP-Za-km-z]{64,88})$/.test(v) ? v : undefined;
     } catch {
       return undefined; // storage disabled
     }

@@ -13,6 +13,8 @@ export interface PaymentOption {
   chain_name?: string;
   /** block explorer base URL (`<explorer_url>/tx/<hash>`), when the chain's configuration names one */
   explorer_url?: string;
+  /** Solana: the Wallet Standard chain of the cluster (`solana:mainnet`, …, `solana:localnet`) */
+  wallet_chain?: string;
 }
 
 export interface SessionOrder {

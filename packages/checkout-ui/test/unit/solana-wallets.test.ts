@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectSolana, discoverSolanaWallets, isPayingSolanaWallet, signAndSend, type SignAndSendInput, type SolanaWallet, type StandardAccount, type StandardWallet } from '../../src/lib/solana-wallets.ts';
+import { base58, fromBase64, connectSolana, discoverSolanaWallets, isPayingSolanaWallet, signAndSend, type SignAndSendInput, type SolanaWallet, type StandardAccount, type StandardWallet } from '../../src/lib/solana-wallets.ts';
 
 const account = (address: string, chains = ['solana:localnet']): StandardAccount => ({
   address,
@@ -102,4 +102,13 @@ test('signAndSend: passes the transaction, account and chain; checks the 64-byte
   await assert.rejects(signAndSend(bad.wallet, { account: a, transaction: tx, chain: 'solana:localnet' }), (e: { code: number }) => e.code === -32603);
   const none = standardWallet('None', { features: ['standard:connect'] });
   await assert.rejects(signAndSend(none.wallet, { account: a, transaction: tx, chain: 'solana:localnet' }), (e: { code: number }) => e.code === 4200);
+});
+
+test('base58 of signature bytes (leading zero bytes are 1s) and base64 decoding of a server transaction', async () => {
+  // Cross-checked with the Base58 codec of @solana/kit (what the server and wallets use).
+  const { getBase58Decoder } = await import('@solana/kit');
+  const samples = [new Uint8Array(64).fill(255), Uint8Array.from({ length: 64 }, (_, i) => (i * 37) & 255), new Uint8Array([0, 0, 1, 2, 3]), new Uint8Array(32)];
+  for (const b of samples) assert.equal(base58(b), getBase58Decoder().decode(b));
+  assert.equal(base58(new Uint8Array([0, 0, 1])), '112');
+  assert.deepEqual(fromBase64(Buffer.from([1, 2, 250, 0]).toString('base64')), new Uint8Array([1, 2, 250, 0]));
 });

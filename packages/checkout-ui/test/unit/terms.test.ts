@@ -45,4 +45,10 @@ test('sentTx: per-order hash in session storage; tolerant of bad values and disa
   assert.equal(sentTx.get(broken, 'ord_1'), undefined);
   assert.doesNotThrow(() => sentTx.set(broken, 'ord_1', hash));
   assert.equal(sentTx.get(undefined, 'ord_1'), undefined);
+  // A Solana signature (64 bytes, base58) is kept too; a base58 string too short to be one is not.
+  const sig = '5'.repeat(87) + 'a';
+  sentTx.set(storage, 'ord_4', sig);
+  assert.equal(sentTx.get(storage, 'ord_4'), sig);
+  map.set('tollgate:tx:ord_5', 'abc');
+  assert.equal(sentTx.get(storage, 'ord_5'), undefined);
 });

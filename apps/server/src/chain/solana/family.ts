@@ -7,6 +7,26 @@ import { transferRequestUrl } from './pay-url.ts';
 import { referenceOf } from './reference.ts';
 import { runSolanaWatcher, SolanaWatcher } from './watcher.ts';
 import { createChainLogger } from '../evm/context.ts';
+import { createSolanaRpcClient, type SolanaRpc } from './rpc.ts';
+import { transferTransaction } from './tx-request.ts';
+import { payerTokenAccount } from './delegate/approval.ts';
+import { FLOW as APPROVE_FLOW } from './delegate/repo.ts';
+import { runSolanaSettlement, SolanaSettlementWorker } from './delegate/worker.ts';
+
+/** One RPC client per configured cluster for request-time reads (transaction requests). */
+const clients = new WeakMap<SolanaChainConfig, SolanaRpc>();
+function rpcOf(chain: SolanaChainConfig): SolanaRpc {
+  let c = clients.get(chain);
+  if (!c) clients.set(chain, (c = createSolanaRpcClient(chain.rpcUrl, 5000)));
+  return c;
+}
+
+/** Wallet Standard chain names of the public clusters, by genesis hash; any other cluster is `solana:localnet`. */
+const WALLET_CHAINS: Readonly<Record<string, string>> = {
+  '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d': 'solana:mainnet',
+  EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG: 'solana:devnet',
+  '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY': 'solana:testnet',
+};
 
 /**
  * The Solana family on the chain port. Addresses are base58 public keys (32 bytes), stored as
@@ -28,8 +48,9 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
   },
   // The payer's wallet pays the merchant's WALLET (it derives the token account) the exact amount,
   // carrying the order's reference key: what attributes the transfer (attribution.ts).
+  // A transfer request only for SOL_DIRECT: a SOL_APPROVE_XFER payer approves, never transfers.
   paymentUrl: (_chain, order) =>
-    transferRequestUrl({
+    order.flow !== undefined && order.flow !== 'SOL_DIRECT' ? undefined : transferRequestUrl({
       recipient: order.pay_to_address,
       amount: BigInt(order.amount_wei),
       decimals: order.decimals,
@@ -37,6 +58,34 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
       references: [referenceOf(order.id)],
       message: `Order ${order.dapp_order_id}`.slice(0, 100),
     }),
+  paymentTransaction: (chain, input) => transferTransaction(rpcOf(chain), chain, input),
+  walletChain: (chain) => WALLET_CHAINS[chain.genesisHash] ?? 'solana:localnet',
+  // DELEGATE on Solana: the payer approves the gateway's delegate key (payToAddress) on its own
+  // token account; the gateway pulls and settles (delegate/). Set up by SOLANA_DELEGATE_KEY.
+  delegatePlan: (_chain, config) => (config.solanaDelegate ? { flow: APPROVE_FLOW, payToAddress: config.solanaDelegate.address } : undefined),
+  async approvalTerms(chain, o) {
+    if (o.flow !== APPROVE_FLOW) return undefined;
+    const t = chain.tokens.find((x) => x.mint === o.token_contract);
+    if (!t) return undefined;
+    return {
+      instruction: 'approveChecked',
+      delegate: o.pay_to_address,
+      mint: t.mint,
+      tokenProgram: t.programId,
+      sourceTokenAccount: await payerTokenAccount(chain, o),
+      amount: o.amount_wei,
+      decimals: o.decimals,
+      reference: referenceOf(o.id),
+    };
+  },
+  startSettlement: (chain, deps) =>
+    deps.config.solanaDelegate
+      ? runSolanaSettlement(
+          new SolanaSettlementWorker({ chain, key: deps.config.solanaDelegate, db: deps.db, clock: deps.clock, log: createChainLogger(deps.config.logLevel, { component: 'solana-settlement', chain_id: chain.chainId }) }),
+          chain.pollIntervalMs,
+        )
+      : undefined,
+  failedAtExpiry: [APPROVE_FLOW],
   depth: (chain) => ({ unit: 'commitment', confirm: chain.confirmCommitment, invoice: chain.finalityCommitment }),
   startWatcher: (chain, deps, hooks) =>
     runSolanaWatcher(

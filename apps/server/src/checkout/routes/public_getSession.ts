@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
+import { configuredChains } from '../../chain/registry.ts';
 import { checkoutOf } from '../service.ts';
 import { PublicSessionSchema, publicSessionView } from '../views.ts';
 
@@ -23,7 +24,9 @@ export const publicGetCheckoutSession = defineRoute({
     // Terms and status of a capability: no shared cache may keep them.
     reply.header('cache-control', 'no-store');
     const svc = checkoutOf(deps);
-    // Solana clusters are named and linked like EVM chains; a Solana order carries its `solana:` URL.
-    return publicSessionView(v, deps.clock.now(), [...deps.config.chains, ...(deps.config.solanaChains ?? [])], (o) => svc.termsOf(o).payment_url);
+    // Solana clusters are named and linked like EVM chains (plus the Wallet Standard chain name of
+    // the cluster); a Solana order carries its `solana:` URL.
+    const chains = configuredChains(deps.config).map(({ family, chain }) => ({ ...chain, ...(family.walletChain ? { walletChain: family.walletChain(chain) } : {}) }));
+    return publicSessionView(v, deps.clock.now(), chains, (o) => svc.termsOf(o).payment_url);
   },
 });

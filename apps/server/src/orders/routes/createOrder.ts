@@ -54,6 +54,7 @@ export const createOrder = defineRoute({
       calldataSignRequest: out.calldataSignRequest,
       ...(c ? { network: c.family.network(c.chain) } : {}),
       ...(c?.family.paymentUrl ? { paymentUrl: c.family.paymentUrl(c.chain, out.order) } : {}),
+      ...(c?.family.approvalTerms ? { approve: await c.family.approvalTerms(c.chain, out.order) } : {}),
     });
     const { json, header } = paymentRequired(terms);
     // Already JSON: a string payload with a JSON content type is sent as is, not re-serialized.

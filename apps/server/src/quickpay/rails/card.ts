@@ -1,10 +1,9 @@
 import type { AppDeps } from '../../deps.ts';
 import { cardsOf } from '../../rails/card/index.ts';
+import { nextActionOf } from '../../rails/card/port.ts';
 import { getProduct, type SessionWithOrder } from '../repo.ts';
-import { quickpayOrderRef } from './crypto.ts';
-import type { QuickPayRail, QuickPayStatus, RailRefusal } from './port.ts';
-
-const refused = (code: RailRefusal['code'], message: string, param?: string): RailRefusal => ({ kind: 'refused', code, message, param });
+import type { QuickPayRail, QuickPayStatus } from './port.ts';
+import { quickpayOrderRef, refused, sessionStatusFromOrder } from './session-order.ts';
 
 /**
  * The card rail of quick-pay: a session sells the link's product at its fiat price (any-amount
@@ -50,33 +49,20 @@ export const cardRail: QuickPayRail = {
   },
 
   status(v: SessionWithOrder, nowMs: number): QuickPayStatus {
-    const o = v.order;
-    if (!o) return nowMs < v.session.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
-    switch (o.status) {
-      case 'CHECKOUT_VERIFIED':
-        // A card payment under way (processing) keeps the session open past its window.
-        return o.payment_seen || nowMs < o.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
-      case 'PAYMENT_CONFIRMED':
-        // Paid but held (duplicate charge, dispute, …): not complete until released and invoiced.
-        return 'OPEN';
-      case 'INVOICED':
-        return 'COMPLETED';
-      case 'EXPIRED':
-      case 'CANCELLED':
-        return 'EXPIRED';
-      case 'FAILED':
-        return 'FAILED';
-      default: {
-        const never: never = o.status;
-        throw new Error(`unknown order status ${never as string}`);
-      }
-    }
+    // Paid but held (PAYMENT_CONFIRMED: duplicate charge, dispute, …) is not complete until the
+    // hold is released and the order invoiced. A payment the processor is still processing keeps
+    // the session OPEN past its window (interface.md: a card session keeps OPEN while its payment
+    // is processing) until it answers: COMPLETED, or FAILED on a decline (rails/card/apply.ts).
+    return sessionStatusFromOrder(v, nowMs, { PAYMENT_CONFIRMED: 'OPEN', INVOICED: 'COMPLETED' });
   },
 
   terms(v) {
     const o = v.order;
     if (!o) return undefined;
     // token_symbol is the currency and amount_wei the minor units on a card order (card-payments.md).
+    // next_action is the processor's (rails/card/port.ts): Tollgate's card form (TEST) or a
+    // redirect to the processor's own page (Stripe Checkout); the page follows it as the checkout
+    // page does, and payment_state says whether a payment is already under way.
     return {
       order_id: o.id,
       checkout_id: v.session.id,
@@ -85,6 +71,8 @@ export const cardRail: QuickPayRail = {
       amount: v.session.amount,
       amount_minor: o.amount_wei,
       expires_at: Math.floor(o.expires_at.getTime() / 1000),
+      payment_state: o.card?.state ?? 'pending',
+      next_action: nextActionOf({ redirect_url: o.card?.redirect_url ?? null }),
     };
   },
 };

@@ -2,12 +2,8 @@ import { isAddress } from 'viem';
 import { isRefusal, parsePositiveDecimal } from '../../checkout/fields.ts';
 import type { AppDeps } from '../../deps.ts';
 import type { SessionWithOrder } from '../repo.ts';
-import type { QuickPayRail, QuickPayStatus, RailRefusal } from './port.ts';
-
-const refused = (code: RailRefusal['code'], message: string, param?: string): RailRefusal => ({ kind: 'refused', code, message, param });
-
-/** The dapp_order_id of a crypto session's order: unique per merchant, names the session. */
-export const quickpayOrderRef = (sessionId: string) => `quickpay:${sessionId}`;
+import type { QuickPayRail, QuickPayStatus } from './port.ts';
+import { quickpayOrderRef, refused, sessionStatusFromOrder } from './session-order.ts';
 
 /**
  * The chain/token pairs a link offers: its own list, or every merchant wallet whose token is
@@ -66,25 +62,8 @@ export const cryptoRail: QuickPayRail = {
   },
 
   status(v: SessionWithOrder, nowMs: number): QuickPayStatus {
-    const o = v.order;
-    if (!o) return nowMs < v.session.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
-    switch (o.status) {
-      case 'CHECKOUT_VERIFIED':
-        // A payment seen keeps the session open past the window: it is confirming.
-        return o.payment_seen || nowMs < o.expires_at.getTime() ? 'OPEN' : 'EXPIRED';
-      case 'PAYMENT_CONFIRMED':
-      case 'INVOICED':
-        return 'PAYMENT_CONFIRMED';
-      case 'EXPIRED':
-      case 'CANCELLED':
-        return 'EXPIRED';
-      case 'FAILED':
-        return 'FAILED';
-      default: {
-        const never: never = o.status;
-        throw new Error(`unknown order status ${never as string}`);
-      }
-    }
+    // A transfer seen keeps the session open past the window: it is confirming.
+    return sessionStatusFromOrder(v, nowMs, { PAYMENT_CONFIRMED: 'PAYMENT_CONFIRMED', INVOICED: 'PAYMENT_CONFIRMED' });
   },
 
   terms(v) {

@@ -129,7 +129,10 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
  *    COMPLETED + quickpay.checkout.completed through transition.ts); with a hold it is parked in
  *    PAYMENT_CONFIRMED, which emits neither completion event;
  *  - a fully refunded payment, or a lost dispute, fails an order not yet invoiced; an INVOICED
- *    order never regresses (the refund / dispute events report it).
+ *    order never regresses (the refund / dispute events report it);
+ *  - a decline that arrives once the window has ended (the payment was processing until then)
+ *    fails the order: a processing payment is never expired under the payer (service.expireDue
+ *    skips it), it ends when the processor answers.
  */
 export async function settleOrder(tx: Queryable, orderId: string, now: Date, successes: readonly CardEvent[]): Promise<void> {
   const o = await repo.lockOrder(tx, orderId);
@@ -162,6 +165,11 @@ export async function settleOrder(tx: Queryable, orderId: string, now: Date, suc
     await transitionOrder(tx, { orderId, from: 'CHECKOUT_VERIFIED', trigger: held ? 'confirm' : 'invoice', patch, detail, now });
   } else if (cp.state === 'succeeded' && o.status === 'PAYMENT_CONFIRMED' && !held) {
     await transitionOrder(tx, { orderId, from: 'PAYMENT_CONFIRMED', trigger: 'invoice', patch: { invoiced_at: now }, detail, now });
+  } else if (cp.state === 'declined' && o.status === 'CHECKOUT_VERIFIED' && now.getTime() >= o.expires_at.getTime()) {
+    // The processor declined a payment it was still processing when the window ended. The payer
+    // cannot retry on a closed window, so the attempt ends here, as FAILED (the processor said
+    // no), not EXPIRED (which would read as "nobody paid"); its session ends FAILED too.
+    await transitionOrder(tx, { orderId, from: 'CHECKOUT_VERIFIED', trigger: 'fail', patch: { failure_reason: 'card payment declined after the payment window ended' }, detail, now });
   }
 }
 

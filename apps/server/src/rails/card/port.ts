@@ -48,8 +48,23 @@ export interface StartPaymentInput {
   /** ISO 4217, upper case */
   currency: string;
   description: string;
-  /** Where the processor's hosted page returns the payer (Tollgate's hosted checkout page). */
+  /**
+   * Where the processor's hosted page returns the payer after paying (Tollgate's page, marked
+   * `card_return=paid` so the page waits for the notification instead of sending the payer back).
+   */
   returnUrl: string;
+  /** Where it returns a payer who left without paying (marked `card_return=cancelled`). */
+  cancelUrl: string;
+  /**
+   * The end of Tollgate's payment window. A processor with its own hosted page should close that
+   * page near it (as far as the processor allows), so payers do not pay an order that expired.
+   */
+  expiresAt: Date;
+  /**
+   * When the order was created: a stable base for deadlines sent to the processor, so a retried
+   * start (same idempotency key) sends the same request.
+   */
+  createdAt: Date;
   /** Same key for a retried start of the same order attempt: the processor returns the same payment. */
   idempotencyKey: string;
 }
@@ -60,6 +75,25 @@ export type NextAction =
   | { type: 'card_form' }
   /** The processor's hosted payment page (Stripe Checkout). */
   | { type: 'redirect'; url: string };
+
+/**
+ * The next action of a started payment, from what was stored when it started (card_payments
+ * `redirect_url`): every page that starts or resumes a card payment (hosted checkout, quick-pay)
+ * reads it here, so a processor with its own hosted page is followed the same way everywhere.
+ */
+export function nextActionOf(stored: { redirect_url: string | null }): NextAction {
+  return stored.redirect_url ? { type: 'redirect', url: stored.redirect_url } : { type: 'card_form' };
+}
+
+/** The query parameter a processor's page adds when it returns the payer (StartPaymentInput). */
+export const CARD_RETURN_PARAM = 'card_return';
+
+/** `url` with `card_return=<outcome>` in its query (before any fragment). */
+export function cardReturnUrl(url: string, outcome: 'paid' | 'cancelled'): string {
+  const u = new URL(url);
+  u.searchParams.set(CARD_RETURN_PARAM, outcome);
+  return u.toString();
+}
 
 export interface StartedPayment {
   paymentReference: string;

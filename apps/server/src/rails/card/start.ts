@@ -7,7 +7,7 @@ import { reserveFee } from '../../fees/ledger.ts';
 import { FIAT_CURRENCIES } from '../../checkout/fields.ts';
 import type { OrderRow } from '../../orders/repo.ts';
 import { patchOrder } from '../../orders/repo.ts';
-import { flowOf, type CardProcessor, type NextAction } from './port.ts';
+import { cardReturnUrl, flowOf, nextActionOf, type CardProcessor, type NextAction } from './port.ts';
 import * as repo from './repo.ts';
 
 /**
@@ -116,7 +116,10 @@ export async function ensureStarted(ctx: StartContext, orderId: string, returnUr
       amountMinor: BigInt(order.amount_wei),
       currency: order.fiat_currency!,
       description: `Order ${orderId}`,
-      returnUrl,
+      returnUrl: cardReturnUrl(returnUrl, 'paid'),
+      cancelUrl: cardReturnUrl(returnUrl, 'cancelled'),
+      expiresAt: order.expires_at,
+      createdAt: order.created_at,
       // One processor payment per card order: a retried start after a timeout finds it.
       idempotencyKey: `tollgate-start-${orderId}`,
     });
@@ -135,7 +138,7 @@ export async function ensureStarted(ctx: StartContext, orderId: string, returnUr
     order_status: order.status,
     payment_state: cp.state,
     expires_at: Math.floor(order.expires_at.getTime() / 1000),
-    next_action: cp.redirect_url ? { type: 'redirect', url: cp.redirect_url } : { type: 'card_form' },
+    next_action: nextActionOf(cp),
   };
 }
 

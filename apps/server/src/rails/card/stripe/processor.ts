@@ -43,7 +43,8 @@ export class StripeCardProcessor implements CardProcessor {
         client_reference_id: input.orderId,
         line_items: [{ quantity: 1, price_data: { currency: input.currency.toLowerCase(), unit_amount: Number(input.amountMinor), product_data: { name: input.description } } }],
         success_url: input.returnUrl,
-        cancel_url: input.returnUrl,
+        cancel_url: input.cancelUrl,
+        expires_at: stripeExpiry(input.expiresAt, input.createdAt),
         metadata,
         payment_intent_data: { metadata },
       },
@@ -107,4 +108,20 @@ export class StripeCardProcessor implements CardProcessor {
     const newest = raw.length ? raw.reduce((a, b) => (b.created >= a.created ? b : a)).id : cursor;
     return { events: raw.flatMap(normalizeStripeEvent), cursor: newest };
   }
+}
+
+/**
+ * The Checkout Session's `expires_at`: Tollgate's payment window, within what Stripe accepts (30
+ * minutes to 24 hours after the request). Without it Stripe keeps its page open for 24 hours and
+ * payers could pay an order that expired long ago; with a window shorter than 30 minutes the page
+ * still outlives it by the difference, and a payment made then is reported `held` (paid after the
+ * order closed: refund it).
+ *
+ * Computed from the order's creation time, not the clock, so a retried start (same idempotency key)
+ * sends the same request: Stripe refuses a key reused with other parameters. The 35-minute floor
+ * leaves five minutes for such a retry; the 23-hour ceiling an hour of clock skew.
+ */
+export function stripeExpiry(windowEnd: Date, orderCreatedAt: Date): number {
+  const base = Math.floor(orderCreatedAt.getTime() / 1000);
+  return Math.min(Math.max(Math.floor(windowEnd.getTime() / 1000), base + 35 * 60), base + 23 * 3600);
 }
