@@ -1,8 +1,11 @@
 /**
  * Machine-payment verify/s against getOrderStatus/s in the same run, on PostgreSQL and a real anvil
  * chain, with Tollgate as an operator runs it (`serve --role api`, one child process):
- * - `verify (first)`: the first verify of a final payment — three JSON-RPC reads (receipt, block,
- *   head) and one transaction (claim row + challenge update + EdDSA signature);
+ * - `verify (first)`: the first verify of a final payment. With the worker process running (the
+ *   default, as an operator deploys `--role api` beside `--role worker`), the chain watcher has
+ *   indexed the transfers before the round starts: one indexed read (chain_transfers + cursor)
+ *   and the claim transaction (claim row + challenge update + EdDSA signature). With
+ *   BENCH_MPP_WATCHER=0 there is no watcher: JSON-RPC reads (receipt, block, head) to the node;
  * - `verify (repeat)`: the same verify again — the stored receipt, no chain read;
  * - `getOrderStatus`: the signed GET of orders-api.ts.
  * Rounds are interleaved; medians are reported. Each first-verify round has its own fresh set of
@@ -18,6 +21,7 @@ import { signedHeaders } from '@tollgate/protocol';
 import { mine, startDevChain, transferToken } from '@tollgate/devchain';
 import type { Hex } from 'viem';
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { fileURLToPath } from 'node:url';
 import { adminCall, writeGatewayConfig } from '../apps/server/test/helpers/reliability.ts';
 import { TEST_ADMIN_TOKEN } from '../apps/server/test/helpers/server.ts';
@@ -31,6 +35,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 /** Paid challenges prepared per first-verify round: more than a round can consume. */
 const PER_ROUND = Number(process.env.BENCH_MPP_PER_ROUND ?? 2000);
 const WALLET = '0x' + '11'.repeat(20);
+/** Run the worker role (chain watcher) beside the API process; 0 measures the node-only verify path. */
+const WATCHER = process.env.BENCH_MPP_WATCHER !== '0';
 
 async function post(base: string, path: string, body: unknown): Promise<any> {
   const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -42,10 +48,15 @@ async function main() {
   const dev = await startDevChain({ chainId: 31337 });
   const cfg = writeGatewayConfig(mkdtempSync(join(tmpdir(), 'tg-bench-mpp-')), dev, { confirmations: 1, finality: 1, pollMs: 1000 });
   // Tollgate as `serve --role api` runs it, in its own process, without per-IP rate limits.
-  const tg = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/serve-unlimited.ts', import.meta.url))], {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn' },
+  const masterKey = randomBytes(32).toString('hex');
+  const serve = (role: 'api' | 'worker') => spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/serve-unlimited.ts', import.meta.url))], {
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: masterKey, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn', BENCH_ROLE: role },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const tg = serve('api');
+  // The worker starts after the API process has migrated the database.
+  let worker: ReturnType<typeof serve> | undefined;
+  const pgc = new pg.Client({ connectionString: db.url });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -56,10 +67,20 @@ async function main() {
       });
       tg.once('exit', (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
     });
+    await pgc.connect();
+    if (WATCHER) (worker = serve('worker')).stdout!.resume();
     const m = (await adminCall(url, 'POST', '/admin/v1/merchants', { name: 'bench' })).body;
     await adminCall(url, 'POST', `/admin/v1/merchants/${m.merchant_id}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: WALLET });
     await adminCall(url, 'POST', `/admin/v1/merchants/${m.merchant_id}/fee-balance/top-ups`, { amount: '1000' });
     await adminCall(url, 'PUT', `/admin/v1/merchants/${m.merchant_id}/mpp/routes/GET:api:data`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
+    if (WATCHER) {
+      // A watcher starting on a fresh database begins at head − finality (chain/evm/scan.ts): wait
+      // for its cursor before paying, or the first set's transfers would precede it, unindexed.
+      for (let t = 0; !(await pgc.query('SELECT 1 FROM chain_cursors WHERE chain_id = 31337')).rowCount; t++) {
+        if (t > 1200) throw new Error('the chain watcher did not start in 120 s');
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    }
     const creds = { apiKey: m.api_key as string, apiSecret: m.api_secret as string };
     const orderBody = { dapp_order_id: 'bench-status', chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: '1000000' };
     const order = await (await fetch(url + '/api/v1/orders', { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders({ ...creds, body: orderBody }) }, body: JSON.stringify(orderBody) })).json();
@@ -94,12 +115,23 @@ async function main() {
         await mine(dev.rpcUrl, 1);
       }
       if (mined.length < out.length) console.log(`paid set: ${out.length - mined.length} of ${out.length} transfers never mined by anvil; left out of the round`);
+      if (WATCHER) {
+        // Wait until the watcher has scanned the chain's head (every transfer of the set indexed).
+        const head = BigInt((await (await fetch(dev.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) })).json()).result);
+        for (let t = 0; ; t++) {
+          const r = await pgc.query<{ block_number: string }>('SELECT block_number::text FROM chain_cursors WHERE chain_id = 31337');
+          if (r.rows[0] && BigInt(r.rows[0].block_number) >= head) break;
+          if (t > 600) throw new Error('the chain watcher did not reach the head in 60 s');
+          await new Promise((res) => setTimeout(res, 100));
+        }
+      }
       return mined;
     }
 
     const results: Record<string, LoadResult[]> = { first: [], repeat: [], status: [] };
     for (let round = 0; round < ROUNDS; round++) {
       const set = await paidSet();
+      if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGSTOP');
       const first = await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } });
       if (first.requests > PER_ROUND) console.log(`round ${round}: ${first.requests} first verifies > ${PER_ROUND} prepared; raise BENCH_MPP_PER_ROUND`);
       results.first!.push(first);
@@ -119,21 +151,26 @@ async function main() {
       }
       results.repeat!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, PER_ROUND)]! }));
       results.status!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) }));
+      if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGCONT');
     }
     const row = (name: string, rs: LoadResult[]) =>
       `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
-    console.log(`\nrounds=${ROUNDS} duration=${DURATION_MS}ms concurrency=${CONCURRENCY}\n`);
+    console.log(`\nrounds=${ROUNDS} duration=${DURATION_MS}ms concurrency=${CONCURRENCY} watcher=${WATCHER ? 'on (indexed verify)' : 'off (node reads)'}\n`);
     console.log('| workload | req/s (median) | p50 ms | p99 ms | non-expected statuses |');
     console.log('|---|---|---|---|---|');
-    console.log(row('verify, first (chain reads + claim + signature)', results.first!));
+    console.log(row(`verify, first (${WATCHER ? 'indexed read' : 'chain reads'} + claim + signature)`, results.first!));
     console.log(row('verify, repeat (stored receipt)', results.repeat!));
     console.log(row('getOrderStatus (signed GET)', results.status!));
     const perRound = (a: string) => median(results[a]!.map((r, k) => r.rps / results.status![k]!.rps)).toFixed(2);
     console.log(`\nverify first / getOrderStatus = ${perRound('first')}; verify repeat / getOrderStatus = ${perRound('repeat')} (medians of per-round ratios)`);
     for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
   } finally {
-    tg.kill('SIGTERM');
-    await new Promise((r) => tg.once('exit', r));
+    await pgc.end().catch(() => {});
+    for (const p of [worker, tg]) {
+      if (!p || p.exitCode !== null) continue;
+      p.kill('SIGTERM');
+      await new Promise((r) => p.once('exit', r));
+    }
     await dev.stop();
     await db.drop();
   }

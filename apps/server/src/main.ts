@@ -62,7 +62,8 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   // Operator metrics: the services report through narrow callbacks; /metrics reads the registry.
   const metrics = new OpsMetrics(new Registry(), { db, clock });
   const delegate = new DelegateService(db, config, clock);
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock), delegate, x402: createX402(db, config, clock) };
+  const x402 = createX402(db, config, clock);
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
   const cards = await initCards(deps);
   const unobserveTransitions = observeTransitions(metrics.orders.transitioned);
   const unobserveBumps = observeFeeBumps(metrics.feeBumped);

@@ -64,6 +64,7 @@ import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
 import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
 import { submitAuthorization } from './settlement/routes/merchant_submitAuthorization.ts';
 import { publicX402Settle } from './x402/routes/public_settle.ts';
+import { merchantListX402Settlements } from './x402/routes/merchant_listSettlements.ts';
 import { publicX402Supported } from './x402/routes/public_supported.ts';
 import { publicX402Verify } from './x402/routes/public_verify.ts';
 import { adminCreateWebhook } from './webhooks/routes/admin_createWebhook.ts';
@@ -128,6 +129,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   merchantSetRoutePrice,
   merchantListRoutePrices,
   merchantListMppPayments,
+  merchantListX402Settlements,
   // merchant API: hosted quick-pay (products, payment links, their sessions)
   merchantCreateProduct,
   merchantListProducts,

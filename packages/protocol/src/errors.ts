@@ -123,9 +123,9 @@ export const ERROR_CATALOG = {
   invalid_calldata_signature: { status: 400, description: 'The signature does not recover to the order\'s `from_address` for its `calldata_sign_request`.' },
   calldata_signature_expired: { status: 400, description: 'The `deadline` of the order\'s `calldata_sign_request` has passed.' },
   calldata_signature_exists: { status: 409, description: 'A different calldata signature was already submitted for this order.' },
-  invalid_authorization: { status: 400, description: 'The EIP-3009 authorization does not pay this order (payer, recipient, amount, validity window or signature).' },
+  invalid_authorization: { status: 400, description: 'The EIP-3009 authorization does not pay this order or challenge (payer, recipient, amount, nonce, window, signature).' },
   order_not_refundable: { status: 409, description: 'Only a FAILED DELEGATE order whose funds sit in the settlement contract can be refunded (once).' },
-  authorization_used: { status: 409, description: 'The EIP-3009 authorization nonce is used or canceled, or another authorization was relayed for the order.' },
+  authorization_used: { status: 409, description: 'The EIP-3009 nonce is used or canceled, or another authorization was relayed for the order or challenge.' },
   order_not_payable: { status: 409, description: 'The order no longer awaits payment (paid, settled, failed, expired or cancelled); the message names its state.' },
 
   // Hosted quick-pay (issue 18): products, payment links, quick-pay sessions

@@ -35,6 +35,8 @@ export const WEBHOOK_EVENTS = [
   // Card rail (docs/card-payments.md): refunds and disputes of card orders; never completion.
   'fiat.payment.refunded',
   'fiat.dispute.updated',
+  // x402 facilitator (docs/machine-payments.md): a settlement to the merchant's wallet is final.
+  'x402.settlement.confirmed',
 ] as const;
 export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
 

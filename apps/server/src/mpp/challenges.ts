@@ -58,6 +58,15 @@ export class ChallengeIssuer {
     this.realm = new URL(config.publicBaseUrl).host;
   }
 
+  /**
+   * `hash` always; `authorization` too when the gateway can settle an EIP-3009 signature for this
+   * token (the token is marked `eip3009` and an executor key is configured).
+   */
+  private credentialTypes(chainId: number, token: string): string[] {
+    const t = this.config.chains.find((c) => c.chainId === chainId)?.tokens.find((x) => x.address.toLowerCase() === token);
+    return t?.eip3009 && this.config.settlement ? ['hash', 'authorization'] : ['hash'];
+  }
+
   async issue(input: IssueInput): Promise<IssueOutcome> {
     if (!requestExtendsRoute(input.requestCanonical, input.routeCanonical)) return { kind: 'invalid_request_canonical' };
     const route = await this.pricing.getRoute(input.merchantId, input.routeCanonical);
@@ -106,7 +115,7 @@ export class ChallengeIssuer {
         amount: route.amount_wei,
         currency: route.token_contract,
         recipient: route.recipient,
-        methodDetails: { chainId: route.chain_id, credentialTypes: ['hash'], decimals },
+        methodDetails: { chainId: route.chain_id, credentialTypes: this.credentialTypes(route.chain_id, route.token_contract), decimals },
       },
       expires: new Date(expiresAtSec * 1000).toISOString(),
     });

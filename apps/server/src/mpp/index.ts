@@ -9,6 +9,7 @@ import { deriveMacKeys } from './mac.ts';
 import { RoutePricing } from './pricing.ts';
 import { ReceiptSigner } from './receipts.ts';
 import { PaymentVerifier, VERIFY_GRACE_SECONDS } from './verify.ts';
+import { AuthorizationPayments, type Settler } from './authorization.ts';
 import { listPaidChallenges, pruneExpiredChallenges, type ChallengeRow } from './repo.ts';
 
 /**
@@ -20,13 +21,16 @@ export interface Mpp {
   challenges: ChallengeIssuer;
   verifier: PaymentVerifier;
   receipts: ReceiptSigner;
+  /** `authorization` credentials of the `Payment` scheme: settled, then verified by `verifier`. */
+  authorizations: AuthorizationPayments;
   /** The merchant's paid machine payments, newest first. */
   payments(merchantId: string, limit: number, before?: Date): Promise<ChallengeRow[]>;
   /** Deletes unpaid challenges past expiry + verify grace + one hour (the worker calls it). */
   pruneExpired(): Promise<number>;
 }
 
-export function createMpp(db: Database, config: Config, merchants: MerchantService, clock: Clock): Mpp {
+/** `settler`: the x402 facilitator, which settles EIP-3009 authorizations through the executor. */
+export function createMpp(db: Database, config: Config, merchants: MerchantService, clock: Clock, settler: Settler): Mpp {
   const keys = deriveMacKeys(config.masterKey);
   const pricing = new RoutePricing(db, config, merchants);
   const receipts = new ReceiptSigner(db, config.masterKey);
@@ -39,11 +43,13 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
     if (!l) lookups.set(chainId, (l = c.family.txLookup(c.chain)));
     return l;
   };
+  const verifier = new PaymentVerifier(db, config, clock, keys, receipts, lookupOf);
   return {
     pricing,
     challenges: new ChallengeIssuer(db, config, clock, keys, pricing),
-    verifier: new PaymentVerifier(db, config, clock, keys, receipts, lookupOf),
+    verifier,
     receipts,
+    authorizations: new AuthorizationPayments(db, config, clock, verifier, settler),
     payments: (merchantId, limit, before) => listPaidChallenges(db, merchantId, limit, before),
     // The hour past the grace keeps a refused verify answering challenge_expired (not
     // challenge_not_found) for a while after the last moment it could have succeeded.

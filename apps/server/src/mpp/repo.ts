@@ -1,4 +1,5 @@
-import type { Queryable } from '../db/database.ts';
+import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Queryable } from '../db/database.ts';
+import { indexedColumnsSql, type IndexedRow } from './indexed.ts';
 
 /** Row shapes and SQL of machine payments; no business rules here. */
 export interface RouteRow {
@@ -82,6 +83,19 @@ export async function getChallenge(q: Queryable, id: string, forUpdate = false):
   return rows[0];
 }
 
+/** A challenge with the watcher's records of one transaction on its chain (indexed.ts), in one statement. */
+export async function getChallengeWithIndexed(q: Queryable, id: string, txHash: string): Promise<(ChallengeRow & { idx_cursor: number | null; idx_transfers: IndexedRow[] }) | undefined> {
+  const { rows } = await q.query<ChallengeRow & { idx_cursor: number | null; idx_transfers: IndexedRow[] | string }>(
+    `SELECT c.*, ${indexedColumnsSql('$2')} FROM mpp_challenges c WHERE c.id = $1`,
+    [id, txHash],
+    { name: 'mpp_challenge_with_indexed' },
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  // json arrives parsed from both adapters; a string (a driver without the json parser) is parsed here.
+  return { ...r, idx_transfers: typeof r.idx_transfers === 'string' ? (JSON.parse(r.idx_transfers) as IndexedRow[]) : r.idx_transfers };
+}
+
 /** The challenge that claimed a transfer, if any. */
 export async function findClaim(q: Queryable, chainId: number, txHash: string, logIndex: number): Promise<string | undefined> {
   const { rows } = await q.query<{ challenge_id: string }>(
@@ -91,25 +105,36 @@ export async function findClaim(q: Queryable, chainId: number, txHash: string, l
   return rows[0]?.challenge_id;
 }
 
-/** Claims a transfer for a challenge; false when the transfer (or the challenge) already has a claim. */
-export async function insertClaim(q: Queryable, c: { chainId: number; txHash: string; logIndex: number; challengeId: string }): Promise<boolean> {
-  const r = await q.query(
-    `INSERT INTO mpp_claims (chain_id, tx_hash, log_index, challenge_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-    [c.chainId, c.txHash, c.logIndex, c.challengeId],
-  );
-  return r.rowCount === 1;
-}
-
-export async function markChallengePaid(
+/**
+ * Marks an OPEN challenge paid and claims the transfer (chain, tx, log index) for it in ONE
+ * statement (one round trip, no explicit transaction): both happen or neither.
+ * - `claimed`: done;
+ * - `not_open`: the challenge is not OPEN (already paid): nothing written;
+ * - `transfer_taken`: the transfer already pays another challenge: the claim's primary key refuses
+ *   the insert, which aborts the statement, so the update is rolled back with it.
+ * Concurrency: two verifies of one challenge serialize on its row lock, and the second sees it
+ * PAID (`not_open`); two challenges claiming one transfer serialize on the claim's key, and the
+ * second fails with unique_violation once the first commits (`transfer_taken`).
+ */
+export async function claimTransfer(
   q: Queryable,
-  p: { id: string; txHash: string; logIndex: number; blockNumber: bigint; paidAmountWei: bigint; receiptJws: string; paidAt: Date },
-): Promise<boolean> {
-  const r = await q.query(
-    `UPDATE mpp_challenges SET status = 'PAID', tx_hash = $2, log_index = $3, block_number = $4, paid_amount_wei = $5, receipt_jws = $6, paid_at = $7
-     WHERE id = $1 AND status = 'OPEN'`,
-    [p.id, p.txHash, p.logIndex, p.blockNumber.toString(), p.paidAmountWei.toString(), p.receiptJws, p.paidAt],
-  );
-  return r.rowCount === 1;
+  p: { id: string; chainId: number; txHash: string; logIndex: number; blockNumber: bigint; paidAmountWei: bigint; receiptJws: string; paidAt: Date },
+): Promise<'claimed' | 'not_open' | 'transfer_taken'> {
+  try {
+    const r = await q.query(
+      `WITH paid AS (
+         UPDATE mpp_challenges SET status = 'PAID', tx_hash = $2, log_index = $3, block_number = $4, paid_amount_wei = $5, receipt_jws = $6, paid_at = $7
+         WHERE id = $1 AND status = 'OPEN' RETURNING id
+       )
+       INSERT INTO mpp_claims (chain_id, tx_hash, log_index, challenge_id) SELECT $8, $2, $3, id FROM paid RETURNING challenge_id`,
+      [p.id, p.txHash, p.logIndex, p.blockNumber.toString(), p.paidAmountWei.toString(), p.receiptJws, p.paidAt, p.chainId],
+      { name: 'mpp_claim_transfer' },
+    );
+    return r.rowCount === 1 ? 'claimed' : 'not_open';
+  } catch (err) {
+    if (isPgError(err, UNIQUE_VIOLATION) && pgConstraint(err) !== 'mpp_claims_challenge_id_key') return 'transfer_taken';
+    throw err;
+  }
 }
 
 /** A merchant's paid machine payments, newest first, keyset-paginated by `paid_at`. */

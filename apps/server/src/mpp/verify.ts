@@ -2,7 +2,9 @@ import type { Hex } from 'viem';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
-import type { TxLookup } from './chain.ts';
+import type { TransferLog } from '../chain/evm/rpc.ts';
+import type { MinedTx, TxLookup } from './chain.ts';
+import { indexedTransfers } from './indexed.ts';
 import { challengeMac, checkChallengeId, macEquals, type MacKeys } from './mac.ts';
 import type { ReceiptClaims, ReceiptSigner } from './receipts.ts';
 import * as repo from './repo.ts';
@@ -60,10 +62,18 @@ export class PaymentVerifier {
     private readonly lookups: (chainId: number) => TxLookup | undefined,
   ) {}
 
-  async verify(input: VerifyInput): Promise<VerifyOutcome> {
-    if (checkChallengeId(this.keys, input.challengeId) === undefined) return { kind: 'invalid_mac' };
-    const row = await repo.getChallenge(this.db, input.challengeId);
-    if (!row) return { kind: 'challenge_not_found' };
+  /**
+   * The checks of a credential against its stored challenge that need no chain: the id and MAC,
+   * the request it is presented for, the payer (an open challenge takes the credential's).
+   */
+  async precheck(
+    input: Omit<VerifyInput, 'txHash'>,
+    load: (id: string) => Promise<repo.ChallengeRow | undefined> = (id) => repo.getChallenge(this.db, id),
+  ): Promise<{ kind: 'ok'; row: repo.ChallengeRow; payer: string; expiresSec: number } | { kind: 'refused'; outcome: VerifyOutcome }> {
+    const refused = (outcome: VerifyOutcome) => ({ kind: 'refused' as const, outcome });
+    if (checkChallengeId(this.keys, input.challengeId) === undefined) return refused({ kind: 'invalid_mac' });
+    const row = await load(input.challengeId);
+    if (!row) return refused({ kind: 'challenge_not_found' });
     const expiresSec = Math.floor(row.expires_at.getTime() / 1000);
     const expected = challengeMac(this.keys, {
       challengeId: row.id,
@@ -79,15 +89,24 @@ export class PaymentVerifier {
       expiresAtSec: expiresSec,
     });
     // The stored row must still match its MAC (a row edited in the database is not honoured).
-    if (!macEquals(expected, row.mac) || (input.mac !== undefined && !macEquals(input.mac, row.mac))) return { kind: 'invalid_mac' };
+    if (!macEquals(expected, row.mac) || (input.mac !== undefined && !macEquals(input.mac, row.mac))) return refused({ kind: 'invalid_mac' });
     const e = input.expect;
     if (e && (e.merchantId !== row.merchant_id || e.routeCanonical !== row.route_canonical || e.requestCanonical !== row.request_canonical)) {
-      return { kind: 'request_mismatch' };
+      return refused({ kind: 'request_mismatch' });
     }
     // An open challenge ('' payer, `Payment` scheme) takes the payer its credential names.
     const payer = row.payer_addr || input.payerAddr.toLowerCase();
-    if (input.payerAddr.toLowerCase() !== payer || !/^0x[0-9a-f]{40}$/.test(payer)) return { kind: 'payer_mismatch' };
+    if (input.payerAddr.toLowerCase() !== payer || !/^0x[0-9a-f]{40}$/.test(payer)) return refused({ kind: 'payer_mismatch' });
+    return { kind: 'ok', row, payer, expiresSec };
+  }
+
+  async verify(input: VerifyInput): Promise<VerifyOutcome> {
     const tx = input.txHash.toLowerCase();
+    // The challenge and the watcher's records of the transaction, read together (one statement).
+    let withIndexed: Awaited<ReturnType<typeof repo.getChallengeWithIndexed>>;
+    const pre = await this.precheck(input, async (id) => (withIndexed = await repo.getChallengeWithIndexed(this.db, id, tx)));
+    if (pre.kind !== 'ok') return pre.outcome;
+    const { row, payer, expiresSec } = pre;
     if (row.status === 'PAID') return this.paidOrConsumed(row, tx, payer);
 
     const nowSec = Math.floor(this.clock.now() / 1000);
@@ -97,62 +116,54 @@ export class PaymentVerifier {
     if (!chain || !lookup) return { kind: 'chain_unavailable' };
     const retryAfterSeconds = Math.max(1, Math.ceil(chain.pollIntervalMs / 1000));
 
-    let mined;
-    try {
-      mined = await lookup.getMinedTransfers(tx as Hex);
-    } catch {
-      return { kind: 'chain_unavailable' };
+    // The watcher's index first (one query); the node only when the index cannot prove the payment final.
+    const issuedSec = BigInt(Math.floor(row.issued_at.getTime() / 1000));
+    const indexed = withIndexed ? indexedTransfers(withIndexed.idx_transfers, withIndexed.idx_cursor, tx as Hex) : undefined;
+    let judged = indexed ? judge(indexed, row, payer, issuedSec, BigInt(expiresSec), chain.finalityConfirmations, retryAfterSeconds) : undefined;
+    if (judged?.kind !== 'final') {
+      let mined;
+      try {
+        mined = await lookup.getMinedTransfers(tx as Hex);
+      } catch {
+        return { kind: 'chain_unavailable' };
+      }
+      if (!mined) return nowSec > expiresSec ? { kind: 'challenge_expired' } : { kind: 'pending', status: 'pending_inclusion', retryAfterSeconds };
+      judged = judge(mined, row, payer, issuedSec, BigInt(expiresSec), chain.finalityConfirmations, retryAfterSeconds);
+      if (judged.kind !== 'final') return judged;
     }
-    if (!mined) return nowSec > expiresSec ? { kind: 'challenge_expired' } : { kind: 'pending', status: 'pending_inclusion', retryAfterSeconds };
-    if (mined.status !== 'success') return { kind: 'transfer_not_found', reason: 'the transaction reverted' };
-    if (mined.blockTimestamp > BigInt(expiresSec)) return { kind: 'challenge_expired' };
-    if (mined.blockTimestamp < BigInt(Math.floor(row.issued_at.getTime() / 1000))) {
-      return { kind: 'transfer_not_found', reason: 'the transaction was mined before the challenge was issued' };
-    }
-    const price = BigInt(row.amount_wei);
-    const toUs = mined.transfers.filter((t) => t.token === row.token_contract && t.to === row.recipient && t.from === payer);
-    const enough = toUs.filter((t) => t.value >= price).sort((a, b) => a.logIndex - b.logIndex);
-    if (enough.length === 0) {
-      return {
-        kind: 'transfer_not_found',
-        reason: toUs.length
-          ? `the transfer of ${toUs[0]!.value} is less than the price ${price}`
-          : 'the transaction holds no transfer of the token from the payer to the recipient',
-      };
-    }
-    const depth = mined.head - mined.blockNumber + 1n;
-    if (depth < BigInt(chain.finalityConfirmations)) return { kind: 'pending', status: 'pending_finality', retryAfterSeconds };
+    const { enough, mined } = judged;
 
     const sign = await this.receipts.activeSigner();
-    return this.db.transaction(async (q): Promise<VerifyOutcome> => {
-      const locked = await repo.getChallenge(q, row.id, true);
-      if (!locked) return { kind: 'challenge_not_found' };
-      if (locked.status === 'PAID') return this.paidOrConsumed(locked, tx, payer);
-      for (const t of enough) {
-        if (!(await repo.insertClaim(q, { chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, challengeId: row.id }))) continue;
-        const claims: ReceiptClaims = {
-          challenge_id: row.id,
-          merchant_id: row.merchant_id,
-          route_canonical: row.route_canonical,
-          request_canonical: row.request_canonical,
-          chain_id: row.chain_id,
-          tx_hash: tx,
-          log_index: t.logIndex,
-          amount_wei: t.value.toString(),
-          payer,
-          recipient: row.recipient,
-          finality: chain.finalityConfirmations,
-          issued_at: Math.floor(this.clock.now() / 1000),
-        };
-        const jws = sign(claims);
-        const ok = await repo.markChallengePaid(q, {
-          id: row.id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
-        });
-        if (!ok) throw new Error('challenge changed under its row lock');
-        return { kind: 'paid', claims, jws };
+    // One statement per candidate transfer (lowest log index first): it marks the challenge paid
+    // and inserts the claim together, or neither (see repo.claimTransfer for the concurrency).
+    for (const t of enough) {
+      const claims: ReceiptClaims = {
+        challenge_id: row.id,
+        merchant_id: row.merchant_id,
+        route_canonical: row.route_canonical,
+        request_canonical: row.request_canonical,
+        chain_id: row.chain_id,
+        tx_hash: tx,
+        log_index: t.logIndex,
+        amount_wei: t.value.toString(),
+        payer,
+        recipient: row.recipient,
+        finality: chain.finalityConfirmations,
+        issued_at: Math.floor(this.clock.now() / 1000),
+      };
+      const jws = sign(claims);
+      const r = await repo.claimTransfer(this.db, {
+        id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
+      });
+      if (r === 'claimed') return { kind: 'paid', claims, jws };
+      if (r === 'not_open') {
+        // Paid meanwhile (a concurrent verify of this challenge): its receipt, or consumed by another tx.
+        const now = await repo.getChallenge(this.db, row.id);
+        return now ? this.paidOrConsumed(now, tx, payer) : { kind: 'challenge_not_found' };
       }
-      return { kind: 'tx_already_claimed' };
-    });
+      // 'transfer_taken': this log already paid another challenge; try the next matching one.
+    }
+    return { kind: 'tx_already_claimed' };
   }
 
   private paidOrConsumed(row: repo.ChallengeRow, tx: string, payer: string): VerifyOutcome {
@@ -161,6 +172,38 @@ export class PaymentVerifier {
     if (claims.payer !== payer) return { kind: 'payer_mismatch' };
     return { kind: 'paid', claims, jws: row.receipt_jws };
   }
+}
+
+/**
+ * What a mined transaction means for a challenge: a refusal, pending finality, or the matching
+ * transfers (lowest log index first) of a final transaction.
+ */
+function judge(
+  mined: MinedTx,
+  row: repo.ChallengeRow,
+  payer: string,
+  issuedSec: bigint,
+  expiresSec: bigint,
+  finality: number,
+  retryAfterSeconds: number,
+): VerifyOutcome | { kind: 'final'; enough: TransferLog[]; mined: MinedTx } {
+  if (mined.status !== 'success') return { kind: 'transfer_not_found', reason: 'the transaction reverted' };
+  if (mined.blockTimestamp > expiresSec) return { kind: 'challenge_expired' };
+  if (mined.blockTimestamp < issuedSec) return { kind: 'transfer_not_found', reason: 'the transaction was mined before the challenge was issued' };
+  const price = BigInt(row.amount_wei);
+  const toUs = mined.transfers.filter((t) => t.token === row.token_contract && t.to === row.recipient && t.from === payer);
+  const enough = toUs.filter((t) => t.value >= price).sort((a, b) => a.logIndex - b.logIndex);
+  if (enough.length === 0) {
+    return {
+      kind: 'transfer_not_found',
+      reason: toUs.length
+        ? `the transfer of ${toUs[0]!.value} is less than the price ${price}`
+        : 'the transaction holds no transfer of the token from the payer to the recipient',
+    };
+  }
+  const depth = mined.head - mined.blockNumber + 1n;
+  if (depth < BigInt(finality)) return { kind: 'pending', status: 'pending_finality', retryAfterSeconds };
+  return { kind: 'final', enough, mined };
 }
 
 /** The claims of a receipt this gateway signed (stored, so not re-verified here). */

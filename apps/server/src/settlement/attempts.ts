@@ -5,7 +5,7 @@ import type { Queryable } from '../db/database.ts';
 /**
  * pending: recorded, maybe not broadcast; sent: a node accepted it; confirmed: mined, succeeded and
  * deep enough; failed: reverted, or its nonce went to another transaction; replaced: another
- * attempt of the same (order, kind) was mined instead (fee bumping, migration 0016).
+ * attempt of the same (order, kind) was mined instead (fee bumping, migration 0017).
  */
 export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed' | 'replaced';
 export type SettlementKind = 'settle' | 'refund' | 'x402' | 'relay';

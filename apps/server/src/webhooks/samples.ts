@@ -89,6 +89,25 @@ export function samplePayload(event: WebhookEventName, ctx: { merchantId: string
       const transfer = { tx_hash: txHash, log_index: 0, block_number: 1234, from_address: `0x${'11'.repeat(20)}`, amount_wei: amount, kind, orphaned: false, accepted: false, confirmations: 1 };
       return { orderId, payload: order(status, { needs_reconciliation: true, transfer }) };
     }
+    case 'x402.settlement.confirmed':
+      return {
+        orderId,
+        payload: {
+          settlement_id: `x4a_${'0'.repeat(32)}`,
+          network: `eip155:${chain?.chainId ?? 31337}`,
+          chain_id: chain?.chainId ?? 31337,
+          token_contract: token?.address ?? `0x${'00'.repeat(19)}01`,
+          token_symbol: token?.symbol ?? 'USDC',
+          payer: `0x${'11'.repeat(20)}`,
+          pay_to: ctx.wallet ?? `0x${'22'.repeat(20)}`,
+          amount_wei: '10000',
+          tx_hash: txHash,
+          status: 'confirmed',
+          block_number: 1234,
+          created_at: iso,
+          ...marker,
+        },
+      };
     default: {
       const never: never = event;
       throw new Error(`no sample for ${never as string}`);

@@ -2,8 +2,9 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { sharedExecutor } from '../settlement/executors.ts';
+import { emitConfirmedEvents } from './records.ts';
 import { ExactEvmScheme, type ExactEvmOptions } from './exact-evm/index.ts';
-import type { X402Scheme } from './scheme.ts';
+import type { SettleOptions, X402Scheme } from './scheme.ts';
 import { Reason, type FacilitatorRequest, type SettleResponse, type SupportedResponse, type VerifyResponse } from './wire.ts';
 
 /**
@@ -38,10 +39,10 @@ export class X402Facilitator {
     return pick.verify(body.paymentPayload, body.paymentRequirements);
   }
 
-  async settle(body: FacilitatorRequest): Promise<SettleResponse> {
+  async settle(body: FacilitatorRequest, opts: SettleOptions = {}): Promise<SettleResponse> {
     const pick = this.#pick(body);
     if ('reason' in pick) return { success: false, errorReason: pick.reason, errorMessage: pick.message, transaction: '', network: body.paymentRequirements.network };
-    return pick.settle(body.paymentPayload, body.paymentRequirements);
+    return pick.settle(body.paymentPayload, body.paymentRequirements, opts);
   }
 
   #pick(body: FacilitatorRequest): X402Scheme | { reason: string; message: string } {
@@ -60,5 +61,7 @@ export function createX402(db: Database, config: Config, clock: Clock, opts: Exa
   return new X402Facilitator([exact], async () => {
     if (!signer) return;
     for (const c of exact.chains()) await sharedExecutor(db, c.chain, signer).reconcile();
+    // Confirmed settlements to merchants' wallets: announced once (x402.settlement.confirmed).
+    while ((await emitConfirmedEvents(db, config, clock)) === 100);
   });
 }

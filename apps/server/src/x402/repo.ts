@@ -12,6 +12,8 @@ export interface ClaimRow {
   amount: string;
   valid_before: string;
   signature: string;
+  /** The machine-payment challenge it paid (`Payment` scheme `authorization` credential), else null. */
+  challenge_id: string | null;
   created_at: Date;
 }
 
@@ -34,9 +36,9 @@ export async function findClaim(q: Queryable, k: ClaimKey): Promise<ClaimRow | u
  */
 export function claimCompanion(c: Omit<ClaimRow, 'created_at'>): CompanionInsert {
   return {
-    sql: `INSERT INTO x402_authorizations (id, chain_id, token, payer, nonce, recipient, amount, valid_before, signature)
-          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    sql: `INSERT INTO x402_authorizations (id, chain_id, token, payer, nonce, recipient, amount, valid_before, signature, challenge_id)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
           ON CONFLICT (chain_id, token, payer, nonce) DO NOTHING RETURNING id`,
-    params: [c.id, c.chain_id, c.token, c.payer, c.nonce, c.recipient, c.amount, c.valid_before, c.signature],
+    params: [c.id, c.chain_id, c.token, c.payer, c.nonce, c.recipient, c.amount, c.valid_before, c.signature, c.challenge_id],
   };
 }

@@ -15,7 +15,16 @@ export interface X402Scheme {
   /** Addresses that submit its settlements (empty when settlement is off). */
   signers(): string[];
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements, opts?: SettleOptions): Promise<SettleResponse>;
+}
+
+export interface SettleOptions {
+  /**
+   * The machine-payment challenge this settlement pays (the `Payment` scheme's `authorization`
+   * credential), recorded with the claim: such a settlement is shown to the merchant as that
+   * machine payment, not a second time as an x402 settlement.
+   */
+  challengeId?: string;
 }
 
 /** The chain could not be read or written (RPC fault): the routes answer 503, nothing was decided. */

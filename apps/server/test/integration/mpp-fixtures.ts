@@ -3,6 +3,8 @@
 // and helpers to ask for challenges, pay them and verify.
 import { mine, rpcRequest, transferToken, type DevChain } from '@tollgate/devchain';
 import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { SettlementSigner } from '../../src/config/schema.ts';
 import type { Backend } from '../helpers/db.ts';
 import { setupMerchant } from '../helpers/orders.ts';
 import { startTestServer, type Creds, type TestResponse, type TestServer } from '../helpers/server.ts';
@@ -21,11 +23,18 @@ export interface MppStack {
   close(): Promise<void>;
 }
 
-export async function startMppStack(backend: Backend): Promise<MppStack> {
+/**
+ * `settle`: USDC marked EIP-3009 and an executor key (payer 8 of the dev chain), so challenges also
+ * offer `authorization` credentials, which the gateway settles.
+ */
+export async function startMppStack(backend: Backend, opts: { settle?: boolean } = {}): Promise<MppStack> {
   const dev = await startTestChain();
+  const base = chainConfigOf(dev, { confirmations: 1, finalityConfirmations: FINALITY, pollIntervalMs: 1000 });
+  const key = dev.payers[8]!.privateKey;
   const s = await startTestServer({
     backend,
-    chains: [chainConfigOf(dev, { confirmations: 1, finalityConfirmations: FINALITY, pollIntervalMs: 1000 })],
+    chains: [opts.settle ? { ...base, tokens: base.tokens.map((t) => (t.symbol === 'USDC' ? { ...t, eip3009: true } : t)) } : base],
+    ...(opts.settle ? { config: { settlement: new SettlementSigner(key, privateKeyToAccount(key).address) } } : {}),
     role: 'api',
     http: { rateLimits: false },
   });

@@ -2,7 +2,7 @@ import type { Config } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import { sharedExecutor } from '../../settlement/executors.ts';
-import type { X402Scheme } from '../scheme.ts';
+import type { SettleOptions, X402Scheme } from '../scheme.ts';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '../wire.ts';
 import { ExactEvmChain } from './chain.ts';
 import { settlePayment, type SettleContext } from './settle.ts';
@@ -54,8 +54,8 @@ export class ExactEvmScheme implements X402Scheme {
     return { isValid: false, invalidReason: r.reason, invalidMessage: r.message, ...(r.payer ? { payer: r.payer } : {}) };
   }
 
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
-    return settlePayment(this.#ctx, payload, requirements);
+  settle(payload: PaymentPayload, requirements: PaymentRequirements, opts: SettleOptions = {}): Promise<SettleResponse> {
+    return settlePayment(this.#ctx, payload, requirements, opts);
   }
 
   /** The chains it serves (the reconcile worker finishes their x402 transactions). */

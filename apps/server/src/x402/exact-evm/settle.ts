@@ -4,7 +4,7 @@ import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
 import type { Plan, SettlementExecutor } from '../../settlement/executor.ts';
 import { findSettlement, type SettlementRecord } from '../../settlement/repo.ts';
 import { claimCompanion, findClaim, type ClaimKey, type ClaimRow } from '../repo.ts';
-import { onChain } from '../scheme.ts';
+import { onChain, type SettleOptions } from '../scheme.ts';
 import { Reason, type PaymentPayload, type PaymentRequirements, type ReasonCode, type SettleResponse } from '../wire.ts';
 import { eip3009Abi } from './abi.ts';
 import { transferArgs, transferCalldata, type ExactEvmChain } from './chain.ts';
@@ -52,7 +52,7 @@ type Answer = (r: { reason: ReasonCode; message: string }) => SettleResponse;
  *      transaction hash (the reference facilitator's answer for an unknown outcome), and a
  *      repeated settle of the same payload later answers with that same transaction.
  */
-export async function settlePayment(ctx: SettleContext, payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+export async function settlePayment(ctx: SettleContext, payload: PaymentPayload, requirements: PaymentRequirements, opts: SettleOptions = {}): Promise<SettleResponse> {
   const network = requirements.network;
   const parsed = parsePayment(ctx, payload, requirements);
   const payer = 'ok' in parsed ? undefined : parsed.auth.from;
@@ -71,10 +71,10 @@ export async function settlePayment(ctx: SettleContext, payload: PaymentPayload,
   }
   const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true });
   if (!checked.ok) return answer(checked);
-  return submit(ctx, checked, key, network, answer);
+  return submit(ctx, checked, key, network, answer, opts.challengeId ?? null);
 }
 
-async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: string, answer: Answer): Promise<SettleResponse> {
+async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: string, answer: Answer, challengeId: string | null): Promise<SettleResponse> {
   const executor = ctx.executorOf(c.reader);
   const id = claimIdOf(key);
   // The gas estimate (the simulation) needs no nonce: it starts before the executor's nonce lock,
@@ -102,6 +102,7 @@ async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: st
       amount: c.auth.value.toString(),
       valid_before: c.auth.validBefore.toString(),
       signature: c.auth.signature,
+      challenge_id: challengeId,
     }),
   });
   if (prepared.kind === 'refused') return answer({ reason: await diagnose(c, prepared.error), message: `simulation reverted: ${prepared.error}` });
