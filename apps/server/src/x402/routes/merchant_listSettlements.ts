@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
-import { AppError } from '../../http/errors.ts';
-import { parseRfc3339 } from '../../http/time.ts';
+import { timePage, timePageQuery } from '../../http/time-page.ts';
 import { listSettlements } from '../records.ts';
 
 export const X402SettlementSchema = Type.Object({
@@ -26,21 +25,10 @@ export const merchantListX402Settlements = defineRoute({
   auth: 'merchant',
   summary: 'x402 settlements this gateway performed to the merchant’s wallets, newest first',
   tags: ['x402'],
-  querystring: Type.Object(
-    {
-      limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })),
-      before: Type.Optional(Type.String({ maxLength: 40, description: 'RFC 3339 created_at of the last item of the previous page' })),
-    },
-    { additionalProperties: true },
-  ),
+  querystring: timePageQuery('created_at'),
   response: { 200: Type.Object({ data: Type.Array(X402SettlementSchema) }) },
   async handler(req, _reply, deps) {
-    const limit = Math.min(100, Math.max(1, Number(req.query.limit ?? 50)));
-    let before: Date | undefined;
-    if (req.query.before !== undefined) {
-      before = parseRfc3339(req.query.before);
-      if (!before) throw new AppError('invalid_request', 'before must be an RFC 3339 time between 1970 and 9999', 'before');
-    }
+    const { limit, before } = timePage(req.query);
     return { data: await listSettlements(deps.db, deps.config, req.merchant.merchantId, limit, before) };
   },
 });
