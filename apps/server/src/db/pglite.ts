@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite, types, type PGliteOptions } from '@electric-sql/pglite';
 import type { Database, Queryable, QueryResult } from './database.ts';
 import { alive } from './lockfile.ts';
+import { copyTemplate, saveTemplate, templateDirFor } from './pglite-template.ts';
 
 /**
  * Postgres settings of the embedded database. PGlite's defaults are a server's (shared_buffers
@@ -35,7 +36,8 @@ function pgliteOptions(): PGliteOptions {
 const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
 
 /**
- * Creates the data directory `dir` in a child process when it holds no database yet. The child
+ * Creates the data directory `dir` when it holds no database yet: a copy of the cached template
+ * (pglite-template.ts) when there is one, else initdb in a child process. The child
  * keeps initdb's memory peak (a second Postgres instance and a tarball of the result) out of this
  * process, whose WebAssembly memory would otherwise keep it. It writes a sibling directory that is
  * renamed into place once complete, so an interrupted first start leaves no half-made database.
@@ -53,6 +55,8 @@ async function initdbInChild(dir: string): Promise<void> {
   const tmp = join(dirname(dir), `${prefix}${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   const { startParams: _unused, ...opts } = pgliteOptions();
+  const template = templateDirFor(opts);
+  if (template && copyTemplate(template, tmp)) return renameSync(tmp, dir);
   let stderr = '';
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn(process.execPath, [INITDB_SCRIPT, tmp, JSON.stringify(opts)], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -64,6 +68,7 @@ async function initdbInChild(dir: string): Promise<void> {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`creating the embedded database in ${dir} failed (exit ${code}): ${stderr.trim().slice(-2000)}`);
   }
+  if (template) saveTemplate(tmp, template);
   // rename(2) replaces an empty directory: the `existsSync(dir)` case above.
   renameSync(tmp, dir);
 }
