@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { adminCall, writeGatewayConfig } from '../apps/server/test/helpers/reliability.ts';
 import { TEST_ADMIN_TOKEN } from '../apps/server/test/helpers/server.ts';
 import { scratchDb } from './lib/db.ts';
+import { cpuPerRequest, cpuSnapshot, type CpuReading, type CpuSnapshot } from './lib/cpu.ts';
 import { median, runLoad, type LoadRequest, type LoadResult } from './lib/load.ts';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -131,10 +132,27 @@ async function main() {
     }
 
     const results: Record<string, LoadResult[]> = { first: [], repeat: [], status: [] };
+    // CPU µs per request of each component (API process, worker process, Postgres, this load
+    // generator): what a request costs whatever else the machine is doing, unlike req/s.
+    const cpu: Record<string, (CpuSnapshot & { worker: number })[]> = { first: [], repeat: [], status: [] };
+    const measured = (name: string) => {
+      let a: CpuReading | undefined;
+      let wa = 0;
+      const workerMs = () => (worker?.pid ? cpuSnapshot(worker.pid).server : 0);
+      return {
+        onStart: () => ((a = cpuSnapshot(tg.pid, db.name)), (wa = workerMs())),
+        done: (r: LoadResult) => {
+          const b = cpuSnapshot(tg.pid, db.name);
+          cpu[name]!.push({ ...cpuPerRequest(a!, b, r.requests), worker: ((workerMs() - wa) * 1000) / Math.max(1, r.requests) });
+          return r;
+        },
+      };
+    };
     for (let round = 0; round < ROUNDS; round++) {
       const set = await paidSet();
       if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGSTOP');
-      const first = await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } });
+      const mf = measured('first');
+      const first = mf.done(await runLoad({ onStart: mf.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } }));
       if (first.requests > PER_ROUND) console.log(`round ${round}: ${first.requests} first verifies > ${PER_ROUND} prepared; raise BENCH_MPP_PER_ROUND`);
       results.first!.push(first);
       if (first.statusCounts[202]) {
@@ -151,8 +169,10 @@ async function main() {
           }
         }
       }
-      results.repeat!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, PER_ROUND)]! }));
-      results.status!.push(await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) }));
+      const mr = measured('repeat');
+      results.repeat!.push(mr.done(await runLoad({ onStart: mr.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, PER_ROUND)]! })));
+      const ms = measured('status');
+      results.status!.push(ms.done(await runLoad({ onStart: ms.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) })));
       if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGCONT');
     }
     const row = (name: string, rs: LoadResult[]) =>
@@ -165,6 +185,12 @@ async function main() {
     console.log(row('getOrderStatus (signed GET)', results.status!));
     const perRound = (a: string) => median(results[a]!.map((r, k) => r.rps / results.status![k]!.rps)).toFixed(2);
     console.log(`\nverify first / getOrderStatus = ${perRound('first')}; verify repeat / getOrderStatus = ${perRound('repeat')} (medians of per-round ratios)`);
+    console.log('\n| workload | API process µs/req | worker µs/req | Postgres µs/req | load generator µs/req |');
+    console.log('|---|---|---|---|---|');
+    for (const [k, cs] of Object.entries(cpu)) {
+      const m = (f: (c: (typeof cs)[number]) => number) => median(cs.map(f)).toFixed(0);
+      console.log(`| ${k} | ${m((c) => c.server)} | ${m((c) => c.worker)} | ${m((c) => c.postgres)} | ${m((c) => c.bench)} |`);
+    }
     for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
   } finally {
     await pgc.end().catch(() => {});

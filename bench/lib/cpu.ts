@@ -32,12 +32,12 @@ function ticksOf(pid: number | string): { comm: string; ms: number } | undefined
  * the raw insert). A backend that exits between two readings loses its share (an idle pool
  * connection closing, say); one that starts counts from zero.
  */
-export function cpuSnapshot(serverPid: number | undefined): CpuReading {
+export function cpuSnapshot(serverPid: number | undefined, database?: string): CpuReading {
   const postgresByPid = new Map<string, number>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     const t = ticksOf(d);
-    if (t?.comm === 'postgres') postgresByPid.set(d, t.ms);
+    if (t?.comm === 'postgres' && (database === undefined || servesDatabase(d, database))) postgresByPid.set(d, t.ms);
   }
   const self = process.cpuUsage();
   return {
@@ -46,6 +46,25 @@ export function cpuSnapshot(serverPid: number | undefined): CpuReading {
     bench: (self.user + self.system) / 1000,
     postgresByPid,
   };
+}
+
+/**
+ * Whether a postgres process works for `database`: its backends and autovacuum workers (their
+ * process title names the database), and the cluster's shared processes (WAL writer,
+ * checkpointer…), but not the backends of other databases: other sessions' tests on the same
+ * cluster would otherwise count as this benchmark's database work.
+ */
+function servesDatabase(pid: string, database: string): boolean {
+  let title: string;
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return false;
+  }
+  if (title.includes(` ${database} `) || title.trimEnd().endsWith(` ${database}`)) return true;
+  // A client backend's title is "postgres: <cluster>: <user> <database> <host>(<port>) <state>";
+  // an autovacuum worker's ends with its database.
+  return !/\(\d+\)/.test(title) && !/autovacuum worker \S/.test(title);
 }
 
 /** CPU µs per request of each component between two readings. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 /** A scratch Postgres database for one benchmark run, dropped afterwards. */
-export async function scratchDb(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function scratchDb(baseUrl: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = `tg_bench_${randomBytes(4).toString('hex')}`;
   const c = new pg.Client({ connectionString: baseUrl });
   await c.connect();
@@ -12,6 +12,7 @@ export async function scratchDb(baseUrl: string): Promise<{ url: string; drop: (
   u.pathname = `/${name}`;
   return {
     url: u.toString(),
+    name,
     drop: async () => {
       // BENCH_KEEP_DB=1 keeps the database for a look afterwards (EXPLAIN, row counts); its name is printed.
       if (process.env.BENCH_KEEP_DB === '1') return void console.log(`kept database ${name}`);
