@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyStandardWebhook, verifyWebhookSignature } from '@tollgate/protocol';
+import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import type { Database } from '../../src/db/database.ts';
 import { listMigrations, migrate } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
@@ -8,7 +9,7 @@ import { openPostgres } from '../../src/db/postgres.ts';
 import { emitPaymentEvents } from '../../src/mpp/events.ts';
 import { backends, createScratchDatabase, dropScratchDatabase, type Backend } from '../helpers/db.ts';
 import { challenge, finalize, pay, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
-import { createEndpoint, dispatch, Receiver } from './webhook-fixtures.ts';
+import { createEndpoint, dispatch, Receiver, trigger } from './webhook-fixtures.ts';
 
 /**
  * `mpp.payment.confirmed` on a real anvil chain: a challenge paid through /mpp/v1/verify is
@@ -110,6 +111,20 @@ for (const backend of backends()) {
       assert.deepEqual(ev.map((e) => e.payload.challenge_id).filter((id) => ids.includes(id)).sort(), [...ids].sort());
       const { rows } = await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM mpp_challenges WHERE status = 'PAID' AND notified_at IS NULL`);
       assert.equal(rows[0]!.n, 0);
+    });
+
+    it('a triggered test event has the real shape, test markers, and a receipt that never verifies', async () => {
+      const eventId = await trigger(st.s, st.m, 'mpp.payment.confirmed');
+      const { rows } = await st.s.db.query<{ payload: any; test: boolean }>('SELECT payload, test FROM webhook_events WHERE id = $1', [eventId]);
+      const p = typeof rows[0]!.payload === 'string' ? JSON.parse(rows[0]!.payload) : rows[0]!.payload;
+      assert.equal(rows[0]!.test, true);
+      const listed = (await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments')).body.data[0];
+      assert.deepEqual(Object.keys(p).sort(), [...Object.keys(listed), 'livemode', 'test'].sort());
+      assert.deepEqual([p.status, p.merchant_id, p.livemode, p.test], ['paid', st.m.merchantId, false, true]);
+      const jwks = (await st.s.request('GET', '/.well-known/jwks.json')).body;
+      const v = verifyMppReceipt(p.receipt, jwks);
+      assert.equal(v.ok, false, JSON.stringify(v));
+      assert.deepEqual(JSON.parse(Buffer.from(p.receipt.split('.')[1], 'base64url').toString()).challenge_id, p.challenge_id);
     });
   });
 
