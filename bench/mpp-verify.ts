@@ -49,7 +49,9 @@ async function main() {
   const cfg = writeGatewayConfig(mkdtempSync(join(tmpdir(), 'tg-bench-mpp-')), dev, { confirmations: 1, finality: 1, pollMs: 1000 });
   // Tollgate as `serve --role api` runs it, in its own process, without per-IP rate limits.
   const masterKey = randomBytes(32).toString('hex');
-  const serve = (role: 'api' | 'worker') => spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/serve-unlimited.ts', import.meta.url))], {
+  // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the API process, written when it exits.
+  const prof = (role: string) => (process.env.BENCH_CPU_PROF && role === 'api' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+  const serve = (role: 'api' | 'worker') => spawn(process.execPath, [...prof(role), '--import', 'tsx', fileURLToPath(new URL('./lib/serve-unlimited.ts', import.meta.url))], {
     env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: masterKey, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn', BENCH_ROLE: role },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

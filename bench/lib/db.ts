@@ -13,6 +13,8 @@ export async function scratchDb(baseUrl: string): Promise<{ url: string; drop: (
   return {
     url: u.toString(),
     drop: async () => {
+      // BENCH_KEEP_DB=1 keeps the database for a look afterwards (EXPLAIN, row counts); its name is printed.
+      if (process.env.BENCH_KEEP_DB === '1') return void console.log(`kept database ${name}`);
       const d = new pg.Client({ connectionString: baseUrl });
       await d.connect();
       await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

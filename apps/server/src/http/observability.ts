@@ -25,6 +25,7 @@ export function installObservability(app: FastifyInstance, deps: AppDeps, regist
   installBatchMetrics(registry, {
     orders: () => deps.orders.batchStats(),
     nonces: () => deps.merchants.nonceBatchStats(),
+    mpp_claims: () => deps.mpp.claimBatchStats(),
   });
 
   const hide = { schema: { hide: true } };

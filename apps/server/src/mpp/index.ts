@@ -3,7 +3,9 @@ import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import { chainById } from '../chain/registry.ts';
+import type { BatchStats } from '../db/batcher.ts';
 import type { TxLookup } from './chain.ts';
+import { ClaimWriter } from './claims.ts';
 import { ChallengeIssuer } from './challenges.ts';
 import { deriveMacKeys } from './mac.ts';
 import { RoutePricing } from './pricing.ts';
@@ -26,6 +28,8 @@ export interface Mpp {
   authorizations: AuthorizationPayments;
   /** The merchant's paid machine payments, newest first. */
   payments(merchantId: string, limit: number, before?: Date): Promise<ChallengeRow[]>;
+  /** The verify's group commit of claims (the metrics of http/observability.ts). */
+  claimBatchStats(): BatchStats;
   /** Deletes unpaid challenges past expiry + verify grace + one hour (the worker calls it). */
   pruneExpired(): Promise<number>;
   /** Announces every paid challenge not announced yet (`mpp.payment.confirmed`); the worker calls it. Returns how many. */
@@ -46,13 +50,15 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
     if (!l) lookups.set(chainId, (l = c.family.txLookup(c.chain)));
     return l;
   };
-  const verifier = new PaymentVerifier(db, config, clock, keys, receipts, lookupOf);
+  const claims = new ClaimWriter(db);
+  const verifier = new PaymentVerifier(db, config, clock, keys, receipts, lookupOf, claims);
   return {
     pricing,
     challenges: new ChallengeIssuer(db, config, clock, keys, pricing),
     verifier,
     receipts,
     authorizations: new AuthorizationPayments(db, config, clock, verifier, settler),
+    claimBatchStats: () => claims.stats(),
     payments: (merchantId, limit, before) => listPaidChallenges(db, merchantId, limit, before),
     // The hour past the grace keeps a refused verify answering challenge_expired (not
     // challenge_not_found) for a while after the last moment it could have succeeded.

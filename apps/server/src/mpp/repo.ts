@@ -116,10 +116,7 @@ export async function findClaim(q: Queryable, chainId: number, txHash: string, l
  * PAID (`not_open`); two challenges claiming one transfer serialize on the claim's key, and the
  * second fails with unique_violation once the first commits (`transfer_taken`).
  */
-export async function claimTransfer(
-  q: Queryable,
-  p: { id: string; chainId: number; txHash: string; logIndex: number; blockNumber: bigint; paidAmountWei: bigint; receiptJws: string; paidAt: Date },
-): Promise<'claimed' | 'not_open' | 'transfer_taken'> {
+export async function claimTransfer(q: Queryable, p: ClaimInput): Promise<ClaimOutcome> {
   try {
     const r = await q.query(
       `WITH paid AS (
@@ -135,6 +132,67 @@ export async function claimTransfer(
     if (isPgError(err, UNIQUE_VIOLATION) && pgConstraint(err) !== 'mpp_claims_challenge_id_key') return 'transfer_taken';
     throw err;
   }
+}
+
+export interface ClaimInput {
+  id: string;
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+  blockNumber: bigint;
+  paidAmountWei: bigint;
+  receiptJws: string;
+  paidAt: Date;
+}
+export type ClaimOutcome = 'claimed' | 'not_open' | 'transfer_taken';
+
+/**
+ * claimTransfer for several claims in ONE statement (one commit): the group commit of concurrent
+ * first verifies (mpp/claims.ts). The caller passes distinct challenges and distinct transfers.
+ * Each item gets the answer claimTransfer would give it:
+ * - a transfer another challenge claimed before this statement began (`taken`) is left alone:
+ *   `transfer_taken` if its challenge is still OPEN, else `not_open`;
+ * - an OPEN challenge is marked PAID and its claim inserted; a challenge a concurrent writer paid
+ *   meanwhile is skipped by the UPDATE (re-checked after its row lock) and answers `not_open`;
+ * - a claim a concurrent writer committed after this statement began makes the INSERT fail with
+ *   unique_violation, which aborts the whole statement (nothing of it is written); the caller then
+ *   claims item by item.
+ */
+export async function claimTransfers(q: Queryable, items: readonly ClaimInput[]): Promise<ClaimOutcome[]> {
+  const { rows } = await q.query<{ id: string; claimed: boolean; taken_open: boolean }>(
+    `WITH i AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::bigint[], $6::numeric[], $7::text[], $8::timestamptz[])
+         AS u(id, chain_id, tx_hash, log_index, block_number, paid_amount_wei, receipt_jws, paid_at)
+     ), taken AS (
+       SELECT i.id FROM i JOIN mpp_claims m ON m.chain_id = i.chain_id AND m.tx_hash = i.tx_hash AND m.log_index = i.log_index
+     ), paid AS (
+       UPDATE mpp_challenges c SET status = 'PAID', tx_hash = i.tx_hash, log_index = i.log_index, block_number = i.block_number,
+         paid_amount_wei = i.paid_amount_wei, receipt_jws = i.receipt_jws, paid_at = i.paid_at
+       FROM i WHERE c.id = i.id AND c.status = 'OPEN' AND i.id NOT IN (SELECT id FROM taken)
+       RETURNING c.id, i.chain_id, i.tx_hash, i.log_index
+     ), claimed AS (
+       INSERT INTO mpp_claims (chain_id, tx_hash, log_index, challenge_id) SELECT chain_id, tx_hash, log_index, id FROM paid RETURNING challenge_id
+     )
+     SELECT i.id,
+       EXISTS (SELECT 1 FROM claimed WHERE claimed.challenge_id = i.id) AS claimed,
+       (i.id IN (SELECT id FROM taken) AND EXISTS (SELECT 1 FROM mpp_challenges c WHERE c.id = i.id AND c.status = 'OPEN')) AS taken_open
+     FROM i`,
+    [
+      items.map((c) => c.id),
+      items.map((c) => c.chainId),
+      items.map((c) => c.txHash),
+      items.map((c) => c.logIndex),
+      items.map((c) => c.blockNumber.toString()),
+      items.map((c) => c.paidAmountWei.toString()),
+      items.map((c) => c.receiptJws),
+      items.map((c) => c.paidAt),
+    ],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return items.map((c) => {
+    const r = byId.get(c.id);
+    return r?.claimed ? 'claimed' : r?.taken_open ? 'transfer_taken' : 'not_open';
+  });
 }
 
 /** A merchant's paid machine payments, newest first, keyset-paginated by `paid_at`. */

@@ -6,6 +6,7 @@ import type { TransferLog } from '../chain/evm/rpc.ts';
 import type { MinedTx, TxLookup } from './chain.ts';
 import { indexedTransfers } from './indexed.ts';
 import { challengeMac, checkChallengeId, macEquals, type MacKeys } from './mac.ts';
+import type { ClaimWriter } from './claims.ts';
 import type { ReceiptClaims, ReceiptSigner } from './receipts.ts';
 import * as repo from './repo.ts';
 
@@ -60,6 +61,7 @@ export class PaymentVerifier {
     private readonly keys: MacKeys,
     private readonly receipts: ReceiptSigner,
     private readonly lookups: (chainId: number) => TxLookup | undefined,
+    private readonly claims: ClaimWriter,
   ) {}
 
   /**
@@ -134,8 +136,9 @@ export class PaymentVerifier {
     const { enough, mined } = judged;
 
     const sign = await this.receipts.activeSigner();
-    // One statement per candidate transfer (lowest log index first): it marks the challenge paid
-    // and inserts the claim together, or neither (see repo.claimTransfer for the concurrency).
+    // One claim per candidate transfer (lowest log index first): it marks the challenge paid and
+    // inserts the claim together, or neither (repo.claimTransfer for the concurrency; group-committed
+    // with concurrent verifies' claims by mpp/claims.ts).
     for (const t of enough) {
       const claims: ReceiptClaims = {
         challenge_id: row.id,
@@ -152,7 +155,7 @@ export class PaymentVerifier {
         issued_at: Math.floor(this.clock.now() / 1000),
       };
       const jws = sign(claims);
-      const r = await repo.claimTransfer(this.db, {
+      const r = await this.claims.claim({
         id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
       });
       if (r === 'claimed') return { kind: 'paid', claims, jws };

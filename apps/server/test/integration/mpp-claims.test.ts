@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { ClaimWriter } from '../../src/mpp/claims.ts';
+import { isPgError, UNIQUE_VIOLATION } from '../../src/db/database.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
+import { claimTransfer, claimTransfers, type ClaimInput, type ClaimOutcome } from '../../src/mpp/repo.ts';
+import { backends } from '../helpers/db.ts';
+import { challenge, ROUTE, startMppStack, type MppStack } from './mpp-fixtures.ts';
+
+/**
+ * The verify's group commit of claims (mpp/claims.ts, repo.claimTransfers) against the database
+ * alone: the transfers named here need not exist on a chain, the claim is a database fact. Every
+ * batch must answer what claiming one by one (repo.claimTransfer) answers, and write atomically.
+ */
+for (const backend of backends()) {
+  describe(`mpp claim group commit (${backend})`, () => {
+    let st: MppStack;
+    let payer: string;
+    let seq = 0;
+    before(async () => {
+      st = await startMppStack(backend);
+      payer = st.dev.payers[0]!.address.toLowerCase();
+    });
+    after(() => st?.close());
+
+    const open = async (): Promise<string> => {
+      const r = await challenge(st, payer, `${ROUTE}:claims${++seq}`);
+      assert.equal(r.status, 402, r.text);
+      return r.body.challenge_id as string;
+    };
+    const tx = () => `0x${randomBytes(32).toString('hex')}`;
+    const input = (id: string, txHash: string, logIndex = 0): ClaimInput => ({
+      id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: `jws.${id}.${txHash}`, paidAt: new Date(),
+    });
+    const paidBy = async (id: string) =>
+      (await st.s.db.query<{ status: string; tx_hash: string | null; receipt_jws: string | null }>('SELECT status, tx_hash, receipt_jws FROM mpp_challenges WHERE id = $1', [id])).rows[0]!;
+
+    /** One scenario of claims, built twice (fresh challenges and transfers) to compare batch and one-by-one. */
+    async function scenario(): Promise<ClaimInput[]> {
+      const [a, b, c, d, e] = [await open(), await open(), await open(), await open(), await open()];
+      const [t1, t2, t3, t4, t0] = [tx(), tx(), tx(), tx(), tx()];
+      // d is already paid; t0 already pays another challenge.
+      assert.equal(await claimTransfer(st.s.db, input(d, tx())), 'claimed');
+      assert.equal(await claimTransfer(st.s.db, input(await open(), t0)), 'claimed');
+      return [
+        input(a, t1), // claimed
+        input(b, t1), // the same transfer for another challenge: transfer_taken
+        input(c, t2), // claimed
+        input(c, t3), // the same challenge again with another transfer: not_open (already paid)
+        input(d, t4), // already paid: not_open
+        input(e, t0), // a transfer claimed before: transfer_taken
+        input(e, t0, 1), // another log of that transaction: claimed
+      ];
+    }
+
+    it('a batch answers each claim as claiming one by one does, and writes the same rows', async () => {
+      const sequential: ClaimOutcome[] = [];
+      for (const c of await scenario()) sequential.push(await claimTransfer(st.s.db, c));
+      assert.deepEqual(sequential, ['claimed', 'transfer_taken', 'claimed', 'not_open', 'not_open', 'transfer_taken', 'claimed']);
+
+      const items = await scenario();
+      const w = new ClaimWriter(st.s.db);
+      const batched = await Promise.all(items.map((c) => w.claim(c)));
+      assert.deepEqual(batched, sequential);
+      const stats = w.stats();
+      assert.equal(stats.items, items.length);
+      assert.ok(stats.batches < items.length, `claims went together (${stats.batches} batches for ${stats.items})`);
+      // The rows: a paid by t1, c by t2 (not t3), e by log 1 of t0; b open; nothing claimed t3 or t4.
+      assert.equal((await paidBy(items[0]!.id)).tx_hash, items[0]!.txHash);
+      assert.equal((await paidBy(items[1]!.id)).status, 'OPEN');
+      assert.equal((await paidBy(items[2]!.id)).tx_hash, items[2]!.txHash);
+      assert.equal((await paidBy(items[2]!.id)).receipt_jws, items[2]!.receiptJws);
+      const claimed = await st.s.db.query<{ tx_hash: string; log_index: number; challenge_id: string }>(
+        'SELECT tx_hash, log_index, challenge_id FROM mpp_claims WHERE tx_hash = ANY($1::text[]) ORDER BY tx_hash, log_index',
+        [items.map((c) => c.txHash)],
+      );
+      const claimOf = (c: ClaimInput) => claimed.rows.find((r) => r.tx_hash === c.txHash && r.log_index === c.logIndex)?.challenge_id;
+      assert.equal(claimOf(items[0]!), items[0]!.id);
+      assert.equal(claimOf(items[2]!), items[2]!.id);
+      assert.equal(claimOf(items[3]!), undefined);
+      assert.equal(claimOf(items[4]!), undefined);
+      assert.equal(claimOf(items[6]!), items[6]!.id);
+    });
+
+    it('many concurrent first claims of distinct challenges: all claimed, in far fewer statements', async () => {
+      const items = await Promise.all(Array.from({ length: 40 }, async () => input(await open(), tx())));
+      const w = new ClaimWriter(st.s.db);
+      const out = await Promise.all(items.map((c) => w.claim(c)));
+      assert.deepEqual([...new Set(out)], ['claimed']);
+      assert.ok(w.stats().batches <= 3, `40 claims in ${w.stats().batches} batches`);
+      for (const c of items) assert.equal((await paidBy(c.id)).tx_hash, c.txHash);
+    });
+
+    it('a statement that cannot write one claim writes none (the writer then claims one by one)', async () => {
+      const [a, b] = [await open(), await open()];
+      const t = tx();
+      // Two claims of one transfer in one statement: the second insert violates the claim's key.
+      // The writer never sends this (it keeps such a claim for after the batch); the statement
+      // itself must abort whole, the challenge update with it.
+      await assert.rejects(claimTransfers(st.s.db, [input(a, t), input(b, t)]), (err) => isPgError(err, UNIQUE_VIOLATION));
+      assert.equal((await paidBy(a)).status, 'OPEN');
+      assert.equal((await paidBy(b)).status, 'OPEN');
+    });
+
+    it('two writers (two pools on Postgres) racing over the same challenges and transfers: one claim each, no error', { skip: backend === 'pglite' ? 'one connection: no concurrent writer' : false }, async () => {
+      const other = await openPostgres(st.s.database.url!, { max: 4 });
+      try {
+        const ids = await Promise.all(Array.from({ length: 20 }, () => open()));
+        const txs = ids.map(() => tx());
+        // Writer 1 claims challenge i with transfer i; writer 2 claims challenge i with transfer i
+        // (same) for even i, and with transfer i+1 (another challenge's) for odd i.
+        const w1 = new ClaimWriter(st.s.db);
+        const w2 = new ClaimWriter(other);
+        const [r1, r2] = await Promise.all([
+          Promise.all(ids.map((id, i) => w1.claim(input(id, txs[i]!)))),
+          Promise.all(ids.map((id, i) => w2.claim(input(id, txs[i % 2 === 0 ? i : (i + 1) % ids.length]!)))),
+        ]);
+        for (const [i, id] of ids.entries()) {
+          const row = await paidBy(id);
+          assert.equal(row.status, 'PAID');
+          assert.ok([r1[i], r2[i]].includes('claimed'), `challenge ${i}: ${r1[i]} / ${r2[i]}`);
+          assert.equal([r1[i], r2[i]].filter((x) => x === 'claimed').length, 1);
+        }
+        const { rows } = await st.s.db.query<{ n: number; d: number }>(
+          'SELECT count(*)::int AS n, count(DISTINCT challenge_id)::int AS d FROM mpp_claims WHERE tx_hash = ANY($1::text[])',
+          [txs],
+        );
+        assert.deepEqual(rows[0], { n: 20, d: 20 });
+      } finally {
+        await other.close();
+      }
+    });
+  });
+}
