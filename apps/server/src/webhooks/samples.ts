@@ -108,6 +108,27 @@ export function samplePayload(event: WebhookEventName, ctx: { merchantId: string
           ...marker,
         },
       };
+    case 'mpp.payment.confirmed': {
+      const claims = {
+        challenge_id: `ch_${'0'.repeat(38)}`,
+        merchant_id: ctx.merchantId,
+        route_canonical: 'GET:api:data',
+        request_canonical: 'GET:api:data',
+        chain_id: chain?.chainId ?? 31337,
+        tx_hash: txHash,
+        log_index: 0,
+        amount_wei: '10000',
+        payer: `0x${'11'.repeat(20)}`,
+        recipient: ctx.wallet ?? `0x${'22'.repeat(20)}`,
+        finality: chain?.finalityConfirmations ?? 2,
+        issued_at: nowS,
+      };
+      // A receipt shaped like the real one (its payload decodes to the claims) whose signature is
+      // zeros under kid "test": it never verifies against the JWKS, so it cannot be honoured.
+      const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const receipt = `${b64({ alg: 'EdDSA', typ: 'JWT', kid: 'test' })}.${b64(claims)}.${Buffer.alloc(64).toString('base64url')}`;
+      return { orderId, payload: { status: 'paid', receipt, ...claims, paid_at: iso, ...marker } };
+    }
     default: {
       const never: never = event;
       throw new Error(`no sample for ${never as string}`);
