@@ -7,6 +7,13 @@ export async function scratchDb(baseUrl: string): Promise<{ url: string; name: s
   const c = new pg.Client({ connectionString: baseUrl });
   await c.connect();
   await c.query(`CREATE DATABASE ${name}`);
+  // BENCH_AUTO_EXPLAIN_MS=<ms>: the server logs the plan of every statement of this database slower
+  // than that (auto_explain, to the cluster's log), to see the plans the gateway's connections run.
+  const explainMs = process.env.BENCH_AUTO_EXPLAIN_MS;
+  if (explainMs && /^\d+(\.\d+)?$/.test(explainMs)) {
+    await c.query(`ALTER DATABASE ${name} SET session_preload_libraries = 'auto_explain'`);
+    await c.query(`ALTER DATABASE ${name} SET auto_explain.log_min_duration = '${explainMs}ms'`);
+  }
   await c.end();
   const u = new URL(baseUrl);
   u.pathname = `/${name}`;

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';
-import { emitEvent } from '../webhooks/outbox.ts';
+import { emitEvents } from '../webhooks/outbox.ts';
 import type { ReceiptClaims } from './receipts.ts';
 import { decodeClaims } from './verify.ts';
 
@@ -46,7 +46,8 @@ export async function emitPaymentEvents(db: Database, clock: Clock, batch = 100)
     );
     if (rows.length === 0) return 0;
     const now = new Date(clock.now());
-    for (const r of rows) await emitEvent(tx, { merchantId: r.merchant_id, event: 'mpp.payment.confirmed', payload: paymentView(r), clockNow: now });
+    // Set-based (three statements for the batch): a busy API emits hundreds of these a second.
+    await emitEvents(tx, rows.map((r) => ({ merchantId: r.merchant_id, event: 'mpp.payment.confirmed' as const, payload: paymentView(r), clockNow: now })));
     await tx.query('UPDATE mpp_challenges SET notified_at = $2 WHERE id = ANY ($1::text[])', [rows.map((r) => r.id), now]);
     return rows.length;
   });

@@ -15,7 +15,7 @@ import { createEndpoint, dispatch, Receiver, trigger } from './webhook-fixtures.
  * `mpp.payment.confirmed` on a real anvil chain: a challenge paid through /mpp/v1/verify is
  * announced by the worker's step (not by the verify), once, to the challenge's merchant's endpoints
  * subscribed to it, with the item GET /api/v1/mpp/payments lists as payload; concurrent worker
- * steps (SKIP LOCKED) still announce each payment once. Migration 0019 counts payments made before
+ * steps (SKIP LOCKED) still announce each payment once. Migration 0018 counts payments made before
  * it as announced.
  */
 for (const backend of backends()) {
@@ -128,13 +128,13 @@ for (const backend of backends()) {
     });
   });
 
-  describe(`migration 0019 on existing payments (${backend})`, () => {
+  describe(`migration 0018 on existing payments (${backend})`, () => {
     it('marks challenges already PAID as announced, leaves OPEN ones to be announced when paid', async () => {
       const { db, drop } = await rawDatabase(backend);
       try {
         const all = listMigrations();
         const v = all.findIndex((m) => m.name === 'mpp_payment_events');
-        assert.equal(all[v]!.version, 19);
+        assert.equal(all[v]!.version, 18);
         await migrate(db, all.slice(0, v));
         await db.exec(`INSERT INTO merchants (id, name) VALUES ('mch_old', 'Old')`);
         await insertChallenge(db, 'ch_old_paid', true);

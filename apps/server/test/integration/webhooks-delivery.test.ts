@@ -4,7 +4,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { generateWebhookSecret, newId, verifyStandardWebhook } from '@tollgate/protocol';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { encryptSecret } from '../../src/merchants/secrets.ts';
-import { emitEvent } from '../../src/webhooks/outbox.ts';
+import { emitEvent, emitEvents, type EmittedEvent } from '../../src/webhooks/outbox.ts';
 import { backends } from '../helpers/db.ts';
 import { buildOrderBody, setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
@@ -98,6 +98,50 @@ for (const backend of backends()) {
       const n = await s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events WHERE merchant_id = $1', [m.merchantId]);
       assert.equal(n.rows[0]!.n, 0);
       assert.deepEqual(await deliveries(s, m), []);
+    });
+
+    it('emitEvents writes for many events the rows emitEvent writes one by one (events, deliveries per subscribed enabled endpoint); a rollback writes none', async () => {
+      const [a, b, c] = [await s.createMerchant(), await s.createMerchant(), await s.createMerchant()];
+      const a1 = await createEndpoint(s, a, `${rx.url}?who=a1`, ['order.failed', 'order.cancelled']);
+      const a2 = await createEndpoint(s, a, `${rx.url}?who=a2`, ['order.failed']);
+      const off = await createEndpoint(s, a, `${rx.url}?who=off`, ['order.failed']);
+      await s.admin('POST', `/admin/v1/merchants/${a.merchantId}/webhooks/${off.id}/disable`);
+      const eb = await createEndpoint(s, b, `${rx.url}?who=b`, ['order.cancelled']);
+      // c has no endpoint: its events are recorded, with no delivery.
+      const now = new Date(s.clock.now());
+      const batch = (tag: string): EmittedEvent[] => [
+        { merchantId: a.merchantId, event: 'order.failed', payload: { order_id: `${tag}1`, amount_wei: '10' }, orderId: `${tag}1`, clockNow: now },
+        { merchantId: a.merchantId, event: 'order.cancelled', payload: { order_id: `${tag}2` }, clockNow: now },
+        { merchantId: b.merchantId, event: 'order.failed', payload: { order_id: `${tag}3` }, orderId: `${tag}3`, clockNow: now },
+        { merchantId: b.merchantId, event: 'order.cancelled', payload: { order_id: `${tag}4` }, orderId: `${tag}4`, clockNow: now, test: true },
+        { merchantId: c.merchantId, event: 'order.failed', payload: { order_id: `${tag}5` }, clockNow: now },
+      ];
+      // The rows an event left, keyed by its payload's order id with the tag removed.
+      const rowsOf = async (tag: string) => {
+        const ev = await s.db.query<{ k: string; merchant_id: string; event: string; payload: unknown; order_id: string | null; test: boolean; deliveries: string[] }>(
+          `SELECT substr(e.payload->>'order_id', length($1) + 1) AS k, e.merchant_id, e.event, e.payload, e.order_id IS NOT NULL AS order_id, e.test,
+             coalesce((SELECT array_agg(w.url || ' ' || d.status || ' ' || d.event || ' ' || coalesce(d.order_id IS NOT NULL, false)::text ORDER BY w.url)
+               FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id WHERE d.event_id = e.id), '{}') AS deliveries
+           FROM webhook_events e WHERE e.payload->>'order_id' LIKE $1 || '%' ORDER BY 1`,
+          [tag],
+        );
+        return ev.rows.map((r) => ({ ...r, payload: JSON.stringify(r.payload).replaceAll(tag, '') }));
+      };
+      let one = 0;
+      for (const e of batch('one_')) one += (await emitEvent(s.db, e)).deliveries;
+      const many = await s.db.transaction((tx) => emitEvents(tx, batch('many_')));
+      assert.equal(many, one);
+      assert.equal(many, 4, 'a: failed → a1 and a2, cancelled → a1; b: cancelled → b; c: none');
+      assert.deepEqual(await rowsOf('many_'), await rowsOf('one_'));
+      await assert.rejects(
+        s.db.transaction(async (tx) => {
+          await emitEvents(tx, batch('gone_'));
+          throw new Error('the state change failed');
+        }),
+      );
+      assert.deepEqual(await rowsOf('gone_'), []);
+      // Nothing of this test goes out in the next tests' dispatches.
+      for (const [m, ep] of [[a, a1], [a, a2], [b, eb]] as const) await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/${ep.id}/disable`);
     });
 
     it('only subscribed events reach an endpoint; a disabled endpoint gets nothing until enabled', async () => {
