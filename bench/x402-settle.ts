@@ -25,6 +25,7 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { x402Body } from '../apps/server/test/integration/x402-fixtures.ts';
 import { TEST_ADMIN_TOKEN } from '../apps/server/test/helpers/server.ts';
 import { scratchDb } from './lib/db.ts';
+import { cpuOfProcesses, cpuPerRequest, cpuSnapshot } from './lib/cpu.ts';
 import { median } from './lib/load.ts';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -40,11 +41,15 @@ interface Run {
   p50ms: number;
   p99ms: number;
   reasons: Record<string, number>;
+  /** CPU µs per settle answered: the facilitator's process, its database (Tollgate only), anvil. */
+  cpu?: { facilitator: number; postgres: number; anvil: number };
 }
 
 /** Starts a child that prints "listening on <url>"; resolves the URL. */
 async function child(script: string, env: Record<string, string>): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_CPU_PROF=<dir>: V8 CPU profiles of both facilitators' processes, written when they exit.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (d: Buffer) => {
@@ -115,8 +120,8 @@ async function main() {
     const reference = await child('./lib/x402-reference.ts', { RPC_URL: dev.rpcUrl, CHAIN_ID: String(dev.chainId), KEY: dev.payers[7]!.privateKey });
     procs.push(reference.proc);
     const targets = [
-      { name: 'Tollgate /x402/v2', url: `${tollgate.url}/x402/v2`, payTo: `0x${randomBytes(20).toString('hex')}` as Hex },
-      { name: 'reference (@x402/core + @x402/evm)', url: reference.url, payTo: `0x${randomBytes(20).toString('hex')}` as Hex },
+      { name: 'Tollgate /x402/v2', url: `${tollgate.url}/x402/v2`, pid: tollgate.proc.pid, payTo: `0x${randomBytes(20).toString('hex')}` as Hex },
+      { name: 'reference (@x402/core + @x402/evm)', url: reference.url, pid: reference.proc.pid, payTo: `0x${randomBytes(20).toString('hex')}` as Hex },
     ];
     for (const t of targets) {
       const s = (await (await fetch(`${t.url}/supported`)).json()) as { kinds: { network: string }[] };
@@ -141,7 +146,11 @@ async function main() {
       for (const [mode, c] of [['sequential', 1], ['concurrent', CONCURRENCY]] as const) {
         for (const t of order) {
           const bodies = await sign(t.payTo, pool(c));
+          const a = cpuSnapshot(t.pid, db.name);
+          const anvilA = cpuOfProcesses('anvil');
           const r = await settleLoad(t.url, bodies, c, DURATION_MS);
+          const per = cpuPerRequest(a, cpuSnapshot(t.pid, db.name), r.done + r.failed);
+          r.cpu = { facilitator: per.server, postgres: t.name.startsWith('Tollgate') ? per.postgres : 0, anvil: ((cpuOfProcesses('anvil') - anvilA) * 1000) / Math.max(1, r.done + r.failed) };
           (results[`${t.name}|${mode}`] ??= []).push(r);
           console.log(`round ${round} ${mode} ${t.name}: ${r.done} settled, ${r.failed} failed, ${r.rps.toFixed(1)}/s, p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms${r.failed ? ` ${JSON.stringify(r.reasons)}` : ''}`);
         }
@@ -162,6 +171,13 @@ async function main() {
     for (const [key, rs] of Object.entries(results)) {
       const [name, mode] = key.split('|');
       console.log(`| ${name} | ${mode} | ${median(rs.map((r) => r.rps)).toFixed(1)} | ${median(rs.map((r) => r.p50ms)).toFixed(1)} | ${median(rs.map((r) => r.p99ms)).toFixed(1)} | ${rs.reduce((a, r) => a + r.failed, 0)} |`);
+    }
+    console.log('\n| facilitator | workload | facilitator process µs/settle | its Postgres µs/settle | anvil µs/settle |');
+    console.log('|---|---|---|---|---|');
+    for (const [key, rs] of Object.entries(results)) {
+      const [name, mode] = key.split('|');
+      const m = (f: (c: NonNullable<Run['cpu']>) => number) => median(rs.map((r) => f(r.cpu!))).toFixed(0);
+      console.log(`| ${name} | ${mode} | ${m((c) => c.facilitator)} | ${m((c) => c.postgres)} | ${m((c) => c.anvil)} |`);
     }
     for (const mode of ['sequential', 'concurrent']) {
       const tg = results[`${targets[0]!.name}|${mode}`]!;

@@ -67,6 +67,17 @@ function servesDatabase(pid: string, database: string): boolean {
   return !/\(\d+\)/.test(title) && !/autovacuum worker \S/.test(title);
 }
 
+/** CPU ms used so far by every process named `comm` (e.g. `anvil`). */
+export function cpuOfProcesses(comm: string): number {
+  let ms = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const t = ticksOf(d);
+    if (t?.comm === comm) ms += t.ms;
+  }
+  return ms;
+}
+
 /** CPU µs per request of each component between two readings. */
 export function cpuPerRequest(a: CpuReading, b: CpuReading, requests: number): CpuSnapshot {
   let postgres = 0;

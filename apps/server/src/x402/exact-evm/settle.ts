@@ -8,7 +8,7 @@ import { onChain, type SettleOptions } from '../scheme.ts';
 import { Reason, type PaymentPayload, type PaymentRequirements, type ReasonCode, type SettleResponse } from '../wire.ts';
 import { eip3009Abi } from './abi.ts';
 import { transferArgs, transferCalldata, type ExactEvmChain } from './chain.ts';
-import { checkPayment, parsePayment, type CheckContext, type Checked } from './verify.ts';
+import { checkPayment, checkSignature, parsePayment, type CheckContext, type Checked } from './verify.ts';
 
 export interface SettleContext extends CheckContext {
   signer: SettlementSigner | undefined;
@@ -41,8 +41,9 @@ type Answer = (r: { reason: ReasonCode; message: string }) => SettleResponse;
 
 /**
  * Settles one x402 `exact` EIP-3009 payment, at most once per authorization:
- *   1. the off-chain checks (signature, recipient, window, amount) run;
- *   2. the executor simulates `transferWithAuthorization`, signs it with its next nonce, and
+ *   1. the off-chain checks (recipient, window, amount) run;
+ *   2. the executor simulates `transferWithAuthorization` (the token checks the payer's signature
+ *      there: a forged one is refused as invalid_exact_evm_signature), signs it with its next nonce, and
  *      records it (`settlements`, kind x402) in ONE statement with the authorization's
  *      claim (UNIQUE chain, token, payer, nonce) — before anything is broadcast. A concurrent or
  *      repeated settle of the authorization finds that row and follows it; the same nonce with
@@ -69,7 +70,7 @@ export async function settlePayment(ctx: SettleContext, payload: PaymentPayload,
     if (same) return follow(ctx, parsed.reader, existing, network, parsed.auth.from, answer);
     return answer({ reason: Reason.nonceUsed, message: 'the authorization was already submitted for settlement' });
   }
-  const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true });
+  const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true, signatureBySimulation: true });
   if (!checked.ok) return answer(checked);
   return submit(ctx, checked, key, network, answer, opts.challengeId ?? null);
 }
@@ -117,13 +118,18 @@ async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: st
 
 /**
  * Why the simulation reverted, as the reference facilitator diagnoses it: the nonce used on
- * chain, the balance short, else what the revert itself says.
+ * chain, the balance short, else what the revert itself says — and when it says nothing we can
+ * read (a token's custom error outside our ABI), the signature checked off-chain: settle leaves
+ * the signature to the simulation, so a refused settle is where its recovery is paid for.
  */
 async function diagnose(c: Checked, revert: string): Promise<ReasonCode> {
   const state = await c.reader.state(c.req.asset, c.auth, undefined).catch(() => undefined);
   if (state?.used) return Reason.nonceUsed;
   if (state && state.balance < c.auth.value) return Reason.insufficientBalance;
-  return reasonOfRevert(revert);
+  const reason = reasonOfRevert(revert);
+  if (reason !== Reason.simulationFailed) return reason;
+  const bad = await checkSignature(c).catch(() => undefined);
+  return bad?.reason ?? reason;
 }
 
 /** The executor's prepare, again when another executor instance took the same nonce (UNIQUE (chain, executor, nonce)). */

@@ -35,6 +35,14 @@ export interface CheckOptions {
   simulateFrom?: Hex;
   /** Skip the on-chain reads (balance, nonce state): settle's executor estimate refuses what they would. */
   offChainOnly?: boolean;
+  /**
+   * Leave the EIP-712 signature to the caller's simulation (settle): the token's
+   * `transferWithAuthorization` checks it in the executor's gas estimate, before anything is
+   * recorded or sent, and a revert there is diagnosed as `invalid_exact_evm_signature`. Recovering
+   * the signer in JavaScript (noble secp256k1) was the largest CPU cost of a settle: ~22 % of the
+   * gateway's CPU under concurrent settles (bench/x402-settle.ts with BENCH_CPU_PROF), ~4 ms each.
+   */
+  signatureBySimulation?: boolean;
 }
 
 const refuse = (reason: ReasonCode, message: string, payer?: Hex): Refused => ({ ok: false, reason, message, ...(payer ? { payer } : {}) });
@@ -67,17 +75,10 @@ export async function checkPayment(ctx: CheckContext, payload: PaymentPayload, r
   if ('ok' in p) return p;
   const { auth, req, reader } = p;
   const payer = auth.from;
-  const domain = req.name !== undefined && req.version !== undefined ? { name: req.name, version: req.version } : await reader.domainOf(req.asset);
-  if (!domain) return refuse(Reason.eip3009NotSupported, 'the token has no EIP-712 name/version and the requirements give none', payer);
-  const signed = await verifyTypedData({
-    address: auth.from,
-    domain: { ...domain, chainId: req.chainId, verifyingContract: req.asset },
-    types: transferWithAuthorizationTypes,
-    primaryType: 'TransferWithAuthorization',
-    message: { from: auth.from, to: auth.to, value: auth.value, validAfter: auth.validAfter, validBefore: auth.validBefore, nonce: auth.nonce },
-    signature: auth.signature,
-  }).catch(() => false);
-  if (!signed) return refuse(Reason.invalidSignature, 'the signature is not the payer’s over this authorization and token domain', payer);
+  if (!opts.signatureBySimulation) {
+    const refused = await checkSignature(p);
+    if (refused) return refused;
+  }
   const terms = checkTerms(auth, req, ctx.nowSeconds());
   if (!terms.ok) return refuse(terms.reason, terms.message, payer);
   if (opts.offChainOnly) return { ok: true, ...p };
@@ -90,4 +91,21 @@ export async function checkPayment(ctx: CheckContext, payload: PaymentPayload, r
   if (state.balance < auth.value) return refuse(Reason.insufficientBalance, 'the payer’s balance is below the authorized value', payer);
   if (state.simulation && !state.simulation.ok) return refuse(Reason.simulationFailed, state.simulation.message, payer);
   return { ok: true, ...p };
+}
+
+/** The payer's EIP-712 signature over the authorization, against the token's domain. */
+export async function checkSignature({ auth, req, reader }: Omit<Checked, 'ok'>): Promise<Refused | undefined> {
+  const payer = auth.from;
+  const domain = req.name !== undefined && req.version !== undefined ? { name: req.name, version: req.version } : await reader.domainOf(req.asset);
+  if (!domain) return refuse(Reason.eip3009NotSupported, 'the token has no EIP-712 name/version and the requirements give none', payer);
+  const signed = await verifyTypedData({
+    address: auth.from,
+    domain: { ...domain, chainId: req.chainId, verifyingContract: req.asset },
+    types: transferWithAuthorizationTypes,
+    primaryType: 'TransferWithAuthorization',
+    message: { from: auth.from, to: auth.to, value: auth.value, validAfter: auth.validAfter, validBefore: auth.validBefore, nonce: auth.nonce },
+    signature: auth.signature,
+  }).catch(() => false);
+  if (!signed) return refuse(Reason.invalidSignature, 'the signature is not the payer’s over this authorization and token domain', payer);
+  return undefined;
 }
