@@ -9,6 +9,9 @@
 // Endpoint secrets are therefore minted as `whsec_<base64 of 32 random bytes>` (generateWebhookSecret):
 // one string the merchant stores, valid for both schemes.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { WebhookEventName } from './webhook-events.ts';
+
+export { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEventName } from './webhook-events.ts';
 
 export const HEADER_WEBHOOK_SIGNATURE = 'X-Webhook-Signature';
 export const HEADER_WEBHOOK_EVENT = 'X-Webhook-Event';
@@ -18,29 +21,6 @@ export const HEADER_STANDARD_WEBHOOK_SIGNATURE = 'webhook-signature';
 
 /** Default freshness window of {@link verifyStandardWebhook}, the Standard Webhooks default. */
 export const STANDARD_WEBHOOK_TOLERANCE_SECONDS = 300;
-
-/** Every event name the service emits (wire.md). */
-export const WEBHOOK_EVENTS = [
-  'order.payment_confirmed',
-  'order.invoiced',
-  'order.expired',
-  'order.cancelled',
-  'order.failed',
-  'quickpay.checkout.completed',
-  'fiat.payment.succeeded',
-  // Attribution (docs/attribution.md): a payment recorded against an order without paying it.
-  'order.late_payment',
-  'order.underpaid',
-  'order.duplicate_payment',
-  // Card rail (docs/card-payments.md): refunds and disputes of card orders; never completion.
-  'fiat.payment.refunded',
-  'fiat.dispute.updated',
-  // x402 facilitator (docs/machine-payments.md): a settlement to the merchant's wallet is final.
-  'x402.settlement.confirmed',
-  // Machine payments (docs/machine-payments.md): a challenge was paid (announced by the worker).
-  'mpp.payment.confirmed',
-] as const;
-export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
 
 /**
  * Body of every delivery. `id` (`evt_…`) is stable across retries of one event; `created_at` is set
@@ -52,11 +32,6 @@ export type WebhookEnvelope<P = Record<string, unknown>> = {
   payload: P;
   created_at: string;
 };
-
-/** @example isWebhookEvent('order.invoiced') // => true */
-export function isWebhookEvent(s: unknown): s is WebhookEventName {
-  return typeof s === 'string' && (WEBHOOK_EVENTS as readonly string[]).includes(s);
-}
 
 /** Thrown for misuse that no header value could fix, such as passing a parsed body. */
 export class WebhookVerificationError extends Error {

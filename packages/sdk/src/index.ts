@@ -13,18 +13,23 @@ export {
   type TollgateErrorCode,
   type UnknownOutcomeDetails,
 } from './errors.ts';
-export {
-  verifyWebhook,
-  type FiatPaymentSucceededEvent,
-  type HeaderSource,
-  type OrderWebhookEvent,
-  type QuickpayCheckoutCompletedEvent,
-  type RecordedPaymentEvent,
-  type VerifyWebhookOptions,
-  type WebhookEvent,
-  type WebhookRejection,
-  type WebhookVerification,
-} from './webhooks.ts';
+export { verifyWebhook, type HeaderSource, type VerifyWebhookOptions, type WebhookRejection, type WebhookVerification } from './webhooks.ts';
+export type {
+  CardEventPayload,
+  FiatDisputeUpdatedEvent,
+  FiatPaymentRefundedEvent,
+  FiatPaymentSucceededEvent,
+  MppPayment,
+  MppPaymentConfirmedEvent,
+  OrderWebhookEvent,
+  QuickpayCheckoutCompletedEvent,
+  RecordedPaymentEvent,
+  WebhookEvent,
+  WebhookEventOf,
+  WebhookPayloads,
+  X402Settlement,
+  X402SettlementConfirmedEvent,
+} from './webhook-events.ts';
 export {
   ORDER_STATUSES,
   TERMINAL_ORDER_STATUSES,
@@ -71,4 +76,6 @@ export { signCalldataSignRequest, signEip3009Authorization, type AuthorizationTa
 export { verifyMppReceipt, type MppReceiptClaims, type MppReceiptJwk, type MppReceiptVerification } from './receipts.ts';
 // Shared with the server: the error catalog, and exact decimal ⇄ smallest-unit conversion (bigint,
 // never floats) for turning a price into `amountWei` and `amountWei` back into display text.
-export { ERROR_CATALOG, isErrorCode, formatUnits, parseDecimal, MoneyError, type ErrorCode, type WebhookEventName } from './protocol.ts';
+export { ERROR_CATALOG, isErrorCode, formatUnits, parseDecimal, MoneyError, type ErrorCode } from './protocol.ts';
+// Every event name the server emits, for subscribing an endpoint or checking a name at runtime.
+export { WEBHOOK_EVENTS, type WebhookEventName } from './protocol.ts';

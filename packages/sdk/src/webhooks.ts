@@ -13,48 +13,9 @@ import {
   WebhookVerificationError,
   type HeaderSource,
 } from './protocol.ts';
-import type { OrderStatusRecord, RecordedPaymentPayload } from './types.ts';
+import type { WebhookEvent } from './webhook-events.ts';
 
 export type { HeaderSource };
-
-interface Envelope<E extends string, P> {
-  /** `evt_…`, stable across retries of one event. Fulfil on your business key regardless. */
-  id: string;
-  event: E;
-  payload: P;
-  /** Set per delivery attempt: neither a payment time nor a deduplication key. */
-  created_at: string;
-}
-
-/** `order.*` events carry the order status record. */
-export type OrderWebhookEvent = Envelope<
-  'order.payment_confirmed' | 'order.invoiced' | 'order.expired' | 'order.cancelled' | 'order.failed',
-  OrderStatusRecord
->;
-/** A payment recorded against an order without paying it (late, short, or a second payment): reconcile. */
-export type RecordedPaymentEvent = Envelope<'order.late_payment' | 'order.underpaid' | 'order.duplicate_payment', RecordedPaymentPayload>;
-export type QuickpayCheckoutCompletedEvent = Envelope<
-  'quickpay.checkout.completed',
-  {
-    checkout_id: string;
-    order_id: string;
-    order_status: string;
-    tx_hash?: string;
-    client_reference_id?: string;
-    line_items: unknown[];
-    public_metadata: Record<string, unknown>;
-  }
->;
-/** A card payment notification: record and reconcile, never ship because of it. */
-export type FiatPaymentSucceededEvent = Envelope<
-  'fiat.payment.succeeded',
-  { order_id: string; checkout_id?: string; processor: string; payment_reference: string; currency: string; amount: string; held: boolean }
->;
-/**
- * A verified delivery. A newer server may send event names this version does not list: acknowledge
- * them (2xx) in a `default:` branch rather than failing the delivery.
- */
-export type WebhookEvent = OrderWebhookEvent | RecordedPaymentEvent | QuickpayCheckoutCompletedEvent | FiatPaymentSucceededEvent;
 
 /** Why a delivery was rejected. */
 export type WebhookRejection =

@@ -58,12 +58,16 @@ console.log(JSON.stringify({
 `;
 
 const CONSUMER_TS = `
-import { TollgateClient, TollgateApiError, verifyWebhook, type CreatedOrder, type OrderStatusRecord, type PaymentLink, type PaymentLinkSession } from '@tollgate/sdk';
+import { TollgateClient, TollgateApiError, verifyWebhook, WEBHOOK_EVENTS, type CreatedOrder, type OrderStatusRecord, type PaymentLink, type PaymentLinkSession, type WebhookEvent, type WebhookEventName } from '@tollgate/sdk';
 const c = new TollgateClient({ baseUrl: 'http://x', apiKey: 'k', apiSecret: 's' });
 export const p: Promise<CreatedOrder> = c.createOrder({ dappOrderId: 'a', chainId: 1, tokenSymbol: 'USDC', fromAddress: '0x', amountWei: 1n });
 export const w: Promise<OrderStatusRecord> = c.waitForOrder('ord_1', { onStatusChange: (o, prev) => console.log(o.status, prev) });
 export function f(e: unknown): number | undefined { return e instanceof TollgateApiError ? e.status : undefined; }
 export const v = verifyWebhook;
+export const names: readonly WebhookEventName[] = WEBHOOK_EVENTS;
+export function paidBy(e: WebhookEvent): string | undefined {
+  return e.event === 'mpp.payment.confirmed' ? e.payload.payer : e.event === 'x402.settlement.confirmed' ? e.payload.payer : undefined;
+}
 export const links: Promise<{ data: PaymentLinkSession[] }> = c.quickpay.listPaymentLinkSessions('pl_1', { limit: 10 });
 export const l: Promise<PaymentLink> = c.quickpay.createPaymentLink({ minAmount: '1', maxAmount: '5', options: [{ chainId: 1, tokenSymbol: 'USDC' }] });
 // @ts-expect-error the declarations are real types, not any
@@ -115,7 +119,7 @@ describe('built package (dist) used from plain JavaScript', () => {
     assert.deepEqual(out, {
       exports: [
         'ERROR_CATALOG', 'MoneyError', 'ORDER_STATUSES', 'QuickPayClient', 'SDK_VERSION', 'TERMINAL_ORDER_STATUSES', 'TollgateApiError', 'TollgateClient', 'TollgateError',
-        'TollgateNetworkError', 'TollgateResponseError', 'TollgateTimeoutError', 'TollgateUnknownOutcomeError', 'TollgateWebhookError',
+        'TollgateNetworkError', 'TollgateResponseError', 'TollgateTimeoutError', 'TollgateUnknownOutcomeError', 'TollgateWebhookError', 'WEBHOOK_EVENTS',
         'formatUnits', 'isErrorCode', 'isTerminalOrderStatus', 'parseDecimal', 'paymentLinkBody', 'productBody', 'signCalldataSignRequest', 'signEip3009Authorization', 'verifyMppReceipt', 'verifyWebhook',
       ],
       orderId: 'ord_built', payToAddress: '0xb', amountWei: '1000000',

@@ -1,11 +1,13 @@
 // The merchant portal in a real browser (Debian chromium via playwright-core) against a real
 // Tollgate with its webhook dispatcher: sign in, find an order by tx hash, redeliver a failed
-// webhook, rotate an API key, export CSV and compare with the database, another merchant's order
-// is "Not found", invite a developer who signs in with a restricted role; axe-core on each page,
-// no CSP violation, screenshots at 1280 px and 375 px (test-artifacts/checkout/portal-*.png).
+// webhook, add an endpoint choosing its events, rotate an API key, export CSV and compare with the
+// database, another merchant's order is "Not found", invite a developer who signs in with a
+// restricted role; axe-core on each page, no CSP violation, screenshots at 1280 px and 375 px
+// (test-artifacts/checkout/portal-*.png).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
+import { WEBHOOK_EVENTS } from '@tollgate/protocol';
 import { backends } from '../helpers/db.ts';
 import { buildOrderBody, setupMerchant } from '../helpers/orders.ts';
 import { addPortalUser } from '../helpers/portal.ts';
@@ -69,7 +71,7 @@ for (const backend of backends()) {
       assert.deepEqual(await watch.cspViolations(page), [], `CSP on ${what}`);
     }
 
-    test('owner: sign in, find by tx hash, redeliver, rotate a key, export CSV, another merchant is not found', async () => {
+    test('owner: sign in, find by tx hash, redeliver, add an endpoint with chosen events, rotate a key, export CSV, another merchant is not found', async () => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
       const watch = await watchPage(context);
       const page = await context.newPage();
@@ -106,6 +108,28 @@ for (const backend of backends()) {
       await clean(page, watch, 'webhooks');
       await page.getByRole('button', { name: 'Redeliver' }).first().click();
       await page.getByRole('status').filter({ hasText: /Delivery (requeued|redelivered|already_queued)/ }).waitFor();
+
+      // add an endpoint that receives a machine-payment event and not every order event: the
+      // checkboxes list all of WEBHOOK_EVENTS, the order lifecycle checked by default
+      const events = page.getByRole('group', { name: 'Events sent to the new endpoint' });
+      assert.deepEqual(await events.getByRole('checkbox').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)), [...WEBHOOK_EVENTS]);
+      assert.deepEqual(await events.getByRole('checkbox', { checked: true }).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)),
+        ['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed']);
+      await page.getByLabel('New endpoint URL').fill(`${hook.url}/machine`);
+      for (const e of ['order.payment_confirmed', 'order.expired', 'order.cancelled', 'order.failed']) await events.getByLabel(e, { exact: true }).uncheck();
+      await events.getByLabel('mpp.payment.confirmed', { exact: true }).check();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      assert.match((await page.locator('[data-secret="Signing secret"]').textContent())!, /^whsec_/);
+      const { rows: [made] } = await server.db.query<{ events: string[] }>('SELECT events FROM webhook_endpoints WHERE merchant_id = $1 AND url = $2', [a.merchantId, `${hook.url}/machine`]);
+      assert.deepEqual(made?.events, ['order.invoiced', 'mpp.payment.confirmed']);
+      await clean(page, watch, 'webhooks, endpoint added');
+      await screenshot(page, 'portal-webhooks-desktop');
+      // none chosen: said so, nothing created
+      for (const e of ['order.invoiced', 'mpp.payment.confirmed']) await events.getByLabel(e, { exact: true }).uncheck();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Choose at least one event' }).waitFor();
+      const { rows: [count] } = await server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE merchant_id = $1', [a.merchantId]);
+      assert.equal(count!.n, 2);
 
       // rotate the API key: a new secret shown once, the old key revoked
       await page.getByRole('link', { name: 'API keys' }).click();

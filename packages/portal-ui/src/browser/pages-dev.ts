@@ -1,9 +1,22 @@
 // Developer pages: webhooks (endpoints, deliveries, redeliver, test event), API keys, fees, exports.
 import { api, can, type Session } from './api.ts';
 import { h } from '@tollgate/checkout-ui/dom';
+// The node-free module of @tollgate/protocol, by relative path like the SDK: the list the server
+// validates and emits, so the portal offers every event and no name the server would refuse.
+import { WEBHOOK_EVENTS } from '../../../protocol/src/webhook-events.ts';
 import { field, fmtTime, message, page, secretBox, select, short, table } from './ui.ts';
 
-const EVENTS = ['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed'];
+/**
+ * One checkbox per event, the order lifecycle (`order.*` except the reconciliation ones) checked:
+ * what an endpoint that fulfils orders needs; the merchant adds card, x402 or machine-payment events.
+ */
+function eventChoice(): { box: HTMLElement; chosen: () => string[] } {
+  const byDefault = new Set(['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed']);
+  const boxes = WEBHOOK_EVENTS.map((e) => h('input', { type: 'checkbox', name: 'events', value: e, checked: byDefault.has(e) }));
+  const box = h('fieldset', { class: 'events' }, h('legend', {}, 'Events sent to the new endpoint'),
+    boxes.map((b) => h('label', {}, b, ` ${b.value}`)));
+  return { box, chosen: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+}
 
 function act(out: HTMLElement, fn: () => Promise<Node>) {
   return async (e: Event) => {
@@ -21,14 +34,19 @@ export async function webhooksPage(session: Session): Promise<HTMLElement> {
   const out = h('div', { class: 'out' });
   const dev = can(session, 'developer');
   const url = h('input', { name: 'url', type: 'url', required: true, placeholder: 'https://shop.example/hooks/tollgate' });
-  const testEvent = select('event', EVENTS.map((e): [string, string] => [e, e]));
+  const testEvent = select('event', WEBHOOK_EVENTS.map((e): [string, string] => [e, e]));
+  const events = eventChoice();
   return page(
     'Webhooks',
     out,
     table('Endpoints', ['Endpoint', 'URL', 'Events', 'Enabled', ''], hooks.webhooks.map((w: any) => [w.webhook_id, w.url, w.events.join(', '), w.enabled ? 'yes' : 'no',
       dev ? h('button', { type: 'button', onclick: act(out, async () => secretBox('New signing secret', (await api('POST', `webhooks/${w.webhook_id}/rotate-secret`, {})).secret)) }, 'Rotate secret') : ''])),
     dev
-      ? h('form', { class: 'inline', onsubmit: act(out, async () => secretBox('Signing secret', (await api('POST', 'webhooks', { url: url.value, events: EVENTS })).secret)) }, field('New endpoint URL', url), h('button', { type: 'submit' }, 'Add endpoint'))
+      ? h('form', { class: 'inline', onsubmit: act(out, async () => {
+          const chosen = events.chosen();
+          if (chosen.length === 0) return message('Choose at least one event for the endpoint.', 'error');
+          return secretBox('Signing secret', (await api('POST', 'webhooks', { url: url.value, events: chosen })).secret);
+        }) }, field('New endpoint URL', url), events.box, h('button', { type: 'submit' }, 'Add endpoint'))
       : null,
     dev
       ? h('form', { class: 'inline', onsubmit: act(out, async () => { const r = await api('POST', 'webhooks/test-event', { event: testEvent.value }); return message(`Test event ${r.event_id} queued for ${r.deliveries} endpoint(s)`); }) }, field('Test event', testEvent), h('button', { type: 'submit' }, 'Send test event'))
