@@ -4,13 +4,15 @@
 //    reference to documents that are not shipped);
 //  - docs/errors.md is what `npm run docs:errors` renders from the catalog today;
 //  - the status-record field table of docs/orders.md matches the OpenAPI schema of
-//    GET /api/v1/orders/{order_id} (names, types, required or optional).
+//    GET /api/v1/orders/{order_id} (names, types, required or optional);
+//  - every passage that lists the webhook events lists exactly WEBHOOK_EVENTS.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { spawnSync } from 'node:child_process';
+import { WEBHOOK_EVENTS } from '@tollgate/protocol';
 import { renderErrorsDoc } from '../../../../scripts/docs-errors.ts';
 import { proofHash } from '../../src/orders/proof.ts';
 import { codeBlocks } from '../readme/readme-fixtures.ts';
@@ -132,5 +134,22 @@ describe('documentation against /openapi.json', () => {
     const section = md.slice(md.indexOf('## Status record'), md.indexOf('\n## ', md.indexOf('## Status record') + 1));
     const rows = [...section.matchAll(/^\| `([a-z_]+)` \| (\w+) \| (yes|no) \|/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`).sort();
     assert.deepEqual(rows, fromSchema);
+  });
+
+  it('every passage that lists the webhook events names exactly WEBHOOK_EVENTS', () => {
+    // Each passage from its start marker to its end marker; an event is a backticked dotted name.
+    const passages: [file: string, from: string, to: string][] = [
+      ['README.md', '\nEvents (', ' are written'],
+      ['packages/protocol/README.md', '\nEvents: ', '(`WEBHOOK_EVENTS`'],
+      ['docs/webhooks.md', '## Events', '\n\n'],
+    ];
+    for (const [file, from, to] of passages) {
+      const md = readFileSync(join(ROOT, file), 'utf8');
+      const start = md.indexOf(from);
+      assert.ok(start >= 0, `${file}: no passage starting ${JSON.stringify(from)}`);
+      const text = md.slice(start, md.indexOf(to, start + from.length + 2));
+      const named = new Set([...text.matchAll(/`([a-z0-9_]+(?:\.[a-z0-9_]+)+)`/g)].map((m) => m[1]!));
+      assert.deepEqual([...named].sort(), [...WEBHOOK_EVENTS].sort(), file);
+    }
   });
 });
