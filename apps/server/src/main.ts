@@ -96,9 +96,6 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
         { name: 'portal-session-pruner', intervalMs: 10 * 60_000, run: async () => void (await portalAuth(deps).pruneExpired()) },
         // x402 settlements recorded but not sent (a crash), or sent but not yet deep enough.
         { name: 'x402-reconcile', intervalMs: 5_000, run: () => deps.x402.reconcile() },
-        // Paid machine payments announced once (mpp.payment.confirmed), a tick after the verify that
-        // paid; its own loop rather than inside x402-reconcile, which does nothing without an executor key.
-        { name: 'mpp-payment-events', intervalMs: 1000, run: async () => void (await deps.mpp.emitPaymentEvents()) },
       ]));
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));

@@ -1,23 +1,31 @@
 import { KeyedBatcher, type BatchStats } from '../db/batcher.ts';
 import { isPgError, UNIQUE_VIOLATION, type Database } from '../db/database.ts';
-import { claimTransfer, claimTransfers, type ClaimInput, type ClaimOutcome } from './repo.ts';
+import { emitEvents } from '../webhooks/outbox.ts';
+import { paymentView } from './events.ts';
+import { claimTransfers, type ClaimInput, type ClaimOutcome } from './repo.ts';
 
 /**
- * Group commit of the verify's claims. A first verify is one read and one claiming write; the
- * write's commit (a WAL flush) was where concurrent first verifies queued: sampled in
- * pg_stat_activity during bench/mpp-verify.ts, nearly every active backend was a claim waiting on
- * WALWrite or WALSync. Claims submitted while one is being written go together in the next
- * statement, so N concurrent first verifies cost one commit (db/batcher.ts, one batch in flight,
- * as for request nonces).
+ * The verify's claims, and the `mpp.payment.confirmed` event of each payment they make.
  *
- * The answers are those of claiming one by one (repo.claimTransfer): claimTransfers writes a batch
- * atomically or not at all. Two claims of one batch may not name the same challenge or the same
- * transfer (the statement could not tell which of them won), so such a claim waits and is written
- * alone after the batch, which decides it exactly as a sequential verify would. A batch that a
- * concurrent writer in another process made fail (unique_violation on a transfer claimed meanwhile)
- * is retried claim by claim.
+ * Group commit: a first verify is one read and one claiming write, and the write's commit (a WAL
+ * flush) was where concurrent first verifies queued — sampled in pg_stat_activity during
+ * bench/mpp-verify.ts, nearly every active backend was a claim waiting on WALWrite or WALSync.
+ * Claims submitted while one batch is being written go together in the next (db/batcher.ts, one
+ * batch in flight, as for request nonces): N concurrent first verifies cost one transaction.
+ *
+ * The event is written in the claim's transaction (webhooks/outbox.ts): it exists exactly when the
+ * payment does, once, and is delivered as soon as the claim commits. (A worker announcing paid
+ * challenges afterwards cost a second write of every challenge row and a scan per tick: on two
+ * shared cores, more than the verify it followed.)
+ *
+ * A batch answers each claim as claiming them one at a time would. Two claims of one statement may
+ * not name the same challenge or the same transfer (it could not tell which won), so such a claim
+ * goes in a later round of the same batch, which decides it as a later verify would. A round that a
+ * concurrent writer in another process made fail (unique_violation: the same transfer claimed and
+ * committed meanwhile) is run again; the other claim is then seen as taken.
  */
 const CLAIM_BATCH_MAX = 128;
+const ROUND_ATTEMPTS = 3;
 
 export class ClaimWriter {
   readonly #batcher: KeyedBatcher<ClaimInput, ClaimOutcome>;
@@ -35,27 +43,45 @@ export class ClaimWriter {
   }
 
   async #write(items: ClaimInput[]): Promise<ClaimOutcome[]> {
-    if (items.length === 1) return [await claimTransfer(this.db, items[0]!)];
-    const together: number[] = [];
-    const after: number[] = [];
-    const challenges = new Set<string>();
-    const transfers = new Set<string>();
-    items.forEach((c, i) => {
-      const t = `${c.chainId}:${c.txHash}:${c.logIndex}`;
-      if (challenges.has(c.id) || transfers.has(t)) return void after.push(i);
-      challenges.add(c.id);
-      transfers.add(t);
-      together.push(i);
-    });
     const out: ClaimOutcome[] = new Array(items.length);
-    try {
-      const r = await claimTransfers(this.db, together.map((i) => items[i]!));
-      together.forEach((i, k) => (out[i] = r[k]!));
-    } catch (err) {
-      if (!isPgError(err, UNIQUE_VIOLATION)) throw err;
-      after.unshift(...together);
+    for (let left = items.map((_, i) => i); left.length > 0; ) {
+      const round: number[] = [];
+      const later: number[] = [];
+      const challenges = new Set<string>();
+      const transfers = new Set<string>();
+      for (const i of left) {
+        const c = items[i]!;
+        const t = `${c.chainId}:${c.txHash}:${c.logIndex}`;
+        if (challenges.has(c.id) || transfers.has(t)) later.push(i);
+        else {
+          challenges.add(c.id);
+          transfers.add(t);
+          round.push(i);
+        }
+      }
+      const r = await this.#round(round.map((i) => items[i]!));
+      round.forEach((i, k) => (out[i] = r[k]!));
+      left = later;
     }
-    for (const i of after) out[i] = await claimTransfer(this.db, items[i]!);
     return out;
+  }
+
+  /** One statement of distinct claims and the events of those it made, in one transaction. */
+  async #round(claims: ClaimInput[]): Promise<ClaimOutcome[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction(async (tx) => {
+          const r = await claimTransfers(tx, claims);
+          const paid = claims.filter((_, k) => r[k] === 'claimed');
+          await emitEvents(
+            tx,
+            paid.map((c) => ({ merchantId: c.merchantId, event: 'mpp.payment.confirmed' as const, payload: paymentView({ id: c.id, receipt_jws: c.receiptJws, paid_at: c.paidAt }), clockNow: c.paidAt })),
+          );
+          return r;
+        });
+      } catch (err) {
+        if (attempt >= ROUND_ATTEMPTS || !isPgError(err, UNIQUE_VIOLATION)) throw err;
+      }
+    }
   }
 }

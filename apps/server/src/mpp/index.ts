@@ -13,7 +13,6 @@ import { ReceiptSigner } from './receipts.ts';
 import { PaymentVerifier, VERIFY_GRACE_SECONDS } from './verify.ts';
 import { AuthorizationPayments, type Settler } from './authorization.ts';
 import { listPaidChallenges, pruneExpiredChallenges, type ChallengeRow } from './repo.ts';
-import { emitPaymentEvents } from './events.ts';
 
 /**
  * Machine payments, as the composition root wires them: route prices, challenges, the verify core
@@ -32,8 +31,6 @@ export interface Mpp {
   claimBatchStats(): BatchStats;
   /** Deletes unpaid challenges past expiry + verify grace + one hour (the worker calls it). */
   pruneExpired(): Promise<number>;
-  /** Announces every paid challenge not announced yet (`mpp.payment.confirmed`); the worker calls it. Returns how many. */
-  emitPaymentEvents(): Promise<number>;
 }
 
 /** `settler`: the x402 facilitator, which settles EIP-3009 authorizations through the executor. */
@@ -63,16 +60,5 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
     // The hour past the grace keeps a refused verify answering challenge_expired (not
     // challenge_not_found) for a while after the last moment it could have succeeded.
     pruneExpired: () => pruneExpiredChallenges(db, new Date(clock.now() - (VERIFY_GRACE_SECONDS + 3600) * 1000)),
-    emitPaymentEvents: async () => {
-      // Batches of 100, one transaction each: a backlog (a worker down for a while) is drained
-      // without one long transaction holding every row lock.
-      let total = 0;
-      let n: number;
-      do {
-        n = await emitPaymentEvents(db, clock, 100);
-        total += n;
-      } while (n === 100);
-      return total;
-    },
   };
 }

@@ -123,3 +123,8 @@ export function signReceipt(claims: ReceiptClaims, kid: string, key: KeyObject):
   const input = `${header}.${payload}`;
   return `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}`;
 }
+
+/** The claims of a receipt this gateway signed (stored, so not re-verified here). */
+export function decodeClaims(jws: string): ReceiptClaims {
+  return JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString('utf8')) as ReceiptClaims;
+}

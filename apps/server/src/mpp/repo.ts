@@ -1,4 +1,4 @@
-import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Queryable } from '../db/database.ts';
+import type { Queryable } from '../db/database.ts';
 import { indexedColumnsSql, type IndexedRow } from './indexed.ts';
 
 /** Row shapes and SQL of machine payments; no business rules here. */
@@ -105,36 +105,9 @@ export async function findClaim(q: Queryable, chainId: number, txHash: string, l
   return rows[0]?.challenge_id;
 }
 
-/**
- * Marks an OPEN challenge paid and claims the transfer (chain, tx, log index) for it in ONE
- * statement (one round trip, no explicit transaction): both happen or neither.
- * - `claimed`: done;
- * - `not_open`: the challenge is not OPEN (already paid): nothing written;
- * - `transfer_taken`: the transfer already pays another challenge: the claim's primary key refuses
- *   the insert, which aborts the statement, so the update is rolled back with it.
- * Concurrency: two verifies of one challenge serialize on its row lock, and the second sees it
- * PAID (`not_open`); two challenges claiming one transfer serialize on the claim's key, and the
- * second fails with unique_violation once the first commits (`transfer_taken`).
- */
-export async function claimTransfer(q: Queryable, p: ClaimInput): Promise<ClaimOutcome> {
-  try {
-    const r = await q.query(
-      `WITH paid AS (
-         UPDATE mpp_challenges SET status = 'PAID', tx_hash = $2, log_index = $3, block_number = $4, paid_amount_wei = $5, receipt_jws = $6, paid_at = $7
-         WHERE id = $1 AND status = 'OPEN' RETURNING id
-       )
-       INSERT INTO mpp_claims (chain_id, tx_hash, log_index, challenge_id) SELECT $8, $2, $3, id FROM paid RETURNING challenge_id`,
-      [p.id, p.txHash, p.logIndex, p.blockNumber.toString(), p.paidAmountWei.toString(), p.receiptJws, p.paidAt, p.chainId],
-      { name: 'mpp_claim_transfer' },
-    );
-    return r.rowCount === 1 ? 'claimed' : 'not_open';
-  } catch (err) {
-    if (isPgError(err, UNIQUE_VIOLATION) && pgConstraint(err) !== 'mpp_claims_challenge_id_key') return 'transfer_taken';
-    throw err;
-  }
-}
-
 export interface ClaimInput {
+  /** The challenge's merchant (the `mpp.payment.confirmed` event is its). */
+  merchantId: string;
   id: string;
   chainId: number;
   txHash: string;
@@ -147,16 +120,19 @@ export interface ClaimInput {
 export type ClaimOutcome = 'claimed' | 'not_open' | 'transfer_taken';
 
 /**
- * claimTransfer for several claims in ONE statement (one commit): the group commit of concurrent
- * first verifies (mpp/claims.ts). The caller passes distinct challenges and distinct transfers.
- * Each item gets the answer claimTransfer would give it:
- * - a transfer another challenge claimed before this statement began (`taken`) is left alone:
- *   `transfer_taken` if its challenge is still OPEN, else `not_open`;
- * - an OPEN challenge is marked PAID and its claim inserted; a challenge a concurrent writer paid
- *   meanwhile is skipped by the UPDATE (re-checked after its row lock) and answers `not_open`;
- * - a claim a concurrent writer committed after this statement began makes the INSERT fail with
- *   unique_violation, which aborts the whole statement (nothing of it is written); the caller then
- *   claims item by item.
+ * Marks OPEN challenges paid and claims their transfers (chain, tx, log index) in ONE statement:
+ * the verify's claims, group-committed (mpp/claims.ts). The caller passes distinct challenges and
+ * distinct transfers. Each claim answers:
+ * - `claimed`: the challenge was OPEN and the transfer free: both written;
+ * - `not_open`: the challenge is not OPEN (paid already, maybe by a concurrent writer: the UPDATE
+ *   re-checks the status after waiting for the row's lock): nothing written for it;
+ * - `transfer_taken`: the transfer pays another challenge (committed before this statement
+ *   began) and this challenge is still OPEN: nothing written for it.
+ * Concurrency: two writers of one challenge serialize on its row lock (the second sees it PAID);
+ * a claim of the same transfer committed by another writer after this statement began makes the
+ * INSERT fail with unique_violation on the claim's key, which aborts the whole statement — nothing
+ * of it is written — and the caller runs it again: the other claim is committed by then and is
+ * seen as taken.
  */
 export async function claimTransfers(q: Queryable, items: readonly ClaimInput[]): Promise<ClaimOutcome[]> {
   const { rows } = await q.query<{ id: string; claimed: boolean; taken_open: boolean }>(

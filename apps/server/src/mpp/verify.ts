@@ -7,7 +7,7 @@ import type { MinedTx, TxLookup } from './chain.ts';
 import { indexedTransfers } from './indexed.ts';
 import { challengeMac, checkChallengeId, macEquals, type MacKeys } from './mac.ts';
 import type { ClaimWriter } from './claims.ts';
-import type { ReceiptClaims, ReceiptSigner } from './receipts.ts';
+import { decodeClaims, type ReceiptClaims, type ReceiptSigner } from './receipts.ts';
 import * as repo from './repo.ts';
 
 /**
@@ -156,6 +156,7 @@ export class PaymentVerifier {
       };
       const jws = sign(claims);
       const r = await this.claims.claim({
+        merchantId: row.merchant_id,
         id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
       });
       if (r === 'claimed') return { kind: 'paid', claims, jws };
@@ -207,9 +208,4 @@ function judge(
   const depth = mined.head - mined.blockNumber + 1n;
   if (depth < BigInt(finality)) return { kind: 'pending', status: 'pending_finality', retryAfterSeconds };
   return { kind: 'final', enough, mined };
-}
-
-/** The claims of a receipt this gateway signed (stored, so not re-verified here). */
-export function decodeClaims(jws: string): ReceiptClaims {
-  return JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString('utf8')) as ReceiptClaims;
 }

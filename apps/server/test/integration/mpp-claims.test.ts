@@ -4,14 +4,15 @@ import { after, before, describe, it } from 'node:test';
 import { ClaimWriter } from '../../src/mpp/claims.ts';
 import { isPgError, UNIQUE_VIOLATION } from '../../src/db/database.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { claimTransfer, claimTransfers, type ClaimInput, type ClaimOutcome } from '../../src/mpp/repo.ts';
+import { claimTransfers, type ClaimInput, type ClaimOutcome } from '../../src/mpp/repo.ts';
 import { backends } from '../helpers/db.ts';
 import { challenge, ROUTE, startMppStack, type MppStack } from './mpp-fixtures.ts';
 
 /**
  * The verify's group commit of claims (mpp/claims.ts, repo.claimTransfers) against the database
  * alone: the transfers named here need not exist on a chain, the claim is a database fact. Every
- * batch must answer what claiming one by one (repo.claimTransfer) answers, and write atomically.
+ * batch must answer what claiming one at a time answers, write atomically, and write one
+ * `mpp.payment.confirmed` event per claim it makes, in the same transaction.
  */
 for (const backend of backends()) {
   describe(`mpp claim group commit (${backend})`, () => {
@@ -30,9 +31,28 @@ for (const backend of backends()) {
       return r.body.challenge_id as string;
     };
     const tx = () => `0x${randomBytes(32).toString('hex')}`;
+    /** A receipt-shaped JWS whose payload is the claims (the event's view decodes it; nobody verifies it here). */
+    const receiptOf = (id: string, txHash: string, logIndex: number) =>
+      ['{"alg":"EdDSA"}', JSON.stringify({ challenge_id: id, merchant_id: st.m.merchantId, tx_hash: txHash, log_index: logIndex })].map((x) => Buffer.from(x).toString('base64url')).join('.') + '.sig';
     const input = (id: string, txHash: string, logIndex = 0): ClaimInput => ({
-      id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: `jws.${id}.${txHash}`, paidAt: new Date(),
+      merchantId: st.m.merchantId, id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: receiptOf(id, txHash, logIndex), paidAt: new Date(),
     });
+    /** Claims one at a time: each claim its own batch, awaited before the next is submitted. */
+    const oneByOne = async (cs: ClaimInput[]): Promise<ClaimOutcome[]> => {
+      const w = new ClaimWriter(st.s.db);
+      const out: ClaimOutcome[] = [];
+      for (const c of cs) out.push(await w.claim(c));
+      assert.equal(w.stats().batches, cs.length);
+      return out;
+    };
+    /** The challenge ids of the mpp.payment.confirmed events of these claims (same challenge, transfer and log). */
+    const eventsFor = async (cs: ClaimInput[]) => {
+      const { rows } = await st.s.db.query<{ k: string }>(
+        `SELECT (payload->>'challenge_id') || ' ' || (payload->>'tx_hash') || ' ' || (payload->>'log_index') AS k FROM webhook_events WHERE event = 'mpp.payment.confirmed'`,
+      );
+      const have = new Set(rows.map((r) => r.k));
+      return cs.filter((c) => have.has(`${c.id} ${c.txHash} ${c.logIndex}`)).map((c) => c.id).sort();
+    };
     const paidBy = async (id: string) =>
       (await st.s.db.query<{ status: string; tx_hash: string | null; receipt_jws: string | null }>('SELECT status, tx_hash, receipt_jws FROM mpp_challenges WHERE id = $1', [id])).rows[0]!;
 
@@ -41,8 +61,7 @@ for (const backend of backends()) {
       const [a, b, c, d, e] = [await open(), await open(), await open(), await open(), await open()];
       const [t1, t2, t3, t4, t0] = [tx(), tx(), tx(), tx(), tx()];
       // d is already paid; t0 already pays another challenge.
-      assert.equal(await claimTransfer(st.s.db, input(d, tx())), 'claimed');
-      assert.equal(await claimTransfer(st.s.db, input(await open(), t0)), 'claimed');
+      assert.deepEqual(await oneByOne([input(d, tx()), input(await open(), t0)]), ['claimed', 'claimed']);
       return [
         input(a, t1), // claimed
         input(b, t1), // the same transfer for another challenge: transfer_taken
@@ -54,9 +73,10 @@ for (const backend of backends()) {
       ];
     }
 
-    it('a batch answers each claim as claiming one by one does, and writes the same rows', async () => {
-      const sequential: ClaimOutcome[] = [];
-      for (const c of await scenario()) sequential.push(await claimTransfer(st.s.db, c));
+    it('a batch answers each claim as claiming one at a time does, and writes the same rows and one event per payment', async () => {
+      const first = await scenario();
+      const sequential = await oneByOne(first);
+      assert.deepEqual(await eventsFor(first), [first[0]!.id, first[2]!.id, first[6]!.id].sort());
       assert.deepEqual(sequential, ['claimed', 'transfer_taken', 'claimed', 'not_open', 'not_open', 'transfer_taken', 'claimed']);
 
       const items = await scenario();
@@ -81,6 +101,7 @@ for (const backend of backends()) {
       assert.equal(claimOf(items[3]!), undefined);
       assert.equal(claimOf(items[4]!), undefined);
       assert.equal(claimOf(items[6]!), items[6]!.id);
+      assert.deepEqual(await eventsFor(items), [items[0]!.id, items[2]!.id, items[6]!.id].sort(), 'one event per claim made, none for the refused');
     });
 
     it('many concurrent first claims of distinct challenges: all claimed, in far fewer statements', async () => {
@@ -90,9 +111,10 @@ for (const backend of backends()) {
       assert.deepEqual([...new Set(out)], ['claimed']);
       assert.ok(w.stats().batches <= 3, `40 claims in ${w.stats().batches} batches`);
       for (const c of items) assert.equal((await paidBy(c.id)).tx_hash, c.txHash);
+      assert.deepEqual(await eventsFor(items), items.map((c) => c.id).sort());
     });
 
-    it('a statement that cannot write one claim writes none (the writer then claims one by one)', async () => {
+    it('a statement that cannot write one claim writes none (the writer runs the round again)', async () => {
       const [a, b] = [await open(), await open()];
       const t = tx();
       // Two claims of one transfer in one statement: the second insert violates the claim's key.
@@ -127,6 +149,11 @@ for (const backend of backends()) {
           [txs],
         );
         assert.deepEqual(rows[0], { n: 20, d: 20 });
+        const ev = await st.s.db.query<{ n: number; d: number }>(
+          `SELECT count(*)::int AS n, count(DISTINCT payload->>'challenge_id')::int AS d FROM webhook_events WHERE event = 'mpp.payment.confirmed' AND payload->>'challenge_id' = ANY ($1::text[])`,
+          [ids],
+        );
+        assert.deepEqual(ev.rows[0], { n: 20, d: 20 }, 'one event per payment across both writers');
       } finally {
         await other.close();
       }

@@ -2,21 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyStandardWebhook, verifyWebhookSignature } from '@tollgate/protocol';
 import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
-import type { Database } from '../../src/db/database.ts';
-import { listMigrations, migrate } from '../../src/db/migrate.ts';
-import { openPglite } from '../../src/db/pglite.ts';
-import { openPostgres } from '../../src/db/postgres.ts';
-import { emitPaymentEvents } from '../../src/mpp/events.ts';
-import { backends, createScratchDatabase, dropScratchDatabase, type Backend } from '../helpers/db.ts';
+import { backends } from '../helpers/db.ts';
 import { challenge, finalize, pay, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
 import { createEndpoint, dispatch, Receiver, trigger } from './webhook-fixtures.ts';
 
 /**
- * `mpp.payment.confirmed` on a real anvil chain: a challenge paid through /mpp/v1/verify is
- * announced by the worker's step (not by the verify), once, to the challenge's merchant's endpoints
- * subscribed to it, with the item GET /api/v1/mpp/payments lists as payload; concurrent worker
- * steps (SKIP LOCKED) still announce each payment once. Migration 0018 counts payments made before
- * it as announced.
+ * `mpp.payment.confirmed` on a real anvil chain: the claim that pays a challenge through
+ * /mpp/v1/verify writes the event in its own transaction, once, for the challenge's merchant's
+ * endpoints subscribed to it, with the item GET /api/v1/mpp/payments lists as payload; repeats and
+ * concurrent verifies of one payment still make one event.
  */
 for (const backend of backends()) {
   describe(`mpp.payment.confirmed (${backend})`, () => {
@@ -49,7 +43,7 @@ for (const backend of backends()) {
     const deliveriesTo = async (endpointId: string) =>
       (await st.s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId])).rows[0]!.n;
 
-    it('the worker step announces a paid challenge once, with the listed payment as payload, to subscribed endpoints only', async () => {
+    it('the verify that pays writes the event once, with the listed payment as payload, for subscribed endpoints only', async () => {
       const ep = await createEndpoint(st.s, st.m, rx.url, ['mpp.payment.confirmed']);
       const orderOnly = await createEndpoint(st.s, st.m, `${rx.url}?orders`, ['order.invoiced']);
       const other = await st.s.createMerchant({ name: 'Other' });
@@ -57,10 +51,8 @@ for (const backend of backends()) {
       // An unpaid challenge is nobody's payment: never announced.
       assert.equal((await challenge(st, st.dev.payers[1]!.address.toLowerCase(), `${ROUTE}:unpaid`)).status, 402);
 
+      assert.deepEqual(await mppEvents(), [], 'no payment, no event');
       const id = await paidChallenge(1, `${ROUTE}:e1`);
-      assert.deepEqual(await mppEvents(), [], 'the verify itself emits nothing');
-
-      assert.equal(await st.s.tg.deps.mpp.emitPaymentEvents(), 1);
       const listed = (await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments')).body.data.find((p: any) => p.challenge_id === id);
       assert.ok(listed, 'the payment is listed');
       const ev = await mppEvents();
@@ -84,8 +76,10 @@ for (const backend of backends()) {
         ['paid', id, st.m.merchantId, `${ROUTE}:e1`],
       );
 
-      // Exactly once: the next steps find nothing, and nothing more is sent.
-      assert.equal(await st.s.tg.deps.mpp.emitPaymentEvents(), 0);
+      // Exactly once: a repeated verify returns the same receipt and writes nothing more.
+      const again = await verify(st, { challenge_id: id, tx_hash: env.payload.tx_hash, payer_addr: env.payload.payer, mac: (await st.s.db.query<{ mac: string }>('SELECT mac FROM mpp_challenges WHERE id = $1', [id])).rows[0]!.mac });
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.body.receipt, env.payload.receipt);
       await dispatch(st.s);
       assert.equal((await mppEvents()).length, 1);
       assert.equal(rx.received.length, 1);
@@ -94,23 +88,24 @@ for (const backend of backends()) {
       assert.equal(await deliveriesTo(otherEp.id), 0, "another merchant's endpoint gets nothing");
     });
 
-    it('two worker steps running at once announce each payment once (SKIP LOCKED)', async () => {
-      const before = (await mppEvents()).length;
-      const ids: string[] = [];
-      for (let i = 0; i < 6; i++) ids.push(await paidChallenge(2 + (i % 3), `${ROUTE}:c${i}`));
-      // Batches of one, so the two steps interleave row by row instead of one taking everything.
-      const step = async () => {
-        let n = 0;
-        while ((await emitPaymentEvents(st.s.db, st.s.clock, 1)) === 1) n++;
-        return n;
-      };
-      const [a, b] = await Promise.all([step(), step()]);
-      assert.equal(a + b, ids.length);
-      const ev = await mppEvents();
-      assert.equal(ev.length, before + ids.length);
-      assert.deepEqual(ev.map((e) => e.payload.challenge_id).filter((id) => ids.includes(id)).sort(), [...ids].sort());
-      const { rows } = await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM mpp_challenges WHERE status = 'PAID' AND notified_at IS NULL`);
-      assert.equal(rows[0]!.n, 0);
+    it('concurrent verifies: one event per payment (20 verifies of one challenge; one transaction presented for 10 challenges)', async () => {
+      const payer = st.dev.payers[2]!.address.toLowerCase();
+      const c = (await challenge(st, payer, `${ROUTE}:same`)).body;
+      const tx = await pay(st, 2, c.recipient);
+      const cs = [];
+      for (let i = 0; i < 10; i++) cs.push((await challenge(st, payer, `${ROUTE}:one-tx-${i}`)).body);
+      const tx2 = await pay(st, 2, c.recipient);
+      await finalize(st);
+      const rs = await Promise.all([
+        ...Array.from({ length: 20 }, () => verify(st, { challenge_id: c.challenge_id, tx_hash: tx, payer_addr: payer, mac: c.mac })),
+        ...cs.map((x) => verify(st, { challenge_id: x.challenge_id, tx_hash: tx2, payer_addr: payer, mac: x.mac })),
+      ]);
+      assert.deepEqual(rs.slice(0, 20).map((r) => r.status), Array(20).fill(200));
+      assert.deepEqual(rs.slice(20).map((r) => r.status).sort(), [200, ...Array(9).fill(409)]);
+      const mine = new Set([c.challenge_id, ...cs.map((x) => x.challenge_id)]);
+      const ev = (await mppEvents()).filter((e) => mine.has(e.payload.challenge_id));
+      const winner = cs[rs.slice(20).findIndex((r) => r.status === 200)]!.challenge_id;
+      assert.deepEqual(ev.map((e) => e.payload.challenge_id).sort(), [c.challenge_id, winner].sort());
     });
 
     it('a triggered test event has the real shape, test markers, and a receipt that never verifies', async () => {
@@ -127,68 +122,5 @@ for (const backend of backends()) {
       assert.deepEqual(JSON.parse(Buffer.from(p.receipt.split('.')[1], 'base64url').toString()).challenge_id, p.challenge_id);
     });
   });
-
-  describe(`migration 0018 on existing payments (${backend})`, () => {
-    it('marks challenges already PAID as announced, leaves OPEN ones to be announced when paid', async () => {
-      const { db, drop } = await rawDatabase(backend);
-      try {
-        const all = listMigrations();
-        const v = all.findIndex((m) => m.name === 'mpp_payment_events');
-        assert.equal(all[v]!.version, 18);
-        await migrate(db, all.slice(0, v));
-        await db.exec(`INSERT INTO merchants (id, name) VALUES ('mch_old', 'Old')`);
-        await insertChallenge(db, 'ch_old_paid', true);
-        await insertChallenge(db, 'ch_old_open', false);
-
-        assert.deepEqual(await migrate(db, all), all.slice(v).map((m) => m.version));
-        const { rows } = await db.query<{ id: string; notified: boolean }>('SELECT id, notified_at IS NOT NULL AS notified FROM mpp_challenges ORDER BY id');
-        assert.deepEqual(rows, [{ id: 'ch_old_open', notified: false }, { id: 'ch_old_paid', notified: true }]);
-        const clock = { now: () => Date.now() };
-        assert.equal(await emitPaymentEvents(db, clock), 0, 'no event for a payment made before the migration');
-
-        // Paid after the migration: announced.
-        await db.query(`UPDATE mpp_challenges SET status = 'PAID', tx_hash = $2, log_index = 0, receipt_jws = $3, paid_at = now() WHERE id = $1`, ['ch_old_open', `0x${'cd'.repeat(32)}`, receiptOf('ch_old_open')]);
-        assert.equal(await emitPaymentEvents(db, clock), 1);
-        const ev = await db.query<{ merchant_id: string; payload: any }>(`SELECT merchant_id, payload FROM webhook_events WHERE event = 'mpp.payment.confirmed'`);
-        assert.equal(ev.rows.length, 1);
-        const payload = typeof ev.rows[0]!.payload === 'string' ? JSON.parse(ev.rows[0]!.payload) : ev.rows[0]!.payload;
-        assert.deepEqual([ev.rows[0]!.merchant_id, payload.challenge_id, payload.status], ['mch_old', 'ch_old_open', 'paid']);
-      } finally {
-        await drop();
-      }
-    });
-  });
 }
 
-/** An empty database, no migrations applied. */
-async function rawDatabase(backend: Backend): Promise<{ db: Database; drop(): Promise<void> }> {
-  if (backend === 'pglite') {
-    const db = await openPglite(undefined);
-    return { db, drop: () => db.close() };
-  }
-  const { url, name } = await createScratchDatabase();
-  const db = await openPostgres(url, { max: 2 });
-  return {
-    db,
-    drop: async () => {
-      await db.close().catch(() => {});
-      await dropScratchDatabase(name);
-    },
-  };
-}
-
-/** A receipt-shaped JWS whose payload is the claims (the view decodes it; nobody verifies it here). */
-function receiptOf(challengeId: string): string {
-  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-  return `${b64({ alg: 'EdDSA', kid: 'k' })}.${b64({ challenge_id: challengeId, merchant_id: 'mch_old' })}.sig`;
-}
-
-async function insertChallenge(db: Database, id: string, paid: boolean): Promise<void> {
-  await db.query(
-    `INSERT INTO mpp_challenges (id, merchant_id, route_canonical, request_canonical, payer_addr, chain_id, token_contract, recipient,
-       amount_wei, route_pricing_version, mac, issued_at, expires_at, status, tx_hash, log_index, receipt_jws, paid_at)
-     VALUES ($1, 'mch_old', 'GET:api:data', 'GET:api:data', $2, 31337, $3, $2, 1000, 1, 'mac', now(), now() + interval '5 minutes',
-       $4, $5, $6, $7, $8)`,
-    [id, `0x${'11'.repeat(20)}`, `0x${'aa'.repeat(20)}`, paid ? 'PAID' : 'OPEN', paid ? `0x${'ab'.repeat(32)}` : null, paid ? 0 : null, paid ? receiptOf(id) : null, paid ? new Date() : null],
-  );
-}
