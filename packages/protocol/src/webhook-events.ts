@@ -20,7 +20,7 @@ export const WEBHOOK_EVENTS = [
   'fiat.dispute.updated',
   // x402 facilitator (docs/machine-payments.md): a settlement to the merchant's wallet is final.
   'x402.settlement.confirmed',
-  // Machine payments (docs/machine-payments.md): a challenge was paid (announced by the worker).
+  // Machine payments (docs/machine-payments.md): a challenge was paid (written with the payment).
   'mpp.payment.confirmed',
 ] as const;
 export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
