@@ -34,7 +34,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 /** Paid challenges prepared per first-verify round: more than a round can consume. */
-const PER_ROUND = Number(process.env.BENCH_MPP_PER_ROUND ?? 2000);
+const PER_ROUND = Number(process.env.BENCH_MPP_PER_ROUND ?? 6000);
 const WALLET = '0x' + '11'.repeat(20);
 /** Run the worker role (chain watcher) beside the API process; 0 measures the node-only verify path. */
 const WATCHER = process.env.BENCH_MPP_WATCHER !== '0';
@@ -153,7 +153,7 @@ async function main() {
       if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGSTOP');
       const mf = measured('first');
       const first = mf.done(await runLoad({ onStart: mf.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } }));
-      if (first.requests > PER_ROUND) console.log(`round ${round}: ${first.requests} first verifies > ${PER_ROUND} prepared; raise BENCH_MPP_PER_ROUND`);
+      if (first.requests > set.length) console.log(`round ${round}: ${first.requests} first verifies > ${set.length} prepared; raise BENCH_MPP_PER_ROUND`);
       results.first!.push(first);
       if (first.statusCounts[202]) {
         // Which requests were still pending, and why (printed, never hidden in the rate).
@@ -170,7 +170,7 @@ async function main() {
         }
       }
       const mr = measured('repeat');
-      results.repeat!.push(mr.done(await runLoad({ onStart: mr.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, PER_ROUND)]! })));
+      results.repeat!.push(mr.done(await runLoad({ onStart: mr.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, set.length)]! })));
       const ms = measured('status');
       results.status!.push(ms.done(await runLoad({ onStart: ms.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) })));
       if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGCONT');
