@@ -76,6 +76,7 @@ export async function emitEvents(tx: Queryable, events: readonly EmittedEvent[])
   const { rows: endpoints } = await tx.query<{ id: string; merchant_id: string; events: string[] }>(
     'SELECT id, merchant_id, events FROM webhook_endpoints WHERE merchant_id = ANY ($1::text[]) AND enabled ORDER BY id',
     [[...new Set(events.map((e) => e.merchantId))]],
+    { name: 'outbox_endpoints_of' },
   );
   const ids = events.map(() => newId('evt'));
   await tx.query(
@@ -84,6 +85,7 @@ export async function emitEvents(tx: Queryable, events: readonly EmittedEvent[])
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::timestamptz[])
        AS u(id, merchant_id, event, payload, order_id, test, created_at)`,
     [ids, events.map((e) => e.merchantId), events.map((e) => e.event), events.map((e) => JSON.stringify(e.payload)), events.map((e) => e.orderId ?? null), events.map((e) => e.test ?? false), events.map((e) => e.clockNow)],
+    { name: 'outbox_insert_events' },
   );
   const d = events.flatMap((e, i) => endpoints.filter((ep) => ep.merchant_id === e.merchantId && ep.events.includes(e.event)).map((ep) => ({ e, eventId: ids[i]!, endpointId: ep.id })));
   if (d.length === 0) return 0;
@@ -93,6 +95,7 @@ export async function emitEvents(tx: Queryable, events: readonly EmittedEvent[])
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
        AS u(id, event_id, endpoint_id, merchant_id, event, order_id, at)`,
     [d.map(() => newId('whd')), d.map((x) => x.eventId), d.map((x) => x.endpointId), d.map((x) => x.e.merchantId), d.map((x) => x.e.event), d.map((x) => x.e.orderId ?? null), d.map((x) => x.e.clockNow)],
+    { name: 'outbox_insert_deliveries' },
   );
   return d.length;
 }
