@@ -191,10 +191,13 @@ describe('startAnvil', () => {
       assert.equal(a.tokens[0]!.address, b.tokens[0]!.address);
       // ... but a transfer on one chain is invisible on the other.
       const merchant = '0x000000000000000000000000000000000000cafE' as const;
-      await transferToken({
+      const hash = await transferToken({
         rpcUrl: a.rpcUrl, chainId: a.chainId, privateKey: a.payers[0]!.privateKey,
         token: a.tokens[0]!.address, to: merchant, amount: 42n,
       });
+      // Anvil's automine mines after eth_sendRawTransaction has returned: wait for the receipt
+      // (CI flake: the balance read ran first and saw 0n).
+      await clientFor(a).waitForTransactionReceipt({ hash, pollingInterval: 10 });
       const read = (c: DevChain) =>
         clientFor(c).readContract({ address: c.tokens[0]!.address, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [merchant] });
       assert.equal(await read(a), 42n);
