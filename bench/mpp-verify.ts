@@ -139,10 +139,13 @@ async function main() {
       let a: CpuReading | undefined;
       let wa = 0;
       const workerMs = () => (worker?.pid ? cpuSnapshot(worker.pid).server : 0);
+      let t0 = 0n;
       return {
-        onStart: () => ((a = cpuSnapshot(tg.pid, db.name)), (wa = workerMs())),
+        onStart: () => ((a = cpuSnapshot(tg.pid, db.name)), (wa = workerMs()), (t0 = process.hrtime.bigint())),
         done: (r: LoadResult) => {
           const b = cpuSnapshot(tg.pid, db.name);
+          // The window on the monotonic clock V8 profiles use: `bench/lib/profile-window.ts <profile> <from> <to>`.
+          if (process.env.BENCH_CPU_PROF) console.log(`profile window ${name}: ${t0 / 1000n} ${process.hrtime.bigint() / 1000n}`);
           cpu[name]!.push({ ...cpuPerRequest(a!, b, r.requests), worker: ((workerMs() - wa) * 1000) / Math.max(1, r.requests) });
           return r;
         },
@@ -185,11 +188,11 @@ async function main() {
     console.log(row('getOrderStatus (signed GET)', results.status!));
     const perRound = (a: string) => median(results[a]!.map((r, k) => r.rps / results.status![k]!.rps)).toFixed(2);
     console.log(`\nverify first / getOrderStatus = ${perRound('first')}; verify repeat / getOrderStatus = ${perRound('repeat')} (medians of per-round ratios)`);
-    console.log('\n| workload | API process µs/req | worker µs/req | Postgres µs/req | load generator µs/req |');
-    console.log('|---|---|---|---|---|');
+    console.log('\n| workload | API process µs/req | worker µs/req | Postgres µs/req | load generator µs/req | API write syscalls/req |');
+    console.log('|---|---|---|---|---|---|');
     for (const [k, cs] of Object.entries(cpu)) {
       const m = (f: (c: (typeof cs)[number]) => number) => median(cs.map(f)).toFixed(0);
-      console.log(`| ${k} | ${m((c) => c.server)} | ${m((c) => c.worker)} | ${m((c) => c.postgres)} | ${m((c) => c.bench)} |`);
+      console.log(`| ${k} | ${m((c) => c.server)} | ${m((c) => c.worker)} | ${m((c) => c.postgres)} | ${m((c) => c.bench)} | ${median(cs.map((c) => c.serverWrites)).toFixed(2)} |`);
     }
     for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
   } finally {

@@ -5,6 +5,13 @@ export interface CpuSnapshot {
   server: number;
   postgres: number;
   bench: number;
+  /**
+   * The server's write-class system calls (/proc/<pid>/io `syscw`): per request, the round trips
+   * it makes (each query to Postgres is one writev, each response one more). On these VMs a write
+   * to a loopback socket also pays for waking its reader, and profiles put 35–50 % of the API
+   * process's CPU in `writev`: round trips, more than bytes, are what a request costs.
+   */
+  serverWrites: number;
 }
 
 /** A snapshot plus each postgres process's own time, so backends that come and go are counted right. */
@@ -14,6 +21,14 @@ export interface CpuReading extends CpuSnapshot {
 
 // Linux reports utime + stime in clock ticks; 100 per second on every kernel these machines run.
 const TICK_MS = 10;
+
+function writesOf(pid: number): number {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
 
 function ticksOf(pid: number | string): { comm: string; ms: number } | undefined {
   try {
@@ -42,6 +57,7 @@ export function cpuSnapshot(serverPid: number | undefined, database?: string): C
   const self = process.cpuUsage();
   return {
     server: serverPid === undefined ? 0 : (ticksOf(serverPid)?.ms ?? 0),
+    serverWrites: serverPid === undefined ? 0 : writesOf(serverPid),
     postgres: [...postgresByPid.values()].reduce((x, y) => x + y, 0),
     bench: (self.user + self.system) / 1000,
     postgresByPid,
@@ -83,5 +99,5 @@ export function cpuPerRequest(a: CpuReading, b: CpuReading, requests: number): C
   let postgres = 0;
   for (const [pid, ms] of b.postgresByPid) postgres += ms - (a.postgresByPid.get(pid) ?? 0);
   const per = (ms: number) => (ms * 1000) / Math.max(1, requests);
-  return { server: per(b.server - a.server), postgres: per(postgres), bench: per(b.bench - a.bench) };
+  return { server: per(b.server - a.server), postgres: per(postgres), bench: per(b.bench - a.bench), serverWrites: (b.serverWrites - a.serverWrites) / Math.max(1, requests) };
 }

@@ -17,8 +17,9 @@ export interface PaidRow {
   paid_at: Date | null;
 }
 
-export function paymentView(r: PaidRow): MppPaymentView {
+/** `claims`: the receipt's, when the caller has them (the verify just signed them): no decoding. */
+export function paymentView(r: PaidRow, claims?: ReceiptClaims): MppPaymentView {
   // Reaching here with an unpaid row is a caller bug, not a state to paper over with empty fields.
   if (r.receipt_jws === null || r.paid_at === null) throw new Error(`challenge ${r.id} is not paid`);
-  return { status: 'paid', receipt: r.receipt_jws, ...decodeClaims(r.receipt_jws), paid_at: r.paid_at.toISOString() };
+  return { status: 'paid', receipt: r.receipt_jws, ...(claims ?? decodeClaims(r.receipt_jws)), paid_at: r.paid_at.toISOString() };
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { outboxCtes } from '../webhooks/outbox.ts';
 import { indexedColumnsSql, type IndexedRow } from './indexed.ts';
 
 /** Row shapes and SQL of machine payments; no business rules here. */
@@ -119,11 +120,20 @@ export interface ClaimInput {
 }
 export type ClaimOutcome = 'claimed' | 'not_open' | 'transfer_taken';
 
+/** The `mpp.payment.confirmed` event a claim writes when it pays its challenge. */
+export interface ClaimEvent {
+  id: string;
+  /** JSON text, stored verbatim (mpp/events.ts builds it). */
+  payload: string;
+}
+
 /**
- * Marks OPEN challenges paid and claims their transfers (chain, tx, log index) in ONE statement:
- * the verify's claims, group-committed (mpp/claims.ts). The caller passes distinct challenges and
- * distinct transfers. Each claim answers:
- * - `claimed`: the challenge was OPEN and the transfer free: both written;
+ * Marks OPEN challenges paid, claims their transfers (chain, tx, log index) and writes the
+ * `mpp.payment.confirmed` event of each claim made (webhooks/outbox.ts), in ONE statement: the
+ * verify's claims, group-committed (mpp/claims.ts). The caller passes distinct challenges and
+ * distinct transfers, each with its event, and delivery ids from mintDeliveryIds(items.length).
+ * Each claim answers:
+ * - `claimed`: the challenge was OPEN and the transfer free: claim, challenge and event written;
  * - `not_open`: the challenge is not OPEN (paid already, maybe by a concurrent writer: the UPDATE
  *   re-checks the status after waiting for the row's lock): nothing written for it;
  * - `transfer_taken`: the transfer pays another challenge (committed before this statement
@@ -134,11 +144,12 @@ export type ClaimOutcome = 'claimed' | 'not_open' | 'transfer_taken';
  * of it is written — and the caller runs it again: the other claim is committed by then and is
  * seen as taken.
  */
-export async function claimTransfers(q: Queryable, items: readonly ClaimInput[]): Promise<ClaimOutcome[]> {
+export async function claimTransfers(q: Queryable, items: readonly (ClaimInput & { event: ClaimEvent })[], deliveryIds: readonly string[]): Promise<ClaimOutcome[]> {
   const { rows } = await q.query<{ id: string; claimed: boolean; taken_open: boolean }>(
     `WITH i AS (
-       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::bigint[], $6::numeric[], $7::text[], $8::timestamptz[])
-         AS u(id, chain_id, tx_hash, log_index, block_number, paid_amount_wei, receipt_jws, paid_at)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::bigint[], $6::numeric[], $7::text[], $8::timestamptz[],
+           $9::text[], $10::text[], $11::text[]) WITH ORDINALITY
+         AS u(id, chain_id, tx_hash, log_index, block_number, paid_amount_wei, receipt_jws, paid_at, merchant_id, event_id, payload, ord)
      ), taken AS (
        SELECT i.id FROM i JOIN mpp_claims m ON m.chain_id = i.chain_id AND m.tx_hash = i.tx_hash AND m.log_index = i.log_index
      ), paid AS (
@@ -148,7 +159,11 @@ export async function claimTransfers(q: Queryable, items: readonly ClaimInput[])
        RETURNING c.id, i.chain_id, i.tx_hash, i.log_index
      ), claimed AS (
        INSERT INTO mpp_claims (chain_id, tx_hash, log_index, challenge_id) SELECT chain_id, tx_hash, log_index, id FROM paid RETURNING challenge_id
-     )
+     ), events AS (
+       SELECT i.event_id, i.merchant_id, 'mpp.payment.confirmed'::text AS event, i.payload, NULL::text AS order_id, false AS test,
+         i.paid_at AS created_at, i.ord
+       FROM i JOIN claimed ON claimed.challenge_id = i.id
+     ), ${outboxCtes('events', '$12')}
      SELECT i.id,
        EXISTS (SELECT 1 FROM claimed WHERE claimed.challenge_id = i.id) AS claimed,
        (i.id IN (SELECT id FROM taken) AND EXISTS (SELECT 1 FROM mpp_challenges c WHERE c.id = i.id AND c.status = 'OPEN')) AS taken_open
@@ -162,8 +177,12 @@ export async function claimTransfers(q: Queryable, items: readonly ClaimInput[])
       items.map((c) => c.paidAmountWei.toString()),
       items.map((c) => c.receiptJws),
       items.map((c) => c.paidAt),
+      items.map((c) => c.merchantId),
+      items.map((c) => c.event.id),
+      items.map((c) => c.event.payload),
+      deliveryIds,
     ],
-    // Named: planned once per connection, not per batch (a five-CTE statement's planning is not free).
+    // Named: planned once per connection, not per batch (a statement of seven CTEs is not cheap to plan).
     { name: 'mpp_claim_transfers' },
   );
   const byId = new Map(rows.map((r) => [r.id, r]));

@@ -136,9 +136,9 @@ export class PaymentVerifier {
     const { enough, mined } = judged;
 
     const sign = await this.receipts.activeSigner();
-    // One claim per candidate transfer (lowest log index first): it marks the challenge paid and
-    // inserts the claim together, or neither (repo.claimTransfer for the concurrency; group-committed
-    // with concurrent verifies' claims by mpp/claims.ts).
+    // One claim per candidate transfer (lowest log index first): it marks the challenge paid,
+    // inserts the claim and writes the event together, or none of them (repo.claimTransfers for
+    // the concurrency; group-committed with concurrent verifies' claims by mpp/claims.ts).
     for (const t of enough) {
       const claims: ReceiptClaims = {
         challenge_id: row.id,
@@ -157,6 +157,7 @@ export class PaymentVerifier {
       const jws = sign(claims);
       const r = await this.claims.claim({
         merchantId: row.merchant_id,
+        claims,
         id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
       });
       if (r === 'claimed') return { kind: 'paid', claims, jws };

@@ -17,15 +17,53 @@ export interface EmittedEvent {
 }
 
 /**
+ * The outbox write as two data-modifying CTEs (`outbox_events`, `outbox_deliveries`) for the
+ * caller to append to its own statement, so a state change and its events commit in one
+ * statement: the `webhook_events` row of each row of `source`, and one pending
+ * `webhook_deliveries` row per enabled endpoint of the event's merchant subscribed to it. The one
+ * place that SQL lives: emitEvents uses it, and so does the machine-payment claim (mpp/repo.ts).
+ *
+ * `source` names a relation with the columns event_id, merchant_id, event, payload (JSON text,
+ * stored verbatim), order_id, test, created_at and ord (1-based position); `deliveryIds` is the
+ * placeholder of a text[] from {@link mintDeliveryIds}: row `ord` takes its ids from slots
+ * (ord - 1) * MAX_ENABLED_ENDPOINTS + 1 onwards. The `gen_random_uuid` fallback only guards the
+ * statement against that limit ever being exceeded (a NULL id would abort the caller's change).
+ */
+export function outboxCtes(source: string, deliveryIds: string): string {
+  return `outbox_events AS (
+       INSERT INTO webhook_events (id, merchant_id, event, payload, order_id, test, created_at)
+       SELECT event_id, merchant_id, event, payload::json, order_id, test, created_at FROM ${source} ORDER BY ord
+       RETURNING id
+     ), outbox_deliveries AS (
+       INSERT INTO webhook_deliveries (id, event_id, endpoint_id, merchant_id, event, order_id, status, next_attempt_at, created_at)
+       SELECT coalesce((${deliveryIds}::text[])[(s.ord - 1) * ${MAX_ENABLED_ENDPOINTS} + ep.n], 'whd_' || replace(gen_random_uuid()::text, '-', '')),
+         ev.id, ep.id, s.merchant_id, s.event, s.order_id, 'pending', s.created_at, s.created_at
+       FROM outbox_events ev JOIN ${source} s ON s.event_id = ev.id
+       CROSS JOIN LATERAL (
+         SELECT e.id, row_number() OVER (ORDER BY e.id) AS n FROM webhook_endpoints e
+          WHERE e.merchant_id = s.merchant_id AND e.enabled AND s.event = ANY (e.events)
+       ) ep
+       RETURNING 1
+     )`;
+}
+
+/**
+ * Delivery ids for `events` events: MAX_ENABLED_ENDPOINTS each (same format as newId('whd')),
+ * from one random draw: minting them with one randomBytes call each was the largest CPU cost of
+ * emitting (bench/webhooks.ts profile).
+ */
+export function mintDeliveryIds(events: number): string[] {
+  const n = ID_DEFAULT_BYTES.whd;
+  const count = events * MAX_ENABLED_ENDPOINTS;
+  const rnd = randomBytes(n * count);
+  return Array.from({ length: count }, (_, i) => `whd_${encodeBase58Fixed(rnd.subarray(i * n, (i + 1) * n))}`);
+}
+
+/**
  * Writes one event to the outbox in the CALLER's transaction: the `webhook_events` row and one
  * pending `webhook_deliveries` row per enabled endpoint of the merchant subscribed to the event.
  * When the state change commits, its deliveries exist; when it rolls back, they never did. The
  * dispatcher takes it from there, also after a crash (kill -9) between commit and send.
- *
- * One statement (data-modifying CTEs): the order transition pays one round trip, whatever the
- * number of endpoints. Delivery ids are minted here (`whd_` base58, like every id) for the at most
- * {@link MAX_ENABLED_ENDPOINTS} enabled endpoints; the `gen_random_uuid` fallback only guards the
- * statement against a limit ever being exceeded (a NULL id would abort the caller's transition).
  *
  * @example
  * await db.transaction(async (tx) => {
@@ -35,69 +73,31 @@ export interface EmittedEvent {
  */
 export async function emitEvent(tx: Queryable, e: EmittedEvent): Promise<{ eventId: string; deliveries: number }> {
   const eventId = newId('evt');
-  // One random draw for all candidate ids (same format as newId('whd')): minting five ids with
-  // five randomBytes calls was the largest CPU cost of emitting (bench/webhooks.ts profile).
-  const n = ID_DEFAULT_BYTES.whd;
-  const rnd = randomBytes(n * MAX_ENABLED_ENDPOINTS);
-  const deliveryIds = Array.from({ length: MAX_ENABLED_ENDPOINTS }, (_, i) => `whd_${encodeBase58Fixed(rnd.subarray(i * n, (i + 1) * n))}`);
-  const { rows } = await tx.query<{ n: number }>(
-    `WITH ev AS (
-       INSERT INTO webhook_events (id, merchant_id, event, payload, order_id, test, created_at)
-       VALUES ($1, $2, $3, $4::json, $5, $6, $7)
-       RETURNING id
-     ), ep AS (
-       SELECT e.id, row_number() OVER (ORDER BY e.id) AS n
-       FROM webhook_endpoints e
-       WHERE e.merchant_id = $2 AND e.enabled AND $3 = ANY (e.events)
-     ), d AS (
-       INSERT INTO webhook_deliveries (id, event_id, endpoint_id, merchant_id, event, order_id, status, next_attempt_at, created_at)
-       SELECT coalesce(($8::text[])[ep.n], 'whd_' || replace(gen_random_uuid()::text, '-', '')), ev.id, ep.id, $2, $3, $5, 'pending', $7, $7
-       FROM ev CROSS JOIN ep
-       RETURNING 1
-     )
-     SELECT count(*)::int AS n FROM d`,
-    [eventId, e.merchantId, e.event, JSON.stringify(e.payload), e.orderId ?? null, e.test ?? false, e.clockNow, deliveryIds],
-  );
-  return { eventId, deliveries: rows[0]?.n ?? 0 };
+  return { eventId, deliveries: await writeEvents(tx, [e], [eventId]) };
 }
 
 /**
- * emitEvent for many events in the caller's transaction, in three statements whatever their
- * number (the endpoints of their merchants, the events, their deliveries) instead of one per
- * event: the worker announcing a busy stream of machine payments (mpp/events.ts) emitted one
- * statement per payment, and that was most of the database work those payments caused
- * (bench/mpp-verify.ts, CPU per request with the worker running). Same rows as emitEvent; the
- * endpoints are read inside the transaction, as emitEvent's statement reads them. Returns the
+ * emitEvent for many events in the caller's transaction, in one statement whatever their number
+ * (data-modifying CTEs: one round trip, whatever the number of events and endpoints). Returns the
  * number of deliveries created.
  */
 export async function emitEvents(tx: Queryable, events: readonly EmittedEvent[]): Promise<number> {
   if (events.length === 0) return 0;
-  if (events.length === 1) return (await emitEvent(tx, events[0]!)).deliveries;
-  const { rows: endpoints } = await tx.query<{ id: string; merchant_id: string; events: string[] }>(
-    'SELECT id, merchant_id, events FROM webhook_endpoints WHERE merchant_id = ANY ($1::text[]) AND enabled ORDER BY id',
-    [[...new Set(events.map((e) => e.merchantId))]],
-    { name: 'outbox_endpoints_of' },
+  return writeEvents(tx, events, events.map(() => newId('evt')));
+}
+
+async function writeEvents(tx: Queryable, events: readonly EmittedEvent[], ids: readonly string[]): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>(
+    `WITH outbox_src AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::timestamptz[]) WITH ORDINALITY
+         AS u(event_id, merchant_id, event, payload, order_id, test, created_at, ord)
+     ), ${outboxCtes('outbox_src', '$8')}
+     SELECT count(*)::int AS n FROM outbox_deliveries`,
+    [ids, events.map((e) => e.merchantId), events.map((e) => e.event), events.map((e) => JSON.stringify(e.payload)), events.map((e) => e.orderId ?? null), events.map((e) => e.test ?? false), events.map((e) => e.clockNow), mintDeliveryIds(events.length)],
+    // Named: planned once per connection (every order transition that emits runs it).
+    { name: 'outbox_write_events' },
   );
-  const ids = events.map(() => newId('evt'));
-  await tx.query(
-    `INSERT INTO webhook_events (id, merchant_id, event, payload, order_id, test, created_at)
-     SELECT id, merchant_id, event, payload::json, order_id, test, created_at
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::timestamptz[])
-       AS u(id, merchant_id, event, payload, order_id, test, created_at)`,
-    [ids, events.map((e) => e.merchantId), events.map((e) => e.event), events.map((e) => JSON.stringify(e.payload)), events.map((e) => e.orderId ?? null), events.map((e) => e.test ?? false), events.map((e) => e.clockNow)],
-    { name: 'outbox_insert_events' },
-  );
-  const d = events.flatMap((e, i) => endpoints.filter((ep) => ep.merchant_id === e.merchantId && ep.events.includes(e.event)).map((ep) => ({ e, eventId: ids[i]!, endpointId: ep.id })));
-  if (d.length === 0) return 0;
-  await tx.query(
-    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, merchant_id, event, order_id, status, next_attempt_at, created_at)
-     SELECT id, event_id, endpoint_id, merchant_id, event, order_id, 'pending', at, at
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-       AS u(id, event_id, endpoint_id, merchant_id, event, order_id, at)`,
-    [d.map(() => newId('whd')), d.map((x) => x.eventId), d.map((x) => x.endpointId), d.map((x) => x.e.merchantId), d.map((x) => x.e.event), d.map((x) => x.e.orderId ?? null), d.map((x) => x.e.clockNow)],
-    { name: 'outbox_insert_deliveries' },
-  );
-  return d.length;
+  return rows[0]?.n ?? 0;
 }
 
 /**

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { ClaimWriter } from '../../src/mpp/claims.ts';
+import { newId } from '@tollgate/protocol';
+import { ClaimWriter, type ClaimRequest } from '../../src/mpp/claims.ts';
 import { isPgError, UNIQUE_VIOLATION } from '../../src/db/database.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { claimTransfers, type ClaimInput, type ClaimOutcome } from '../../src/mpp/repo.ts';
+import type { ReceiptClaims } from '../../src/mpp/receipts.ts';
+import { claimTransfers, type ClaimOutcome } from '../../src/mpp/repo.ts';
+import { mintDeliveryIds } from '../../src/webhooks/outbox.ts';
 import { backends } from '../helpers/db.ts';
 import { challenge, ROUTE, startMppStack, type MppStack } from './mpp-fixtures.ts';
 
@@ -31,14 +34,17 @@ for (const backend of backends()) {
       return r.body.challenge_id as string;
     };
     const tx = () => `0x${randomBytes(32).toString('hex')}`;
-    /** A receipt-shaped JWS whose payload is the claims (the event's view decodes it; nobody verifies it here). */
-    const receiptOf = (id: string, txHash: string, logIndex: number) =>
-      ['{"alg":"EdDSA"}', JSON.stringify({ challenge_id: id, merchant_id: st.m.merchantId, tx_hash: txHash, log_index: logIndex })].map((x) => Buffer.from(x).toString('base64url')).join('.') + '.sig';
-    const input = (id: string, txHash: string, logIndex = 0): ClaimInput => ({
-      merchantId: st.m.merchantId, id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: receiptOf(id, txHash, logIndex), paidAt: new Date(),
-    });
+    /** A receipt-shaped JWS whose payload is the claims (nobody verifies it here). */
+    const receiptOf = (claims: ReceiptClaims) => ['{"alg":"EdDSA"}', JSON.stringify(claims)].map((x) => Buffer.from(x).toString('base64url')).join('.') + '.sig';
+    const input = (id: string, txHash: string, logIndex = 0): ClaimRequest => {
+      const claims: ReceiptClaims = {
+        challenge_id: id, merchant_id: st.m.merchantId, route_canonical: ROUTE, request_canonical: ROUTE, chain_id: st.dev.chainId, tx_hash: txHash, log_index: logIndex,
+        amount_wei: '1000000', payer, recipient: payer, finality: 1, issued_at: 1,
+      };
+      return { merchantId: st.m.merchantId, claims, id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: receiptOf(claims), paidAt: new Date() };
+    };
     /** Claims one at a time: each claim its own batch, awaited before the next is submitted. */
-    const oneByOne = async (cs: ClaimInput[]): Promise<ClaimOutcome[]> => {
+    const oneByOne = async (cs: ClaimRequest[]): Promise<ClaimOutcome[]> => {
       const w = new ClaimWriter(st.s.db);
       const out: ClaimOutcome[] = [];
       for (const c of cs) out.push(await w.claim(c));
@@ -46,7 +52,7 @@ for (const backend of backends()) {
       return out;
     };
     /** The challenge ids of the mpp.payment.confirmed events of these claims (same challenge, transfer and log). */
-    const eventsFor = async (cs: ClaimInput[]) => {
+    const eventsFor = async (cs: ClaimRequest[]) => {
       const { rows } = await st.s.db.query<{ k: string }>(
         `SELECT (payload->>'challenge_id') || ' ' || (payload->>'tx_hash') || ' ' || (payload->>'log_index') AS k FROM webhook_events WHERE event = 'mpp.payment.confirmed'`,
       );
@@ -57,7 +63,7 @@ for (const backend of backends()) {
       (await st.s.db.query<{ status: string; tx_hash: string | null; receipt_jws: string | null }>('SELECT status, tx_hash, receipt_jws FROM mpp_challenges WHERE id = $1', [id])).rows[0]!;
 
     /** One scenario of claims, built twice (fresh challenges and transfers) to compare batch and one-by-one. */
-    async function scenario(): Promise<ClaimInput[]> {
+    async function scenario(): Promise<ClaimRequest[]> {
       const [a, b, c, d, e] = [await open(), await open(), await open(), await open(), await open()];
       const [t1, t2, t3, t4, t0] = [tx(), tx(), tx(), tx(), tx()];
       // d is already paid; t0 already pays another challenge.
@@ -95,7 +101,7 @@ for (const backend of backends()) {
         'SELECT tx_hash, log_index, challenge_id FROM mpp_claims WHERE tx_hash = ANY($1::text[]) ORDER BY tx_hash, log_index',
         [items.map((c) => c.txHash)],
       );
-      const claimOf = (c: ClaimInput) => claimed.rows.find((r) => r.tx_hash === c.txHash && r.log_index === c.logIndex)?.challenge_id;
+      const claimOf = (c: ClaimRequest) => claimed.rows.find((r) => r.tx_hash === c.txHash && r.log_index === c.logIndex)?.challenge_id;
       assert.equal(claimOf(items[0]!), items[0]!.id);
       assert.equal(claimOf(items[2]!), items[2]!.id);
       assert.equal(claimOf(items[3]!), undefined);
@@ -120,7 +126,8 @@ for (const backend of backends()) {
       // Two claims of one transfer in one statement: the second insert violates the claim's key.
       // The writer never sends this (it keeps such a claim for after the batch); the statement
       // itself must abort whole, the challenge update with it.
-      await assert.rejects(claimTransfers(st.s.db, [input(a, t), input(b, t)]), (err) => isPgError(err, UNIQUE_VIOLATION));
+      const withEvent = (c: ClaimRequest) => ({ ...c, event: { id: newId('evt'), payload: '{}' } });
+      await assert.rejects(claimTransfers(st.s.db, [withEvent(input(a, t)), withEvent(input(b, t))], mintDeliveryIds(2)), (err) => isPgError(err, UNIQUE_VIOLATION));
       assert.equal((await paidBy(a)).status, 'OPEN');
       assert.equal((await paidBy(b)).status, 'OPEN');
     });

@@ -15,6 +15,6 @@ export const merchantListMppPayments = defineRoute({
   async handler(req, _reply, deps) {
     const { limit, before } = timePage(req.query);
     const rows = await deps.mpp.payments(req.merchant.merchantId, limit, before);
-    return { data: rows.map(paymentView) };
+    return { data: rows.map((r) => paymentView(r)) };
   },
 });
