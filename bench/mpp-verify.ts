@@ -4,7 +4,9 @@
  * - `verify (first)`: the first verify of a final payment. With the worker process running (the
  *   default, as an operator deploys `--role api` beside `--role worker`), the chain watcher has
  *   indexed the transfers before the round starts: one indexed read (chain_transfers + cursor)
- *   and the claim transaction (claim row + challenge update + EdDSA signature). With
+ *   and the claim (one statement per batch of concurrent verifies: challenge update, claim row,
+ *   `mpp.payment.confirmed` event) with its EdDSA receipt. Each prepared payment is verified once:
+ *   the round ends when the set is used up. With
  *   BENCH_MPP_WATCHER=0 there is no watcher: JSON-RPC reads (receipt, block, head) to the node;
  * - `verify (repeat)`: the same verify again — the stored receipt, no chain read;
  * - `getOrderStatus`: the signed GET of orders-api.ts.
@@ -18,7 +20,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signedHeaders } from '@tollgate/protocol';
-import { mine, startDevChain, transferToken } from '@tollgate/devchain';
+import { mine, rpcRequest, startDevChain, transferToken } from '@tollgate/devchain';
 import type { Hex } from 'viem';
 import { spawn } from 'node:child_process';
 import pg from 'pg';
@@ -38,6 +40,29 @@ const PER_ROUND = Number(process.env.BENCH_MPP_PER_ROUND ?? 6000);
 const WALLET = '0x' + '11'.repeat(20);
 /** Run the worker role (chain watcher) beside the API process; 0 measures the node-only verify path. */
 const WATCHER = process.env.BENCH_MPP_WATCHER !== '0';
+
+/** The API process's batch counters (/metrics): per batcher, statements and items so far. */
+async function batchCounters(base: string): Promise<Map<string, { batches: number; items: number }>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const out = new Map<string, { batches: number; items: number }>();
+  for (const m of text.matchAll(/^tollgate_db_batch(es|_items)_total\{batcher="([^"]+)"\} (\d+)/gm)) {
+    const c = out.get(m[2]!) ?? { batches: 0, items: 0 };
+    if (m[1] === 'es') c.batches = Number(m[3]);
+    else c.items = Number(m[3]);
+    out.set(m[2]!, c);
+  }
+  return out;
+}
+
+/** Mean items per statement of each batcher that ran between two readings, e.g. "mpp_reads 9.8". */
+function batchSizes(a: Map<string, { batches: number; items: number }>, b: Map<string, { batches: number; items: number }>): string {
+  const parts: string[] = [];
+  for (const [k, v] of b) {
+    const n = v.batches - (a.get(k)?.batches ?? 0);
+    if (n > 0) parts.push(`${k} ${((v.items - (a.get(k)?.items ?? 0)) / n).toFixed(1)}`);
+  }
+  return parts.join(', ') || 'none';
+}
 
 async function post(base: string, path: string, body: unknown): Promise<any> {
   const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -93,34 +118,35 @@ async function main() {
     let seq = 0;
     async function paidSet(): Promise<LoadRequest[]> {
       const out: LoadRequest[] = new Array(PER_ROUND);
+      await rpcRequest(dev.rpcUrl, 'evm_setAutomine', [false]);
       const per = Math.ceil(PER_ROUND / dev.payers.length);
       await Promise.all(dev.payers.map(async (p, pi) => {
-        let nonce = Number(await (await fetch(dev.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getTransactionCount', params: [p.address, 'pending'] }) })).json().then((j) => j.result));
+        let nonce = Number(await rpcRequest<string>(dev.rpcUrl, 'eth_getTransactionCount', [p.address, 'pending']));
         for (let k = pi * per; k < Math.min(PER_ROUND, (pi + 1) * per); k++) {
           const c = await post(url, '/mpp/v1/challenge', { merchant_id: m.merchant_id, route_canonical: 'GET:api:data', request_canonical: `GET:api:data:${++seq}`, payer_addr: p.address });
           const tx = await transferToken({ rpcUrl: dev.rpcUrl, chainId: 31337, privateKey: p.privateKey, token: usdc, to: WALLET as Hex, amount: 1000n, nonce: nonce++ });
           out[k] = { method: 'POST', path: '/mpp/v1/verify', body: JSON.stringify({ challenge_id: c.challenge_id, tx_hash: tx, payer_addr: p.address, mac: c.mac }) };
         }
       }));
-      await mine(dev.rpcUrl, 1);
-      // Under load anvil's automine leaves some transfers unmined for good (a known anvil bug:
-      // foundry-rs/foundry#10122, "block mining misses ready transactions"); the gateway answers
-      // them, correctly, `pending_inclusion`. Mine a few more blocks, then keep only the transfers
-      // with a receipt, so a first-verify round measures final payments only.
-      let mined = out;
-      for (let tries = 0; tries < 4; tries++) {
-        const has = await Promise.all(out.map(async (r) => {
-          const res = await fetch(dev.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getTransactionReceipt', params: [JSON.parse(r.body!).tx_hash] }) });
-          return Boolean((await res.json()).result);
-        }));
-        mined = out.filter((_, i) => has[i]);
-        if (mined.length === out.length || tries === 3) break;
+      // Mined here, block by block, until the pool is empty. Under load anvil's automine leaves
+      // some transfers unmined for good (foundry-rs/foundry#10122, "block mining misses ready
+      // transactions"), and each stuck one also strands every later nonce of its payer, in this
+      // round and the next. Then keep only the transfers with a receipt, so a first-verify round
+      // measures final payments only.
+      for (let blocks = 0; blocks < 100; blocks++) {
         await mine(dev.rpcUrl, 1);
+        const pool = await rpcRequest<{ pending: string }>(dev.rpcUrl, 'txpool_status', []);
+        if (Number(pool.pending) === 0) break;
       }
+      const has: boolean[] = [];
+      for (let k = 0; k < out.length; k += 200) {
+        has.push(...(await Promise.all(out.slice(k, k + 200).map(async (r) => Boolean(await rpcRequest(dev.rpcUrl, 'eth_getTransactionReceipt', [JSON.parse(r.body!).tx_hash]))))));
+      }
+      const mined = out.filter((_, i) => has[i]);
       if (mined.length < out.length) console.log(`paid set: ${out.length - mined.length} of ${out.length} transfers never mined by anvil; left out of the round`);
       if (WATCHER) {
         // Wait until the watcher has scanned the chain's head (every transfer of the set indexed).
-        const head = BigInt((await (await fetch(dev.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) })).json()).result);
+        const head = BigInt(await rpcRequest<string>(dev.rpcUrl, 'eth_blockNumber', []));
         for (let t = 0; ; t++) {
           const r = await pgc.query<{ block_number: string }>('SELECT block_number::text FROM chain_cursors WHERE chain_id = 31337');
           if (r.rows[0] && BigInt(r.rows[0].block_number) >= head) break;
@@ -152,11 +178,35 @@ async function main() {
       };
     };
     for (let round = 0; round < ROUNDS; round++) {
+      /** Runs a workload and prints the mean statement size of each batcher it used. */
+      const batched = async <T,>(name: string, run: () => Promise<T>): Promise<T> => {
+        const a = await batchCounters(url);
+        // BENCH_SAMPLE_WAITS=1: what this database's backends are doing, sampled every 5 ms.
+        const waits = new Map<string, number>();
+        let sampling = process.env.BENCH_SAMPLE_WAITS === '1';
+        const sampler = (async () => {
+          while (sampling) {
+            const { rows } = await pgc.query<{ w: string }>(
+              `SELECT state || ':' || coalesce(wait_event_type || '/' || wait_event, 'cpu') AS w FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+            );
+            for (const r of rows) waits.set(r.w, (waits.get(r.w) ?? 0) + 1);
+            await new Promise((res) => setTimeout(res, 5));
+          }
+        })();
+        const r = await run();
+        sampling = false;
+        await sampler;
+        console.log(`round ${round} ${name}: items per statement: ${batchSizes(a, await batchCounters(url))}`);
+        if (waits.size) console.log(`round ${round} ${name}: backend samples ${JSON.stringify(Object.fromEntries([...waits].sort((x, y) => y[1] - x[1])))}`);
+        return r;
+      };
       const set = await paidSet();
       if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGSTOP');
       const mf = measured('first');
-      const first = mf.done(await runLoad({ onStart: mf.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } }));
-      if (first.requests > set.length) console.log(`round ${round}: ${first.requests} first verifies > ${set.length} prepared; raise BENCH_MPP_PER_ROUND`);
+      // Each prepared payment is verified once: the round ends when the set is used up (its rate is
+      // over the time that took), never padded with cheaper requests.
+      const first = mf.done(await batched('first', () => runLoad({ onStart: mf.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, requests: set.length, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } })));
       results.first!.push(first);
       if (first.statusCounts[202]) {
         // Which requests were still pending, and why (printed, never hidden in the rate).
@@ -173,9 +223,9 @@ async function main() {
         }
       }
       const mr = measured('repeat');
-      results.repeat!.push(mr.done(await runLoad({ onStart: mr.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, set.length)]! })));
+      results.repeat!.push(mr.done(await batched('repeat', () => runLoad({ onStart: mr.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, set.length)]! }))));
       const ms = measured('status');
-      results.status!.push(ms.done(await runLoad({ onStart: ms.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) })));
+      results.status!.push(ms.done(await batched('status', () => runLoad({ onStart: ms.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) }))));
       if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGCONT');
     }
     const row = (name: string, rs: LoadResult[]) =>

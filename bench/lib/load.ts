@@ -24,7 +24,6 @@ export interface LoadResult {
 
 /** The part of autocannon's programmatic API used here (it ships no types). */
 interface AutocannonResult {
-  duration: number;
   errors: number;
   statusCodeStats: Record<string, { count: number }>;
 }
@@ -39,9 +38,21 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
  * prebuilt request buffers: far less client CPU per request than node:http, which matters on a
  * two-core machine where client, server and database share the cores). `make(i)` builds request
  * i, so every request can carry its own nonce and signature; with `prebuild: n` the first n are
- * built (signed) before the clock starts, and later ones on demand. Bounded by time; loopback only.
+ * built (signed) before the clock starts, and later ones on demand. Bounded by time (or by
+ * `requests`); loopback only.
  */
-export async function runLoad(opts: Clock & { baseUrl: string; concurrency: number; durationMs: number; prebuild?: number; make: (i: number) => LoadRequest; expectStatus: number }): Promise<LoadResult> {
+export async function runLoad(
+  opts: Clock & {
+    baseUrl: string;
+    concurrency: number;
+    durationMs: number;
+    /** Stop after this many requests instead (a workload of single-use requests, e.g. first verifies). */
+    requests?: number;
+    prebuild?: number;
+    make: (i: number) => LoadRequest;
+    expectStatus: number;
+  },
+): Promise<LoadResult> {
   const url = new URL(opts.baseUrl);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error('benchmarks only target loopback');
   const built = Array.from({ length: opts.prebuild ?? 0 }, (_, k) => opts.make(k));
@@ -49,6 +60,10 @@ export async function runLoad(opts: Clock & { baseUrl: string; concurrency: numb
   // Latencies of every response: autocannon's own histogram keeps 2xx only, and 402 is the success here.
   const lat: number[] = [];
   opts.onStart?.();
+  // The rate is over our own clock, first request to last response: autocannon notices the end of
+  // an `amount` run only at its next one-second sample, and its duration rounds up to that.
+  const t0 = performance.now();
+  let last = t0;
   const r = await new Promise<AutocannonResult>((resolve, reject) => {
     const setupRequest = (req: Record<string, unknown>) => {
       const k = i++;
@@ -62,10 +77,13 @@ export async function runLoad(opts: Clock & { baseUrl: string; concurrency: numb
       };
     };
     const inst = autocannon(
-      { url: url.origin, connections: opts.concurrency, duration: opts.durationMs / 1000, timeout: 10, requests: [{ setupRequest }] },
+      { url: url.origin, connections: opts.concurrency, duration: opts.durationMs / 1000, ...(opts.requests ? { amount: opts.requests } : {}), timeout: 10, requests: [{ setupRequest }] },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
-    inst.on('response', (_client, _status, _bytes, ms) => lat.push(ms));
+    inst.on('response', (_client, _status, _bytes, ms) => {
+      lat.push(ms);
+      last = performance.now();
+    });
   });
   opts.onEnd?.();
   const statusCounts: Record<number, number> = {};
@@ -74,7 +92,7 @@ export async function runLoad(opts: Clock & { baseUrl: string; concurrency: numb
   const errors = requests - (statusCounts[opts.expectStatus] ?? 0) + r.errors;
   lat.sort((a, b) => a - b);
   const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { requests, errors, statusCounts, rps: requests / r.duration, p50ms: q(0.5), p99ms: q(0.99) };
+  return { requests, errors, statusCounts, rps: requests / ((last - t0) / 1000), p50ms: q(0.5), p99ms: q(0.99) };
 }
 
 export function median(xs: number[]): number {

@@ -26,6 +26,7 @@ export function installObservability(app: FastifyInstance, deps: AppDeps, regist
     orders: () => deps.orders.batchStats(),
     nonces: () => deps.merchants.nonceBatchStats(),
     mpp_claims: () => deps.mpp.claimBatchStats(),
+    mpp_reads: () => deps.mpp.readBatchStats(),
   });
 
   const hide = { schema: { hide: true } };

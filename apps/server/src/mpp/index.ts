@@ -6,6 +6,7 @@ import { chainById } from '../chain/registry.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import type { TxLookup } from './chain.ts';
 import { ClaimWriter } from './claims.ts';
+import { ChallengeReader } from './reads.ts';
 import { ChallengeIssuer } from './challenges.ts';
 import { deriveMacKeys } from './mac.ts';
 import { RoutePricing } from './pricing.ts';
@@ -29,6 +30,8 @@ export interface Mpp {
   payments(merchantId: string, limit: number, before?: Date): Promise<ChallengeRow[]>;
   /** The verify's group commit of claims (the metrics of http/observability.ts). */
   claimBatchStats(): BatchStats;
+  /** The verify's coalesced reads (idem). */
+  readBatchStats(): BatchStats;
   /** Deletes unpaid challenges past expiry + verify grace + one hour (the worker calls it). */
   pruneExpired(): Promise<number>;
 }
@@ -47,8 +50,9 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
     if (!l) lookups.set(chainId, (l = c.family.txLookup(c.chain)));
     return l;
   };
+  const reads = new ChallengeReader(db);
   const claims = new ClaimWriter(db);
-  const verifier = new PaymentVerifier(db, config, clock, keys, receipts, lookupOf, claims);
+  const verifier = new PaymentVerifier(db, config, clock, keys, receipts, lookupOf, reads, claims);
   return {
     pricing,
     challenges: new ChallengeIssuer(db, config, clock, keys, pricing),
@@ -56,6 +60,7 @@ export function createMpp(db: Database, config: Config, merchants: MerchantServi
     receipts,
     authorizations: new AuthorizationPayments(db, config, clock, verifier, settler),
     claimBatchStats: () => claims.stats(),
+    readBatchStats: () => reads.stats(),
     payments: (merchantId, limit, before) => listPaidChallenges(db, merchantId, limit, before),
     // The hour past the grace keeps a refused verify answering challenge_expired (not
     // challenge_not_found) for a while after the last moment it could have succeeded.

@@ -84,17 +84,29 @@ export async function getChallenge(q: Queryable, id: string, forUpdate = false):
   return rows[0];
 }
 
-/** A challenge with the watcher's records of one transaction on its chain (indexed.ts), in one statement. */
-export async function getChallengeWithIndexed(q: Queryable, id: string, txHash: string): Promise<(ChallengeRow & { idx_cursor: number | null; idx_transfers: IndexedRow[] }) | undefined> {
-  const { rows } = await q.query<ChallengeRow & { idx_cursor: number | null; idx_transfers: IndexedRow[] | string }>(
-    `SELECT c.*, ${indexedColumnsSql('$2')} FROM mpp_challenges c WHERE c.id = $1`,
-    [id, txHash],
-    { name: 'mpp_challenge_with_indexed' },
+/** A challenge with the watcher's records of one transaction on its chain (indexed.ts). */
+export type ChallengeWithIndexed = ChallengeRow & { idx_cursor: number | null; idx_transfers: IndexedRow[] };
+
+/**
+ * Challenges, each with the watcher's records of the transaction presented for it, in one
+ * statement (the verify's coalesced read, mpp/reads.ts): one answer per request, in order,
+ * undefined for an unknown challenge. The join is a nested loop of primary-key probes (each
+ * challenge, then its transaction's transfers by (chain_id, tx_hash)).
+ */
+export async function getChallengesWithIndexed(q: Queryable, reqs: readonly { id: string; txHash: string }[]): Promise<(ChallengeWithIndexed | undefined)[]> {
+  const { rows } = await q.query<ChallengeRow & { req_ord: string | number; idx_cursor: number | null; idx_transfers: IndexedRow[] | string }>(
+    `SELECT u.req_ord, c.*, ${indexedColumnsSql('u.req_tx')}
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(req_id, req_tx, req_ord)
+       JOIN mpp_challenges c ON c.id = u.req_id`,
+    [reqs.map((r) => r.id), reqs.map((r) => r.txHash)],
+    { name: 'mpp_challenges_with_indexed' },
   );
-  const r = rows[0];
-  if (!r) return undefined;
-  // json arrives parsed from both adapters; a string (a driver without the json parser) is parsed here.
-  return { ...r, idx_transfers: typeof r.idx_transfers === 'string' ? (JSON.parse(r.idx_transfers) as IndexedRow[]) : r.idx_transfers };
+  const out: (ChallengeWithIndexed | undefined)[] = new Array(reqs.length);
+  for (const { req_ord, ...r } of rows) {
+    // json arrives parsed from both adapters; a string (a driver without the json parser) is parsed here.
+    out[Number(req_ord) - 1] = { ...r, idx_transfers: typeof r.idx_transfers === 'string' ? (JSON.parse(r.idx_transfers) as IndexedRow[]) : r.idx_transfers };
+  }
+  return out;
 }
 
 /** The challenge that claimed a transfer, if any. */

@@ -7,6 +7,7 @@ import type { MinedTx, TxLookup } from './chain.ts';
 import { indexedTransfers } from './indexed.ts';
 import { challengeMac, checkChallengeId, macEquals, type MacKeys } from './mac.ts';
 import type { ClaimWriter } from './claims.ts';
+import type { ChallengeReader } from './reads.ts';
 import { decodeClaims, type ReceiptClaims, type ReceiptSigner } from './receipts.ts';
 import * as repo from './repo.ts';
 
@@ -61,6 +62,7 @@ export class PaymentVerifier {
     private readonly keys: MacKeys,
     private readonly receipts: ReceiptSigner,
     private readonly lookups: (chainId: number) => TxLookup | undefined,
+    private readonly reads: ChallengeReader,
     private readonly claims: ClaimWriter,
   ) {}
 
@@ -104,9 +106,10 @@ export class PaymentVerifier {
 
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
     const tx = input.txHash.toLowerCase();
-    // The challenge and the watcher's records of the transaction, read together (one statement).
-    let withIndexed: Awaited<ReturnType<typeof repo.getChallengeWithIndexed>>;
-    const pre = await this.precheck(input, async (id) => (withIndexed = await repo.getChallengeWithIndexed(this.db, id, tx)));
+    // The challenge and the watcher's records of the transaction, read together (one statement,
+    // shared with concurrent verifies: mpp/reads.ts).
+    let withIndexed: repo.ChallengeWithIndexed | undefined;
+    const pre = await this.precheck(input, async (id) => (withIndexed = await this.reads.read(id, tx)));
     if (pre.kind !== 'ok') return pre.outcome;
     const { row, payer, expiresSec } = pre;
     if (row.status === 'PAID') return this.paidOrConsumed(row, tx, payer);

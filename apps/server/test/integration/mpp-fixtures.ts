@@ -53,7 +53,6 @@ export function verify(st: MppStack, body: { challenge_id: string; tx_hash: stri
   return st.s.request('POST', '/mpp/v1/verify', { body });
 }
 
-/** A transfer of `amount` from payer `i` to `to` (the recipient by default); mined at once (automine). */
 /**
  * Sends a USDC transfer and, with automine on, waits until the node reports it mined: anvil mines
  * in the background after eth_sendRawTransaction returns, so a verify sent at once could rightly
