@@ -6,10 +6,11 @@ export interface CpuSnapshot {
   postgres: number;
   bench: number;
   /**
-   * The server's write-class system calls (/proc/<pid>/io `syscw`): per request, the round trips
-   * it makes (each query to Postgres is one writev, each response one more). On these VMs a write
-   * to a loopback socket also pays for waking its reader, and profiles put 35–50 % of the API
-   * process's CPU in `writev`: round trips, more than bytes, are what a request costs.
+   * The server's write-class system calls (/proc/<pid>/io `syscw`) per request: each query sent
+   * to Postgres (one writev), each response, and the eventfd wake-ups between the process's own
+   * threads (V8's GC helpers, libuv). A rough count of round trips, not an exact one. Profiles put
+   * 20–50 % of the API process's CPU in `writev`, mostly the queries' (a write to a loopback
+   * socket also pays for waking the Postgres backend): round trips, more than bytes, cost.
    */
   serverWrites: number;
 }
