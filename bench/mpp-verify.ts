@@ -10,7 +10,8 @@
  *   BENCH_MPP_WATCHER=0 there is no watcher: JSON-RPC reads (receipt, block, head) to the node;
  * - `verify (repeat)`: the same verify again — the stored receipt, no chain read;
  * - `getOrderStatus`: the signed GET of orders-api.ts.
- * Rounds are interleaved; medians are reported. Each first-verify round has its own fresh set of
+ * An unmeasured warm-up runs every workload once (BENCH_MPP_WARMUP paid challenges, default 1500);
+ * then rounds are interleaved; medians are reported. Each first-verify round has its own fresh set of
  * paid challenges, so no request of that round can be a repeat.
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/mpp-verify.ts
@@ -37,6 +38,8 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 /** Paid challenges prepared per first-verify round: more than a round can consume. */
 const PER_ROUND = Number(process.env.BENCH_MPP_PER_ROUND ?? 6000);
+// Paid challenges of the unmeasured warm-up (0: none).
+const WARMUP = Number(process.env.BENCH_MPP_WARMUP ?? 1500);
 const WALLET = '0x' + '11'.repeat(20);
 /** Run the worker role (chain watcher) beside the API process; 0 measures the node-only verify path. */
 const WATCHER = process.env.BENCH_MPP_WATCHER !== '0';
@@ -114,15 +117,15 @@ async function main() {
     const order = await (await fetch(url + '/api/v1/orders', { method: 'POST', headers: { 'content-type': 'application/json', ...signedHeaders({ ...creds, body: orderBody }) }, body: JSON.stringify(orderBody) })).json();
     const usdc = dev.tokens[0]!.address;
 
-    /** PER_ROUND challenges, each paid by its own final transfer (payers in parallel, each in nonce order). */
+    /** `n` challenges, each paid by its own final transfer (payers in parallel, each in nonce order). */
     let seq = 0;
-    async function paidSet(): Promise<LoadRequest[]> {
-      const out: LoadRequest[] = new Array(PER_ROUND);
+    async function paidSet(n = PER_ROUND): Promise<LoadRequest[]> {
+      const out: LoadRequest[] = new Array(n);
       await rpcRequest(dev.rpcUrl, 'evm_setAutomine', [false]);
-      const per = Math.ceil(PER_ROUND / dev.payers.length);
+      const per = Math.ceil(n / dev.payers.length);
       await Promise.all(dev.payers.map(async (p, pi) => {
         let nonce = Number(await rpcRequest<string>(dev.rpcUrl, 'eth_getTransactionCount', [p.address, 'pending']));
-        for (let k = pi * per; k < Math.min(PER_ROUND, (pi + 1) * per); k++) {
+        for (let k = pi * per; k < Math.min(n, (pi + 1) * per); k++) {
           const c = await post(url, '/mpp/v1/challenge', { merchant_id: m.merchant_id, route_canonical: 'GET:api:data', request_canonical: `GET:api:data:${++seq}`, payer_addr: p.address });
           const tx = await transferToken({ rpcUrl: dev.rpcUrl, chainId: 31337, privateKey: p.privateKey, token: usdc, to: WALLET as Hex, amount: 1000n, nonce: nonce++ });
           out[k] = { method: 'POST', path: '/mpp/v1/verify', body: JSON.stringify({ challenge_id: c.challenge_id, tx_hash: tx, payer_addr: p.address, mac: c.mac }) };
@@ -177,10 +180,21 @@ async function main() {
         },
       };
     };
+    // Warm-up, not measured: every workload once, so V8 has compiled their code paths before the
+    // first measured round (perf showed the API's compiler threads busy through round 0's first
+    // verifies, the first time that path ran in the process).
+    if (WARMUP > 0) {
+      const warm = await paidSet(WARMUP);
+      await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, requests: warm.length, expectStatus: 200, make: (i) => warm[i]! });
+      await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: 1000, expectStatus: 200, make: (i) => warm[i % warm.length]! });
+      await runLoad({ baseUrl: url, concurrency: CONCURRENCY, durationMs: 1000, prebuild: 5_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${order.order_id}`, headers: signedHeaders(creds) }) });
+    }
     for (let round = 0; round < ROUNDS; round++) {
       /** Runs a workload and prints the mean statement size of each batcher it used. */
       const batched = async <T,>(name: string, run: () => Promise<T>): Promise<T> => {
         const a = await batchCounters(url);
+        // BENCH_ANNOUNCE=1: a line as each workload starts (to attach perf or strace to it).
+        if (process.env.BENCH_ANNOUNCE === '1') console.log(`round ${round} ${name}: start`);
         // BENCH_SAMPLE_WAITS=1: what this database's backends are doing, sampled every 5 ms.
         const waits = new Map<string, number>();
         let sampling = process.env.BENCH_SAMPLE_WAITS === '1';
@@ -236,7 +250,9 @@ async function main() {
     console.log(row(`verify, first (${WATCHER ? 'indexed read' : 'chain reads'} + claim + signature)`, results.first!));
     console.log(row('verify, repeat (stored receipt)', results.repeat!));
     console.log(row('getOrderStatus (signed GET)', results.status!));
-    const perRound = (a: string) => median(results[a]!.map((r, k) => r.rps / results.status![k]!.rps)).toFixed(2);
+    const ratios = (a: string) => results[a]!.map((r, k) => r.rps / results.status![k]!.rps);
+    const perRound = (a: string) => median(ratios(a)).toFixed(2);
+    console.log(`\nper round: first / getOrderStatus ${ratios('first').map((x) => x.toFixed(2)).join(', ')}; repeat / getOrderStatus ${ratios('repeat').map((x) => x.toFixed(2)).join(', ')}`);
     console.log(`\nverify first / getOrderStatus = ${perRound('first')}; verify repeat / getOrderStatus = ${perRound('repeat')} (medians of per-round ratios)`);
     console.log('\n| workload | API process µs/req | worker µs/req | Postgres µs/req | load generator µs/req | API write syscalls/req |');
     console.log('|---|---|---|---|---|---|');
