@@ -122,9 +122,15 @@ for (const backend of backends()) {
       assert.match((await page.locator('[data-secret="Signing secret"]').textContent())!, /^whsec_/);
       const { rows: [made] } = await server.db.query<{ events: string[] }>('SELECT events FROM webhook_endpoints WHERE merchant_id = $1 AND url = $2', [a.merchantId, `${hook.url}/machine`]);
       assert.deepEqual(made?.events, ['order.invoiced', 'mpp.payment.confirmed']);
+      // the endpoints table shows the new endpoint at once, no reload
+      const listed = page.getByRole('table', { name: 'Endpoints' }).getByRole('row').filter({ hasText: `${hook.url}/machine` });
+      await listed.waitFor();
+      assert.match((await listed.textContent())!, /order\.invoiced, mpp\.payment\.confirmed/);
+      assert.equal(await page.getByLabel('New endpoint URL').inputValue(), '', 'the form is cleared for the next endpoint');
       await clean(page, watch, 'webhooks, endpoint added');
       await screenshot(page, 'portal-webhooks-desktop');
       // none chosen: said so, nothing created
+      await page.getByLabel('New endpoint URL').fill(`${hook.url}/none`);
       for (const e of ['order.invoiced', 'mpp.payment.confirmed']) await events.getByLabel(e, { exact: true }).uncheck();
       await page.getByRole('button', { name: 'Add endpoint' }).click();
       await page.getByRole('alert').filter({ hasText: 'Choose at least one event' }).waitFor();

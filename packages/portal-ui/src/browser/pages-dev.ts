@@ -36,16 +36,25 @@ export async function webhooksPage(session: Session): Promise<HTMLElement> {
   const url = h('input', { name: 'url', type: 'url', required: true, placeholder: 'https://shop.example/hooks/tollgate' });
   const testEvent = select('event', WEBHOOK_EVENTS.map((e): [string, string] => [e, e]));
   const events = eventChoice();
+  const endpointsTable = (list: any[]) =>
+    table('Endpoints', ['Endpoint', 'URL', 'Events', 'Enabled', ''], list.map((w: any) => [w.webhook_id, w.url, w.events.join(', '), w.enabled ? 'yes' : 'no',
+      dev ? h('button', { type: 'button', onclick: act(out, async () => secretBox('New signing secret', (await api('POST', `webhooks/${w.webhook_id}/rotate-secret`, {})).secret)) }, 'Rotate secret') : '']));
+  let endpoints = endpointsTable(hooks.webhooks);
   return page(
     'Webhooks',
     out,
-    table('Endpoints', ['Endpoint', 'URL', 'Events', 'Enabled', ''], hooks.webhooks.map((w: any) => [w.webhook_id, w.url, w.events.join(', '), w.enabled ? 'yes' : 'no',
-      dev ? h('button', { type: 'button', onclick: act(out, async () => secretBox('New signing secret', (await api('POST', `webhooks/${w.webhook_id}/rotate-secret`, {})).secret)) }, 'Rotate secret') : ''])),
+    endpoints,
     dev
       ? h('form', { class: 'inline', onsubmit: act(out, async () => {
           const chosen = events.chosen();
           if (chosen.length === 0) return message('Choose at least one event for the endpoint.', 'error');
-          return secretBox('Signing secret', (await api('POST', 'webhooks', { url: url.value, events: chosen })).secret);
+          const made = await api<any>('POST', 'webhooks', { url: url.value, events: chosen });
+          // The list as the server now has it, so the new endpoint shows without a reload.
+          const fresh = endpointsTable((await api<any>('GET', 'webhooks')).webhooks);
+          endpoints.replaceWith(fresh);
+          endpoints = fresh;
+          url.value = '';
+          return secretBox('Signing secret', made.secret);
         }) }, field('New endpoint URL', url), events.box, h('button', { type: 'submit' }, 'Add endpoint'))
       : null,
     dev
