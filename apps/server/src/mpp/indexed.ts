@@ -2,10 +2,10 @@ import type { Hex } from 'viem';
 import type { MinedTx } from './chain.ts';
 
 /**
- * A transaction as the chain watcher already indexed it (chain_transfers), read with one query
- * (read with the challenge itself, repo.getChallengeWithIndexed) instead of three JSON-RPC calls: the Transfer logs of the configured tokens to watched addresses
- * (every merchant wallet, so every route recipient), their block, and the watcher's cursor as
- * the head.
+ * A transaction as the chain watcher already indexed it (chain_transfers), read in the same
+ * statement as the challenge (repo.getChallengesWithIndexed) instead of three JSON-RPC calls: the
+ * Transfer logs of the configured tokens to watched addresses (every merchant wallet, so every
+ * route recipient), their block, and the watcher's cursor as the head.
  *
  * Why this is as safe as asking the node, for the one thing verify uses it for (proving that a
  * matching transfer is final):
@@ -23,7 +23,7 @@ import type { MinedTx } from './chain.ts';
  * Anything else (not indexed yet, not final by the cursor, no matching transfer) is undecided: the
  * caller asks the node, which also gives the precise refusal.
  */
-/** One indexed transfer as the challenge read returns it (repo.getChallengeWithIndexed). */
+/** One indexed transfer as the challenge read returns it (repo.getChallengesWithIndexed). */
 export interface IndexedRow {
   token: string;
   log_index: number;
