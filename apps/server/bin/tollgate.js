@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The `tollgate` command. Tollgate runs its TypeScript sources through tsx (no build step).
-import { register } from 'tsx/esm/api';
+import './register.mjs';
 
-register();
 await import('../src/cli/main.ts');

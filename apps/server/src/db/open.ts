@@ -1,13 +1,14 @@
 import { join } from 'node:path';
 import { acquireDataDirLock } from './lockfile.ts';
 import { migrate } from './migrate.ts';
-import { openPglite } from './pglite.ts';
+import { withoutWasmTierUp, openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 import type { Database } from './database.ts';
 
 /**
  * Opens the configured database and brings its schema up to date: PostgreSQL when a URL is
- * given, else the embedded PGlite in `<dataDir>/pgdata` under a lockfile.
+ * given, else the embedded PGlite in `<dataDir>/pgdata` under a lockfile (a new one is created and
+ * migrated in a child process: pglite.ts).
  */
 export async function openDatabase(opts: { databaseUrl?: string | undefined; dataDir: string }): Promise<Database> {
   let db: Database;
@@ -23,8 +24,9 @@ export async function openDatabase(opts: { databaseUrl?: string | undefined; dat
     return openPostgres(opts.databaseUrl);
   } else {
     const release = acquireDataDirLock(opts.dataDir);
+    withoutWasmTierUp();
     try {
-      const inner = await openPglite(join(opts.dataDir, 'pgdata'));
+      const inner = await openPglite(join(opts.dataDir, 'pgdata'), { migrate: true });
       db = { ...inner, close: async () => { try { await inner.close(); } finally { release(); } } };
     } catch (err) {
       release();

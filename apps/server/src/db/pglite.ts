@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite, types, type PGliteOptions } from '@electric-sql/pglite';
 import type { Database, Queryable, QueryResult } from './database.ts';
 import { alive } from './lockfile.ts';
@@ -33,17 +34,55 @@ function pgliteOptions(): PGliteOptions {
   };
 }
 
-const INITDB_SCRIPT = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
+/** The options that shape a new cluster (no startParams): the template cache is keyed by them. */
+function initdbOptions(): PGliteOptions {
+  const { startParams: _unused, ...opts } = pgliteOptions();
+  return opts;
+}
 
 /**
- * Creates the data directory `dir` when it holds no database yet: a copy of the cached template
- * (pglite-template.ts) when there is one, else initdb in a child process. The child
- * keeps initdb's memory peak (a second Postgres instance and a tarball of the result) out of this
- * process, whose WebAssembly memory would otherwise keep it. It writes a sibling directory that is
- * renamed into place once complete, so an interrupted first start leaves no half-made database.
- * A directory that exists with other content is left to PGlite, as before.
+ * Runs PGlite's WebAssembly on V8's baseline compiler (Liftoff) only, for a process that keeps the
+ * embedded database open: the gateway. By default V8 compiles Postgres's hot functions again with
+ * its optimizing compiler, in background jobs whose working memory (tens of MB for Postgres's
+ * largest functions) comes from the C allocator, which kept it after they finished. That was
+ * 60–100 MB of the idle gateway, a different amount at every start, and ~100 MB more after a
+ * load. Without the second tier the gateway idles at a steady ~300 MB and stays under 400 MB under
+ * load, for ~0.75× the createOrder throughput on PGlite (BENCHMARKS.md, "Embedded default"): the
+ * embedded database is for development and small installations, and PostgreSQL is the way to
+ * throughput. PGlite is the gateway's only WebAssembly. V8 reads these flags when it compiles a
+ * module, so this runs before PGlite starts.
  */
-async function initdbInChild(dir: string): Promise<void> {
+export function withoutWasmTierUp(): void {
+  setFlagsFromString('--no-wasm-dynamic-tiering');
+  setFlagsFromString('--no-wasm-tier-up');
+}
+
+const CREATE_SCRIPT = fileURLToPath(new URL('./pglite-create.ts', import.meta.url));
+// The child runs TypeScript (it applies the migrations): it loads tsx by path, so it works from
+// any working directory.
+const TSX_LOADER = import.meta.resolve('tsx');
+
+export interface OpenPgliteOptions {
+  /**
+   * A new data directory also gets the gateway's schema (migrate.ts) in the child that creates it.
+   * The migrations of a new database are its heaviest work: run here they left ~20–40 MB in the
+   * gateway (WebAssembly code compiled for the DDL, the memory its compilers freed but the
+   * allocator kept, pages of the WebAssembly memory that never shrinks). An existing directory is
+   * migrated by the caller as before.
+   */
+  migrate?: boolean;
+}
+
+/**
+ * Creates the data directory `dir` when it holds no database yet, in a child process: from a copy
+ * of the cached template (pglite-template.ts) when there is one, else by initdb, and with the
+ * migrations applied when `migrate` is set (a template copy needs no child without it). The child
+ * keeps that work's memory (initdb starts a second Postgres and copies the result as a tarball)
+ * out of this process, whose WebAssembly memory would otherwise keep it. It writes a sibling
+ * directory that is renamed into place once complete, so an interrupted first start leaves no
+ * half-made database. A directory that exists with other content is left to PGlite, as before.
+ */
+async function createInChild(dir: string, migrate: boolean): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
   if (existsSync(dir) && readdirSync(dir).length > 0) return;
   mkdirSync(dirname(dir), { recursive: true });
@@ -54,21 +93,24 @@ async function initdbInChild(dir: string): Promise<void> {
   }
   const tmp = join(dirname(dir), `${prefix}${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
-  const { startParams: _unused, ...opts } = pgliteOptions();
-  const template = templateDirFor(opts);
-  if (template && copyTemplate(template, tmp)) return renameSync(tmp, dir);
-  let stderr = '';
-  const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(process.execPath, [INITDB_SCRIPT, tmp, JSON.stringify(opts)], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (d: Buffer) => void (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (c) => resolve(c));
-  });
-  if (code !== 0 || !existsSync(join(tmp, 'PG_VERSION'))) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`creating the embedded database in ${dir} failed (exit ${code}): ${stderr.trim().slice(-2000)}`);
+  const template = templateDirFor(initdbOptions());
+  const copied = template !== undefined && copyTemplate(template, tmp);
+  if (!copied || migrate) {
+    const args = ['--import', TSX_LOADER, CREATE_SCRIPT, tmp];
+    if (!copied && template) args.push('--template', template);
+    if (migrate) args.push('--migrate');
+    let stderr = '';
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      child.stderr!.on('data', (d: Buffer) => void (stderr += d.toString()));
+      child.once('error', reject);
+      child.once('exit', (c) => resolve(c));
+    });
+    if (code !== 0 || !existsSync(join(tmp, 'PG_VERSION'))) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw new Error(`creating the embedded database in ${dir} failed (exit ${code}): ${stderr.trim().slice(-2000)}`);
+    }
   }
-  if (template) saveTemplate(tmp, template);
   // rename(2) replaces an empty directory: the `existsSync(dir)` case above.
   renameSync(tmp, dir);
 }
@@ -83,8 +125,13 @@ async function initdbInChild(dir: string): Promise<void> {
  * - int8 comes back as a JS number already; numeric as string (we keep both).
  * - memory: see PGLITE_SETTINGS; a new data directory is created in a child process.
  */
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir) await initdbInChild(dataDir);
+export async function openPglite(dataDir: string | undefined, opts: OpenPgliteOptions = {}): Promise<Database> {
+  if (dataDir) await createInChild(dataDir, opts.migrate === true);
+  return connectPglite(dataDir);
+}
+
+/** Opens PGlite on `dataDir` (in memory when undefined) in this process; a new directory gets initdb here. */
+export async function connectPglite(dataDir: string | undefined): Promise<Database> {
   // One options object: `new PGlite(undefined, options)` ignores `options` (in-memory databases ran
   // with PGlite's defaults and without the parser below until this was noticed).
   const pg = new PGlite({

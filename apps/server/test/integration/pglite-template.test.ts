@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { listMigrations } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
 
 describe('embedded database template', () => {
@@ -79,5 +80,36 @@ describe('embedded database template', () => {
     writeFileSync(join(root, 'cache'), 'not a directory');
     await roundTrip(join(root, 'f', 'pgdata'), 6);
     assert.ok(existsSync(join(root, 'f', 'pgdata', 'PG_VERSION')));
+  });
+
+  it('a directory opened with `migrate` gets the whole schema from the child; the template stays an empty cluster', { timeout: 120_000 }, async () => {
+    rmSync(join(root, 'cache'), { recursive: true, force: true });
+    const versions = listMigrations().map((m) => m.version);
+    const schemaOf = async (dir: string) => {
+      const db = await openPglite(dir);
+      try {
+        const t = await db.query<{ t: string | null }>("SELECT to_regclass('public.schema_migrations')::text AS t");
+        if (t.rows[0]!.t === null) return null;
+        return (await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
+      } finally {
+        await db.close();
+      }
+    };
+    // No template yet: the child runs initdb, keeps the empty cluster as the template, then migrates.
+    const g = join(root, 'g', 'pgdata');
+    await (await openPglite(g, { migrate: true })).close();
+    assert.deepEqual(await schemaOf(g), versions);
+    const [name] = templates();
+    assert.ok(name, 'the template was saved');
+    assert.equal(await schemaOf(join(root, 'cache', 'tollgate', name)), null, 'the template holds no schema');
+    // From the template: a copy, migrated by the child.
+    const h = join(root, 'h', 'pgdata');
+    await (await openPglite(h, { migrate: true })).close();
+    assert.deepEqual(await schemaOf(h), versions);
+    assert.deepEqual(readdirSync(join(root, 'h')), ['pgdata'], 'nothing left beside the new directory');
+    // An existing directory is not the child's business: `migrate` leaves it as it is.
+    const e = join(root, 'e', 'pgdata');
+    await (await openPglite(e, { migrate: true })).close();
+    assert.equal(await schemaOf(e), null);
   });
 });
