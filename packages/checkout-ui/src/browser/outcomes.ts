@@ -1,0 +1,37 @@
+// The page's final screens, one function each so that every part of the flow (router, payment,
+// status poll, countdown, card) ends the page the same way: through page.ts's `finish`, which
+// stops the poll and the countdown. Nothing on these screens is a proof of payment (interface.md,
+// Receiver rule 7): the merchant verifies with Tollgate server-side.
+import { safeHttpUrl, successRedirect } from '../lib/api.ts';
+import { sentTx } from '../lib/terms.ts';
+import { sessionStore as storage } from './dom.ts';
+import { finish, payment, session, termsOf } from './page.ts';
+import { doneScreen, messageScreen } from './views.ts';
+
+const REDIRECT_MS = 2500;
+
+const returnAction = () => {
+  const u = safeHttpUrl(session?.cancel_url);
+  return u ? { label: `Return to ${session.merchant.name}`, href: u.toString() } : undefined;
+};
+const merchant = () => session?.merchant.name ?? 'the merchant';
+
+/** `txHash`: from the status projection when the page learnt it there (paid by QR, or after a reload). */
+export function completed(txHash?: string, card = !!session.order?.flow?.startsWith('FIAT_')) {
+  const to = successRedirect(session.success_url, session.checkout_id);
+  // The explorer of the order's chain: from the terms being paid, else from the session's order.
+  const o = session.order;
+  const explorerUrl = payment?.terms.explorerUrl ?? (o ? termsOf(o)?.explorerUrl : undefined);
+  finish(doneScreen(merchant(), to, { explorerUrl, hash: payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined) }, card));
+  if (to) setTimeout(() => location.assign(to), REDIRECT_MS);
+}
+export const expired = () =>
+  finish(messageScreen('expired', 'warn', 'This checkout has expired', `Start no new payment on this page. If you already sent a payment, contact ${merchant()} with your transaction.`, returnAction()));
+export const cancelled = () => finish(messageScreen('cancelled', 'warn', 'This checkout was cancelled', 'No payment can be made on this page.', returnAction()));
+export const failed = () =>
+  finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds on this page. Contact ${merchant()} about your order.`, returnAction()));
+export const tooLate = () =>
+  finish(messageScreen('too-late', 'warn', 'Too little time left to pay', `This checkout expires in less than a minute, too soon to pay safely. Ask ${merchant()} for a new checkout.`, returnAction()));
+export const notFound = () => finish(messageScreen('not-found', 'error', 'Checkout not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.'));
+export const noOptions = () =>
+  finish(messageScreen('no-options', 'warn', 'Token payment unavailable', `This checkout offers no token payment. Contact ${merchant()} to pay another way.`, returnAction()));
