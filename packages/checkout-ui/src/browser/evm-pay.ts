@@ -1,6 +1,6 @@
 // "Pay with <wallet>" on EVM chains: an EIP-1193 wallet (lib/wallet.ts) connected and switched to
 // the option's chain; its `send` is an ERC-20 transfer of the bound order's terms. The Solana
-// counterpart is solana-pay.ts; main.ts's wallet flow (bind, send, progress) serves both.
+// counterpart is solana-pay.ts; pay.ts's wallet flow (bind, send, progress) serves both.
 import { networkName } from '../lib/chains.ts';
 import type { PreparedWallet, Terms } from '../lib/terms.ts';
 import type { PaymentOption } from '../lib/types.ts';

@@ -35,7 +35,7 @@ async function prepare(api: CheckoutApi, w: SolanaWallet, chain: string): Promis
 
 /**
  * The wallet area of a Solana option: a button per wallet that can pay on the option's cluster,
- * and the QR / link alternative. `pay(name, prepare)` is main.ts's wallet flow (bind, then send).
+ * and the QR / link alternative. `pay(name, prepare)` is pay.ts's wallet flow (bind, then send).
  */
 export function solanaWalletArea(option: PaymentOption, api: CheckoutApi, busy: boolean, pay: (name: string, prepare: () => Promise<PreparedWallet>) => void) {
   const chain = option.wallet_chain;

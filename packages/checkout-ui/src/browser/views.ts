@@ -1,5 +1,5 @@
-// The screens of the page as pure builders: data and callbacks in, DOM out. The controller
-// (main.ts) decides which one shows and owns all state.
+// The screens of the page as pure builders: data and callbacks in, DOM out. The router (main.ts)
+// and the payment flow (pay.ts) decide which one shows; page.ts owns the state.
 import { logoSrc, safeHttpUrl } from '../lib/api.ts';
 import { explorerTxUrl, networkName } from '../lib/chains.ts';
 import { formatUnits, isDecimalString, multiplyDecimal } from '../lib/money.ts';
