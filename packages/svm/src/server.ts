@@ -132,7 +132,14 @@ export async function startLocalSvm(opts: LocalSvmOptions = {}): Promise<LocalSv
       },
     );
   });
-  await listen(server, opts.port ?? 0);
+  try {
+    await listen(server, opts.port ?? 0);
+  } catch (err) {
+    // A taken port must not leave the ledger's slot timer running in a caller that retries on
+    // another port (the dev profile falls back from 8899 to any port).
+    ledger.stop();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   return {
     rpcUrl: `http://127.0.0.1:${port}`,

@@ -155,4 +155,28 @@ describe('local SVM over JSON-RPC', () => {
       await ticking.stop();
     }
   });
+
+  test('a taken port rejects with EADDRINUSE and leaves no slot timer behind', async () => {
+    // The ledger ticks on an unref'd interval: a leftover one would not keep the process alive, but
+    // would advance a forgotten ledger forever in a process that retries on another port. Record
+    // the intervals the failed start creates and clears.
+    const created = new Set<unknown>();
+    const { setInterval: set, clearInterval: clear } = globalThis;
+    globalThis.setInterval = ((...a: Parameters<typeof set>) => {
+      const t = set(...a);
+      created.add(t);
+      return t;
+    }) as typeof set;
+    globalThis.clearInterval = ((t: Parameters<typeof clear>[0]) => {
+      created.delete(t);
+      clear(t);
+    }) as typeof clear;
+    try {
+      await assert.rejects(startLocalSvm({ slotMs: 10, payers: 1, port: Number(new URL(svm.rpcUrl).port) }), (err: NodeJS.ErrnoException) => err.code === 'EADDRINUSE');
+    } finally {
+      globalThis.setInterval = set;
+      globalThis.clearInterval = clear;
+    }
+    assert.equal(created.size, 0, 'every interval of the failed start was cleared');
+  });
 });

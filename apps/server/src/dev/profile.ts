@@ -107,7 +107,10 @@ export async function startDevProfileSolana(config: Config): Promise<LocalSvm> {
   let svm: LocalSvm;
   try {
     svm = await startLocalSvm({ ...opts, port: 8899 });
-  } catch {
+  } catch (err) {
+    // Only a taken port falls back (another checkout's `npm start`, a solana-test-validator): any
+    // other failure would fail again on port 0, after a second full start.
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     svm = await startLocalSvm({ ...opts, port: 0 });
   }
   config.solanaChains = [
