@@ -34,6 +34,8 @@ export interface Database extends Queryable {
 
 /** SQLSTATE of a unique_violation; natural keys map it to a typed duplicate outcome. */
 export const UNIQUE_VIOLATION = '23505';
+/** SQLSTATE of deadlock_detected: Postgres aborted this statement to break a lock cycle; nothing of it was written. */
+export const DEADLOCK_DETECTED = '40P01';
 /** SQLSTATE of a check_violation (e.g. a fee balance that would go negative). */
 export const CHECK_VIOLATION = '23514';
 

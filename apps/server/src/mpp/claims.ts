@@ -1,6 +1,6 @@
 import { newId } from '@tollgate/protocol';
 import { KeyedBatcher, type BatchStats } from '../db/batcher.ts';
-import { isPgError, UNIQUE_VIOLATION, type Database } from '../db/database.ts';
+import { DEADLOCK_DETECTED, isPgError, UNIQUE_VIOLATION, type Database } from '../db/database.ts';
 import { mintDeliveryIds } from '../webhooks/outbox.ts';
 import { paymentView } from './events.ts';
 import type { ReceiptClaims } from './receipts.ts';
@@ -28,8 +28,13 @@ export type ClaimRequest = ClaimInput & { claims: ReceiptClaims };
  * A batch answers each claim as claiming them one at a time would. Two claims of one statement may
  * not name the same challenge or the same transfer (it could not tell which won), so such a claim
  * goes in a later round of the same batch, which decides it as a later verify would. A round that a
- * concurrent writer in another process made fail (unique_violation: the same transfer claimed and
- * committed meanwhile) is run again; the other claim is then seen as taken.
+ * concurrent writer in another process made fail is run again: unique_violation (the same transfer
+ * claimed and committed meanwhile; the other claim is then seen as taken) or deadlock_detected.
+ * The deadlock: two writers' statements claim overlapping challenges and transfers, each holds a
+ * challenge row or a claim key the other needs (writer A pays c2 with t2 while B pays c1 with t2 and
+ * then c2), and no order of the rows avoids it, because one transfer can be offered for different
+ * challenges. Postgres aborts one statement after deadlock_timeout (1 s); it wrote nothing, and
+ * its second run sees the other's claims committed. Seen in CI with two pools racing.
  */
 const CLAIM_BATCH_MAX = 128;
 const ROUND_ATTEMPTS = 3;
@@ -81,7 +86,7 @@ export class ClaimWriter {
       try {
         return await claimTransfers(this.db, items, deliveryIds);
       } catch (err) {
-        if (attempt >= ROUND_ATTEMPTS || !isPgError(err, UNIQUE_VIOLATION)) throw err;
+        if (attempt >= ROUND_ATTEMPTS || !(isPgError(err, UNIQUE_VIOLATION) || isPgError(err, DEADLOCK_DETECTED))) throw err;
       }
     }
   }

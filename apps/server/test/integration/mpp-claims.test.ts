@@ -132,7 +132,7 @@ for (const backend of backends()) {
       assert.equal((await paidBy(b)).status, 'OPEN');
     });
 
-    it('two writers (two pools on Postgres) racing over the same challenges and transfers: one claim each, no error', { skip: backend === 'pglite' ? 'one connection: no concurrent writer' : false }, async () => {
+    it('two writers (two pools on Postgres) racing over the same challenges and transfers: at most one claim of each, no error', { skip: backend === 'pglite' ? 'one connection: no concurrent writer' : false }, async () => {
       const other = await openPostgres(st.s.database.url!, { max: 4 });
       try {
         const ids = await Promise.all(Array.from({ length: 20 }, () => open()));
@@ -145,22 +145,37 @@ for (const backend of backends()) {
           Promise.all(ids.map((id, i) => w1.claim(input(id, txs[i]!)))),
           Promise.all(ids.map((id, i) => w2.claim(input(id, txs[i % 2 === 0 ? i : (i + 1) % ids.length]!)))),
         ]);
+        // Which writer wins a race decides which challenges get paid: when writer 2 pays challenge i
+        // (odd) with transfer i+1 first, challenge i+1's transfer is taken and it stays OPEN — a
+        // correct outcome. What must hold in every interleaving: no error (above), each challenge
+        // claimed at most once and each transfer at most once, every `claimed` answer is the row
+        // written, a challenge left OPEN was refused as `transfer_taken` by both writers, and one
+        // event per payment.
+        const offered = [ids.map((_, i) => txs[i]!), ids.map((_, i) => txs[i % 2 === 0 ? i : (i + 1) % ids.length]!)];
+        let paid = 0;
         for (const [i, id] of ids.entries()) {
           const row = await paidBy(id);
-          assert.equal(row.status, 'PAID');
-          assert.ok([r1[i], r2[i]].includes('claimed'), `challenge ${i}: ${r1[i]} / ${r2[i]}`);
-          assert.equal([r1[i], r2[i]].filter((x) => x === 'claimed').length, 1);
+          const winners = [r1[i], r2[i]].map((r, w) => (r === 'claimed' ? w : -1)).filter((w) => w >= 0);
+          if (row.status === 'PAID') {
+            paid++;
+            assert.equal(winners.length, 1, `challenge ${i}: ${r1[i]} / ${r2[i]}`);
+            assert.equal(row.tx_hash, offered[winners[0]!]![i], `challenge ${i} is paid by its winner's transfer`);
+          } else {
+            assert.equal(row.status, 'OPEN');
+            assert.deepEqual([r1[i], r2[i]], ['transfer_taken', 'transfer_taken'], `challenge ${i} left open`);
+          }
         }
-        const { rows } = await st.s.db.query<{ n: number; d: number }>(
-          'SELECT count(*)::int AS n, count(DISTINCT challenge_id)::int AS d FROM mpp_claims WHERE tx_hash = ANY($1::text[])',
+        assert.ok(paid >= ids.length / 2, `${paid} of ${ids.length} paid: at least every other challenge has a transfer of its own`);
+        const { rows } = await st.s.db.query<{ n: number; d: number; t: number }>(
+          'SELECT count(*)::int AS n, count(DISTINCT challenge_id)::int AS d, count(DISTINCT tx_hash)::int AS t FROM mpp_claims WHERE tx_hash = ANY($1::text[])',
           [txs],
         );
-        assert.deepEqual(rows[0], { n: 20, d: 20 });
+        assert.deepEqual(rows[0], { n: paid, d: paid, t: paid });
         const ev = await st.s.db.query<{ n: number; d: number }>(
           `SELECT count(*)::int AS n, count(DISTINCT payload->>'challenge_id')::int AS d FROM webhook_events WHERE event = 'mpp.payment.confirmed' AND payload->>'challenge_id' = ANY ($1::text[])`,
           [ids],
         );
-        assert.deepEqual(ev.rows[0], { n: 20, d: 20 }, 'one event per payment across both writers');
+        assert.deepEqual(ev.rows[0], { n: paid, d: paid }, 'one event per payment across both writers');
       } finally {
         await other.close();
       }
