@@ -1,4 +1,4 @@
-// Module hook of the `tollgate` command (registered by tollgate.js): drops the source-map comment
+// Module hook of the `tollgate` command (registered by register.mjs): drops the source-map comment
 // of third-party modules (node_modules) as they load. tsx turns source maps on for the whole
 // process so that stack traces point into our TypeScript; Node 20 then parses and keeps the map of
 // every module that names one, which for our dependencies is ~8 MB of JSON (their TypeScript

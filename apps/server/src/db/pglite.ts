@@ -47,7 +47,7 @@ function initdbOptions(): PGliteOptions {
  * largest functions) comes from the C allocator, which kept it after they finished. That was
  * 60–100 MB of the idle gateway, a different amount at every start, and ~100 MB more after a
  * load. Without the second tier the gateway idles at a steady ~300 MB and stays under 400 MB under
- * load, for ~0.75× the createOrder throughput on PGlite (BENCHMARKS.md, "Embedded default"): the
+ * load, for ~0.7× the createOrder throughput on PGlite (BENCHMARKS.md, "Embedded default"): the
  * embedded database is for development and small installations, and PostgreSQL is the way to
  * throughput. PGlite is the gateway's only WebAssembly. V8 reads these flags when it compiles a
  * module, so this runs before PGlite starts.
