@@ -1,4 +1,5 @@
-import { encodeFunctionData, getAddress, parseAbi, parseSignature, parseTransaction, recoverTypedDataAddress, type Hex, type PublicClient } from 'viem';
+import { encodeFunctionData, getAddress, parseAbi, parseTransaction, recoverTypedDataAddress, type Hex, type PublicClient } from 'viem';
+import { splitSignature } from '../chain/evm/signature.ts';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import * as orders from '../orders/repo.ts';
@@ -99,8 +100,10 @@ function tokenDomain(client: PublicClient, chainId: number, token: Hex): Promise
 const eq = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 function callArgs(auth: Eip3009Authorization) {
-  const { r, s, v, yParity } = parseSignature(auth.signature);
-  return [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, Number(v ?? BigInt(yParity + 27)), r, s] as const;
+  const sig = splitSignature(auth.signature);
+  // Only reached for a signature that recovered (or inside callDataOf's catch).
+  if (!sig) throw new Error('not a 65-byte ECDSA signature');
+  return [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, sig.v, sig.r, sig.s] as const;
 }
 
 /** The relay's call data, or undefined for a signature that does not parse (checked later). */

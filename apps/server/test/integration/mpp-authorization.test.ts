@@ -132,7 +132,7 @@ for (const backend of backends()) {
       return { challenge: c, payer, header: Credential.serialize({ challenge: c, payload, source: `did:pkh:eip155:${req.methodDetails.chainId}:${payer.address}` }) };
     }
 
-    it('refusals send nothing: less than the price, a nonce not bound to the challenge, another recipient, a bad signature → 402 invalid_authorization', async () => {
+    it('refusals send nothing: less than the price, a nonce not bound to the challenge, another recipient, a bad signature, a v byte that is no recovery id → 402 invalid_authorization', async () => {
       const payerBefore = await balance(privateKeyToAccount(st.dev.payers[3]!.privateKey).address);
       const cases = [
         await signedFor({ value: PRICE - 1n }),
@@ -144,11 +144,13 @@ for (const backend of backends()) {
       const cred = Credential.deserialize(good.header) as { payload: { signature: string } };
       const sig = cred.payload.signature;
       const forged = Credential.serialize({ ...(cred as object), payload: { ...cred.payload, signature: `${sig.slice(0, 130)}${sig.slice(130, 132) === '1b' ? '1c' : '1b'}` } } as never);
+      // 65 bytes whose v byte is no recovery id: refused like any bad signature (it answered 500).
+      const badV = Credential.serialize({ ...(cred as object), payload: { ...cred.payload, signature: `${sig.slice(0, 130)}11` } } as never);
       // Another payer's valid authorization for the challenge already paid: refused before settling.
       const late = await signedFor({}, paidChallenge);
       const consumed = await fetch(resourceUrl, { headers: { authorization: late.header } });
       assert.deepEqual([consumed.status, (await consumed.json()).code], [402, 'challenge_already_consumed']);
-      for (const h of [...cases.map((c) => c.header), forged]) {
+      for (const h of [...cases.map((c) => c.header), forged, badV]) {
         const r = await fetch(resourceUrl, { headers: { authorization: h } });
         const b = await r.json();
         assert.equal(r.status, 402, JSON.stringify(b));

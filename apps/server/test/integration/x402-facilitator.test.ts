@@ -176,6 +176,18 @@ for (const backend of backends()) {
       assert.equal(await claims(), claimsBefore, 'no refused payment holds a claim');
     });
 
+    it('a 65-byte signature whose v byte is no recovery id (0x11): refused as invalid_exact_evm_signature by verify and settle (was a 500), nothing sent', async () => {
+      const nonce = await executorNonce();
+      const b = await body();
+      const sig: string = b.paymentPayload.payload.signature;
+      b.paymentPayload.payload.signature = `${sig.slice(0, 130)}11` as Hex;
+      const v = await verify(b);
+      assert.deepEqual([v.isValid, v.invalidReason], [false, 'invalid_exact_evm_signature'], JSON.stringify(v));
+      const st = await settle(b);
+      assert.deepEqual([st.success, st.errorReason, st.transaction], [false, 'invalid_exact_evm_signature', ''], JSON.stringify(st));
+      assert.equal(await executorNonce(), nonce, 'nothing was sent');
+    });
+
     it('a settled authorization is refused as replayed: by our claim, and by the chain when settled elsewhere', async () => {
       const b = await body();
       const st = await settle(b);

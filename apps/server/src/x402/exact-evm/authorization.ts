@@ -1,4 +1,5 @@
 import { isAddress, isHex, type Hex } from 'viem';
+import { splitSignature } from '../../chain/evm/signature.ts';
 import { Reason, type PaymentPayload, type PaymentRequirements, type ReasonCode } from '../wire.ts';
 
 /** An EIP-3009 authorization of an x402 `exact` payload, parsed (addresses and hex lowercase). */
@@ -76,7 +77,8 @@ export function parseAuthorization(p: PaymentPayload): Parsed<Authorization> {
     if (!UINT.test(str(k) ?? '')) return fail(Reason.invalidPayload, `authorization.${k} must be an unsigned integer string`);
   }
   // EOAs only: a 65-byte signature. Contract wallets (ERC-1271, ERC-6492) are not supported.
-  if (typeof signature !== 'string' || !/^0x[0-9a-fA-F]{130}$/.test(signature)) return fail(Reason.invalidSignature, 'signature must be a 65-byte ECDSA signature');
+  // A last byte that is no recovery id is refused here, not left to split later (it threw there: 500).
+  if (typeof signature !== 'string' || !splitSignature(signature)) return fail(Reason.invalidSignature, 'signature must be a 65-byte ECDSA signature (r ‖ s ‖ v, v one of 0, 1, 27, 28)');
   return {
     ok: true,
     value: {

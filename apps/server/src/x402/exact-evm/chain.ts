@@ -1,7 +1,8 @@
-import { BaseError, CallExecutionError, createPublicClient, HttpRequestError, RawContractError, TimeoutError, encodeFunctionData, http, parseSignature, type Hex, type PublicClient } from 'viem';
+import { BaseError, CallExecutionError, createPublicClient, HttpRequestError, RawContractError, TimeoutError, encodeFunctionData, http, type Hex, type PublicClient } from 'viem';
 import type { ChainConfig } from '../../config/schema.ts';
 import { eip3009Abi } from './abi.ts';
 import type { Authorization } from './authorization.ts';
+import { splitSignature } from '../../chain/evm/signature.ts';
 import { ChainUnavailable, onChain } from '../scheme.ts';
 
 export interface Eip712Domain {
@@ -68,9 +69,9 @@ export class ExactEvmChain {
 
 /** The token call that executes the authorization (v, r, s form, as USDC's FiatTokenV2 has it). */
 export function transferArgs(a: Authorization) {
-  const sig = parseSignature(a.signature);
-  const v = Number(sig.v ?? BigInt(sig.yParity + 27));
-  return [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, v, sig.r, sig.s] as const;
+  // parseAuthorization admitted only signatures that split.
+  const sig = splitSignature(a.signature)!;
+  return [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, sig.v, sig.r, sig.s] as const;
 }
 
 export function transferCalldata(a: Authorization): Hex {
