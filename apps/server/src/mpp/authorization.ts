@@ -56,7 +56,10 @@ export class AuthorizationPayments {
     const a = input.authorization;
     // The challenge checks of verify (id, MAC, request, payer, consumed, expired) before anything
     // is sent: a verify of a transaction that cannot exist yet answers them without a chain read.
-    const pre = await this.verifier.precheck({ challengeId: input.challengeId, payerAddr: a.from, mac: undefined, expect: input.expect });
+    // The authorization is its own payer proof on an open challenge (payment/proof.ts): its nonce
+    // binds the payer's signature to this challenge, and nothing moves unless the token accepts it.
+    const payerProof = { kind: 'authorization' as const };
+    const pre = await this.verifier.precheck({ challengeId: input.challengeId, payerAddr: a.from, mac: undefined, expect: input.expect, payerProof });
     if (pre.kind !== 'ok') return pre.outcome;
     const row = pre.row;
     if (row.status === 'OPEN' && this.clock.now() > row.expires_at.getTime()) return { kind: 'challenge_expired' };
@@ -105,6 +108,6 @@ export class AuthorizationPayments {
       return { kind: 'authorization_refused', used: /nonce/i.test(settled.errorReason ?? ''), message: settled.errorMessage ?? settled.errorReason ?? 'refused' };
     }
     // Mined: the verify core decides finality and claims the transfer for this challenge.
-    return { ...(await this.verifier.verify({ challengeId: row.id, txHash: settled.transaction, payerAddr: a.from, mac: undefined, expect: input.expect })), txHash: settled.transaction };
+    return { ...(await this.verifier.verify({ challengeId: row.id, txHash: settled.transaction, payerAddr: a.from, mac: undefined, expect: input.expect, payerProof })), txHash: settled.transaction };
   }
 }

@@ -5,6 +5,7 @@ import type { Database } from '../db/database.ts';
 import type { TransferLog } from '../chain/evm/rpc.ts';
 import type { MinedTx, TxLookup } from './chain.ts';
 import { indexedTransfers } from './indexed.ts';
+import { signatureProvesPayer, type PayerProof } from './payment/proof.ts';
 import { challengeMac, checkChallengeId, macEquals, type MacKeys } from './mac.ts';
 import type { ClaimWriter } from './claims.ts';
 import type { ChallengeReader } from './reads.ts';
@@ -21,8 +22,9 @@ import * as repo from './repo.ts';
  * both enforced by the database (primary key of mpp_claims, conditional update of the challenge)
  * so that concurrent verifies in several processes cannot both win; repeats are idempotent.
  *
- * It refuses, before any chain read: a forged id or MAC, another payer, a consumed challenge, a
- * challenge past its expiry plus VERIFY_GRACE_SECONDS. A transfer mined in time may finish
+ * It refuses, before any chain read: a forged id or MAC, another payer, an open challenge whose
+ * credential does not prove its payer (payment/proof.ts), a consumed challenge, a challenge past its
+ * expiry plus VERIFY_GRACE_SECONDS. A transfer mined in time may finish
  * becoming final after the expiry (a slow chain must not cost a payer who paid in time); a
  * transaction not mined by the expiry is refused as expired.
  *
@@ -37,6 +39,8 @@ export type VerifyOutcome =
   | { kind: 'invalid_mac' }
   | { kind: 'challenge_not_found' }
   | { kind: 'payer_mismatch' }
+  | { kind: 'payer_proof_required' }
+  | { kind: 'payer_proof_invalid' }
   | { kind: 'challenge_expired' }
   | { kind: 'challenge_already_consumed' }
   | { kind: 'tx_already_claimed' }
@@ -52,9 +56,17 @@ export interface VerifyInput {
   mac: string | undefined;
   /** The `Payment` scheme: the request the credential is presented for must be the challenge's. */
   expect?: { merchantId: string; routeCanonical: string; requestCanonical: string };
+  /**
+   * What proves the payer controls `payerAddr`, required by an open challenge (no payer bound at
+   * issue): without it anyone could name the sender of a transfer they saw on the chain.
+   */
+  payerProof?: PayerProof | undefined;
 }
 
 export class PaymentVerifier {
+  /** The challenges' realm (the host of PUBLIC_BASE_URL), which a payer proof signs. */
+  private readonly realm: string;
+
   constructor(
     private readonly db: Database,
     private readonly config: Config,
@@ -64,7 +76,9 @@ export class PaymentVerifier {
     private readonly lookups: (chainId: number) => TxLookup | undefined,
     private readonly reads: ChallengeReader,
     private readonly claims: ClaimWriter,
-  ) {}
+  ) {
+    this.realm = new URL(config.publicBaseUrl).host;
+  }
 
   /**
    * The checks of a credential against its stored challenge that need no chain: the id and MAC,
@@ -101,6 +115,13 @@ export class PaymentVerifier {
     // An open challenge ('' payer, `Payment` scheme) takes the payer its credential names.
     const payer = row.payer_addr || input.payerAddr.toLowerCase();
     if (input.payerAddr.toLowerCase() !== payer || !/^0x[0-9a-f]{40}$/.test(payer)) return refused({ kind: 'payer_mismatch' });
+    if (!row.payer_addr) {
+      const proof = input.payerProof;
+      if (!proof) return refused({ kind: 'payer_proof_required' });
+      if (proof.kind === 'signature' && !(await signatureProvesPayer(proof.signature, { account: payer, chainId: row.chain_id, challengeId: row.id, realm: this.realm }))) {
+        return refused({ kind: 'payer_proof_invalid' });
+      }
+    }
     return { kind: 'ok', row, payer, expiresSec };
   }
 

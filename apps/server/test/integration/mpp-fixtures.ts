@@ -69,5 +69,20 @@ export async function pay(st: MppStack, i: number, to: string, amount = PRICE, m
   return hash;
 }
 
+/**
+ * The payer proof a `hash` credential carries on an open challenge (`payload.signature`): the
+ * payer's EIP-712 signature over { account, challengeId, realm } in the domain { name: "MPP",
+ * version: "3", chainId }, written out here as docs/machine-payments.md tells a client to.
+ */
+export function signPayerProof(st: MppStack, payerIndex: number, challenge: { id: string; realm: string }): Promise<Hex> {
+  const account = privateKeyToAccount(st.dev.payers[payerIndex]!.privateKey);
+  return account.signTypedData({
+    domain: { name: 'MPP', version: '3', chainId: st.dev.chainId },
+    types: { Proof: [{ name: 'account', type: 'address' }, { name: 'challengeId', type: 'string' }, { name: 'realm', type: 'string' }] },
+    primaryType: 'Proof',
+    message: { account: account.address, challengeId: challenge.id, realm: challenge.realm },
+  });
+}
+
 /** Mines blocks until a transfer mined now is final. */
 export const finalize = (st: MppStack) => mine(st.dev.rpcUrl, FINALITY - 1);

@@ -14,7 +14,7 @@ import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import { parseChallengeParams } from '../../src/mpp/payment/header.ts';
 import { backends } from '../helpers/db.ts';
 import { codeBlocks, freePort } from '../readme/readme-fixtures.ts';
-import { finalize, pay, PRICE, ROUTE, startMppStack, type MppStack } from './mpp-fixtures.ts';
+import { finalize, pay, PRICE, ROUTE, signPayerProof, startMppStack, type MppStack } from './mpp-fixtures.ts';
 
 /**
  * `@tollgate/mpp` protecting real resource servers on loopback, in front of a real Tollgate on
@@ -109,7 +109,7 @@ for (const backend of backends()) {
         name: 'evm',
         intent: 'charge',
         schema: {
-          credential: { payload: z.object({ type: z.literal('hash'), hash: z.string() }) },
+          credential: { payload: z.object({ type: z.literal('hash'), hash: z.string(), signature: z.string() }) },
           request: z.object({ amount: z.string(), currency: z.string(), recipient: z.string(), methodDetails: z.object({ chainId: z.number() }) }),
         },
       });
@@ -118,12 +118,14 @@ for (const backend of backends()) {
           const req = challenge.request as { amount: string; recipient: string; methodDetails: { chainId: number } };
           const hash = await pay(st, payerIndex, req.recipient, BigInt(req.amount));
           await finalize(st);
-          return Credential.serialize({ challenge, payload: { type: 'hash', hash }, source: `did:pkh:eip155:${req.methodDetails.chainId}:${p.address}` });
+          // The middleware binds no payer here (no payer option): the challenge is open and wants the payer's proof.
+          const signature = await signPayerProof(st, payerIndex, challenge);
+          return Credential.serialize({ challenge, payload: { type: 'hash', hash, signature }, source: `did:pkh:eip155:${req.methodDetails.chainId}:${p.address}` });
         },
       });
     }
 
-    /** Plain fetch: read the challenge, transfer, and present the transaction hash as a `hash` credential. */
+    /** Plain fetch: read the challenge, transfer, and present the transaction hash with the payer's proof as a `hash` credential. */
     async function payByHand(url: string, payerIndex: number, txHash?: string, final = true) {
       const first = await fetch(url);
       assert.equal(first.status, 402);
@@ -134,7 +136,8 @@ for (const backend of backends()) {
       const hash = txHash ?? (await pay(st, payerIndex, request.recipient));
       if (!txHash && final) await finalize(st);
       const challenge = { id: params.id, realm: params.realm, method: params.method, intent: params.intent, request: params.request, expires: params.expires };
-      const credential = Buffer.from(JSON.stringify({ challenge, payload: { type: 'hash', hash }, source: `did:pkh:eip155:${st.dev.chainId}:${st.dev.payers[payerIndex]!.address}` })).toString('base64url');
+      const signature = await signPayerProof(st, payerIndex, { id: params.id!, realm: params.realm! });
+      const credential = Buffer.from(JSON.stringify({ challenge, payload: { type: 'hash', hash, signature }, source: `did:pkh:eip155:${st.dev.chainId}:${st.dev.payers[payerIndex]!.address}` })).toString('base64url');
       const authorization = `Payment ${credential}`;
       return { hash, authorization, res: await fetch(url, { headers: { authorization } }) };
     }

@@ -6,15 +6,17 @@ import { Challenge, Credential, Method, Receipt, z } from 'mppx';
 import { Mppx } from 'mppx/client';
 import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import { backends } from '../helpers/db.ts';
-import { finalize, pay, PRICE, ROUTE, startMppStack, type MppStack } from './mpp-fixtures.ts';
+import { finalize, pay, PRICE, ROUTE, signPayerProof, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
 
 /**
  * The IETF `Payment` scheme end to end with the unmodified `mppx` client (pinned devDependency): a
  * resource server protected by Tollgate relays each request to `POST /mpp/v1/payment`; mppx gets
  * the 402 `WWW-Authenticate: Payment` challenge, pays it through a client method that sends an
  * ERC-20 transfer on anvil and answers with a `hash` credential, retries, and receives the resource
- * with `Payment-Receipt`. The method plug-in is the only test code mppx runs: mppx's own EVM method
- * signs EIP-3009 authorizations, which need a settling executor Tollgate does not have yet.
+ * with `Payment-Receipt`. The method plug-in is the only test code mppx runs (mppx's own EVM method
+ * signs EIP-3009 authorizations: mpp-authorization.test.ts). The resource server passes no payer, so
+ * its challenges are open: a `hash` credential must carry the payer's proof (payload.signature), and
+ * one naming somebody else's transfer is refused without claiming it, on this door and the JSON one.
  */
 for (const backend of backends()) {
   describe(`mpp Payment scheme with the mppx client (${backend})`, () => {
@@ -59,7 +61,7 @@ for (const backend of backends()) {
         name: 'evm',
         intent: 'charge',
         schema: {
-          credential: { payload: z.object({ type: z.literal('hash'), hash: z.string() }) },
+          credential: { payload: z.object({ type: z.literal('hash'), hash: z.string(), signature: z.string() }) },
           request: z.object({ amount: z.string(), currency: z.string(), recipient: z.string(), methodDetails: z.object({ chainId: z.number() }) }),
         },
       });
@@ -68,7 +70,8 @@ for (const backend of backends()) {
           const req = challenge.request as { amount: string; recipient: string; methodDetails: { chainId: number } };
           const hash = await pay(st, payerIndex, req.recipient, amount ?? BigInt(req.amount));
           await finalize(st);
-          return Credential.serialize({ challenge, payload: { type: 'hash', hash }, source: `did:pkh:eip155:${req.methodDetails.chainId}:${p.address}` });
+          const signature = await signPayerProof(st, payerIndex, challenge);
+          return Credential.serialize({ challenge, payload: { type: 'hash', hash, signature }, source: `did:pkh:eip155:${req.methodDetails.chainId}:${p.address}` });
         },
       });
     }
@@ -106,10 +109,72 @@ for (const backend of backends()) {
       // Take the transaction of the first test's receipt from the merchant's payments list.
       const list = await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments');
       const tx = list.body.data[0].tx_hash as string;
-      const cred = Credential.serialize({ challenge, payload: { type: 'hash', hash: tx }, source: `did:pkh:eip155:${st.dev.chainId}:${st.dev.payers[0]!.address}` });
+      const signature = await signPayerProof(st, 0, challenge);
+      const cred = Credential.serialize({ challenge, payload: { type: 'hash', hash: tx, signature }, source: `did:pkh:eip155:${st.dev.chainId}:${st.dev.payers[0]!.address}` });
       const res = await fetch(resourceUrl, { headers: { authorization: cred } });
       assert.equal(res.status, 402);
       assert.equal((await res.json()).code, 'tx_already_claimed');
+    });
+
+    /** A fresh open challenge from the resource server (no credential sent). */
+    async function openChallenge() {
+      const r = await fetch(resourceUrl);
+      assert.equal(r.status, 402);
+      return Challenge.deserialize(r.headers.get('www-authenticate')!);
+    }
+    const payments = async () => ((await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments')).body.data as { tx_hash: string; challenge_id: string }[]);
+    const paymentEvents = async () => (await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE event = 'mpp.payment.confirmed'`)).rows[0]!.n;
+
+    it("an open challenge refuses a hash credential naming somebody else's transfer (source = the victim): nothing claimed, the victim's proof then pays", async () => {
+      const victim = st.dev.payers[4]!;
+      // Both hold open challenges before the victim pays: the attacker watches the chain for a transfer to the recipient.
+      const mine = await openChallenge();
+      const theirs = await openChallenge();
+      const tx = await pay(st, 4, (mine.request as { recipient: string }).recipient);
+      await finalize(st);
+      const [paidBefore, eventsBefore] = [await payments(), await paymentEvents()];
+      const source = `did:pkh:eip155:${st.dev.chainId}:${victim.address}`;
+      const present = async (challenge: typeof theirs, payload: Record<string, string>) => {
+        const r = await fetch(resourceUrl, { headers: { authorization: Credential.serialize({ challenge, payload, source }) } });
+        return { status: r.status, code: (await r.json()).code as string | undefined };
+      };
+      // A bare transaction hash proves nothing about who sent it.
+      assert.deepEqual(await present(theirs, { type: 'hash', hash: tx }), { status: 402, code: 'payer_proof_required' });
+      // The attacker's own signature does not make it the victim; nor does the victim's proof for another challenge.
+      assert.deepEqual(await present(theirs, { type: 'hash', hash: tx, signature: await signPayerProof(st, 5, theirs) }), { status: 402, code: 'payer_proof_invalid' });
+      assert.deepEqual(await present(theirs, { type: 'hash', hash: tx, signature: await signPayerProof(st, 4, mine) }), { status: 402, code: 'payer_proof_invalid' });
+      // Nothing claimed, nothing announced.
+      assert.deepEqual(await payments(), paidBefore);
+      assert.equal(await paymentEvents(), eventsBefore);
+      const open = await st.s.db.query<{ status: string }>('SELECT status FROM mpp_challenges WHERE id = $1', [theirs.id]);
+      assert.equal(open.rows[0]!.status, 'OPEN');
+      // The transfer is still the victim's: its own proof pays its own challenge.
+      const ok = await fetch(resourceUrl, { headers: { authorization: Credential.serialize({ challenge: mine, payload: { type: 'hash', hash: tx, signature: await signPayerProof(st, 4, mine) }, source }) } });
+      assert.equal(ok.status, 200, await ok.clone().text());
+      const claims = verifyMppReceipt((Receipt.fromResponse(ok) as unknown as { receipt: string }).receipt, (await st.s.request('GET', '/.well-known/jwks.json')).body);
+      assert.ok(claims.ok);
+      assert.deepEqual([claims.claims.challenge_id, claims.claims.payer, claims.claims.tx_hash], [mine.id, victim.address.toLowerCase(), tx]);
+    });
+
+    it("the JSON verify refuses an open challenge (it carries no payer proof): the victim's transfer stays unclaimed and pays the victim's challenge", async () => {
+      const victim = st.dev.payers[6]!.address.toLowerCase();
+      // An open challenge through the Payment door (its 402 body has the id and MAC), then the victim's own, bound one.
+      const open = await st.s.request('POST', '/mpp/v1/payment', { body: { merchant_id: st.m.merchantId, route_canonical: ROUTE, request_canonical: ROUTE } });
+      assert.equal(open.status, 402);
+      const bound = await st.s.request('POST', '/mpp/v1/challenge', { body: { merchant_id: st.m.merchantId, route_canonical: ROUTE, request_canonical: ROUTE, payer_addr: victim } });
+      assert.equal(bound.status, 402);
+      const tx = await pay(st, 6, bound.body.recipient);
+      await finalize(st);
+      const eventsBefore = await paymentEvents();
+      const stolen = await verify(st, { challenge_id: open.body.challenge_id, tx_hash: tx, payer_addr: victim, mac: open.body.mac });
+      assert.equal(stolen.status, 401, stolen.text);
+      assert.equal(stolen.body.code, 'payer_proof_required');
+      assert.equal((await payments()).some((p) => p.tx_hash === tx), false);
+      assert.equal(await paymentEvents(), eventsBefore);
+      // A bound challenge needs no proof beyond the payer it was issued to.
+      const paid = await verify(st, { challenge_id: bound.body.challenge_id, tx_hash: tx, payer_addr: victim, mac: bound.body.mac });
+      assert.equal(paid.status, 200, paid.text);
+      assert.deepEqual([paid.body.challenge_id, paid.body.payer], [bound.body.challenge_id, victim]);
     });
   });
 }

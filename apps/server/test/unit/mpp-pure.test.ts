@@ -3,7 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { isRouteCanonical, requestExtendsRoute } from '../../src/mpp/canonical.ts';
 import { challengeMac, checkChallengeId, deriveMacKeys, newChallengeId, type ChallengeTerms } from '../../src/mpp/mac.ts';
+import { parseCredential } from '../../src/mpp/payment/credential.ts';
 import { canonicalJson, parseChallengeParams, serializeChallenge } from '../../src/mpp/payment/header.ts';
+import { payerProofTypedData, signatureProvesPayer } from '../../src/mpp/payment/proof.ts';
+import { privateKeyToAccount } from 'viem/accounts';
 
 const keys = deriveMacKeys(randomBytes(32));
 
@@ -57,5 +60,32 @@ describe('Payment challenge header', () => {
     assert.equal(Buffer.from(p.request!, 'base64url').toString(), '{"a":{"c":["y"],"d":"x"},"b":1}');
     assert.equal(canonicalJson({ z: undefined, y: null }), '{"y":null}');
     assert.throws(() => serializeChallenge({ id: 'a\nb', realm: 'r', method: 'm', intent: 'i', request: {}, expires: 'e' }));
+  });
+});
+
+describe('payer proof of an open challenge (payment/proof.ts) and the hash credential carrying it', () => {
+  const payer = privateKeyToAccount(`0x${'11'.repeat(32)}`);
+  const other = privateKeyToAccount(`0x${'22'.repeat(32)}`);
+  const terms = { account: payer.address.toLowerCase(), chainId: 8453, challengeId: 'ch_abc', realm: 'pay.example' };
+  const sign = (a = payer, t = terms) => a.signTypedData(payerProofTypedData({ ...t, account: a.address }));
+
+  it("proves only the signer's address, for the chain, challenge and realm it signed", async () => {
+    const sig = await sign();
+    assert.equal(await signatureProvesPayer(sig, terms), true);
+    assert.equal(await signatureProvesPayer(await sign(other), terms), false, 'another key');
+    assert.equal(await signatureProvesPayer(sig, { ...terms, account: other.address.toLowerCase() }), false, 'another account named');
+    assert.equal(await signatureProvesPayer(sig, { ...terms, challengeId: 'ch_abd' }), false, 'another challenge');
+    assert.equal(await signatureProvesPayer(sig, { ...terms, realm: 'evil.example' }), false, 'another realm');
+    assert.equal(await signatureProvesPayer(sig, { ...terms, chainId: 1 }), false, 'another chain');
+    assert.equal(await signatureProvesPayer(`0x${'00'.repeat(65)}`, terms), false, 'garbage does not throw');
+  });
+
+  it('parseCredential takes an optional 65-byte payload.signature on hash credentials', async () => {
+    const cred = (payload: object) => `Payment ${Buffer.from(JSON.stringify({ challenge: { id: 'ch_abc' }, payload, source: `did:pkh:eip155:8453:${payer.address}` })).toString('base64url')}`;
+    const hash = `0x${'ab'.repeat(32)}`;
+    const sig = await sign();
+    assert.deepEqual(parseCredential(cred({ type: 'hash', hash, signature: sig.toUpperCase().replace('0X', '0x') })), { kind: 'hash', challengeId: 'ch_abc', txHash: hash, payer: payer.address.toLowerCase(), sourceChainId: 8453, signature: sig });
+    assert.equal((parseCredential(cred({ type: 'hash', hash })) as { signature?: string }).signature, undefined);
+    for (const signature of ['0x12', 42, `0x${'zz'.repeat(65)}`]) assert.equal(parseCredential(cred({ type: 'hash', hash, signature })).kind, 'malformed');
   });
 });

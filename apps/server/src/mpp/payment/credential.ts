@@ -1,8 +1,9 @@
 /**
  * `Authorization: Payment <credential>` (pure): the credential is base64url (no padding) JSON
  * `{ challenge: { id, realm, method, intent, request, expires? }, payload: { type, … }, source? }`,
- * as the `mppx` client serializes it. Tollgate accepts payload type `hash` (`{ type: "hash", hash }`:
- * the payer's transaction) and reads the payer from `source` (`did:pkh:eip155:<chain>:<address>`),
+ * as the `mppx` client serializes it. Tollgate accepts payload type `hash` (`{ type: "hash", hash,
+ * signature? }`: the payer's transaction, and on an open challenge the payer's proof, payment/proof.ts)
+ * and reads the payer from `source` (`did:pkh:eip155:<chain>:<address>`),
  * and payload type `authorization` (mppx's EVM charge method: an EIP-3009
  * `transferWithAuthorization` signed by the payer, `{ type, from, to, value, validAfter,
  * validBefore, nonce, signature }`, amounts as decimal strings, nonce = keccak256(id ‖ realm)),
@@ -21,7 +22,7 @@ export interface AuthorizationPayload {
 }
 
 export type ParsedCredential =
-  | { kind: 'hash'; challengeId: string; txHash: string; payer: string | undefined; sourceChainId: number | undefined }
+  | { kind: 'hash'; challengeId: string; txHash: string; payer: string | undefined; sourceChainId: number | undefined; signature: string | undefined }
   | { kind: 'authorization'; challengeId: string; authorization: AuthorizationPayload; payer: string; sourceChainId: number | undefined }
   | { kind: 'unsupported'; type: string }
   | { kind: 'malformed'; reason: string };
@@ -49,11 +50,14 @@ export function parseCredential(header: string): ParsedCredential {
   if (payload.type === 'authorization') return parseAuthorization(id, payload, m?.[2]?.toLowerCase(), sourceChainId);
   if (payload.type !== 'hash') return { kind: 'unsupported', type: String(payload.type) };
   if (typeof payload.hash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(payload.hash)) return { kind: 'malformed', reason: 'payload.hash must be a 32-byte hex transaction hash' };
-  return { kind: 'hash', challengeId: id, txHash: payload.hash.toLowerCase(), payer: m?.[2]?.toLowerCase(), sourceChainId };
+  const sig = payload.signature;
+  if (sig !== undefined && (typeof sig !== 'string' || !SIGNATURE.test(sig))) return { kind: 'malformed', reason: 'payload.signature must be a 65-byte ECDSA signature' };
+  return { kind: 'hash', challengeId: id, txHash: payload.hash.toLowerCase(), payer: m?.[2]?.toLowerCase(), sourceChainId, signature: sig?.toLowerCase() };
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const UINT = /^(0|[1-9][0-9]{0,77})$/;
+const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 
 /** The `authorization` payload's fields, shape-checked (signature and terms are checked by the settle path). */
 function parseAuthorization(challengeId: string, p: Record<string, unknown>, source: string | undefined, sourceChainId: number | undefined): ParsedCredential {
@@ -61,7 +65,7 @@ function parseAuthorization(challengeId: string, p: Record<string, unknown>, sou
   if (!ADDRESS.test(s('from')) || !ADDRESS.test(s('to'))) return { kind: 'malformed', reason: 'payload.from and payload.to must be addresses' };
   for (const k of ['value', 'validAfter', 'validBefore']) if (!UINT.test(s(k))) return { kind: 'malformed', reason: `payload.${k} must be a decimal integer string` };
   if (!/^0x[0-9a-fA-F]{64}$/.test(s('nonce'))) return { kind: 'malformed', reason: 'payload.nonce must be 32 bytes hex' };
-  if (!/^0x[0-9a-fA-F]{130}$/.test(s('signature'))) return { kind: 'malformed', reason: 'payload.signature must be a 65-byte ECDSA signature' };
+  if (!SIGNATURE.test(s('signature'))) return { kind: 'malformed', reason: 'payload.signature must be a 65-byte ECDSA signature' };
   const from = s('from').toLowerCase();
   // mppx sets source to the signer; a credential naming another payer there is inconsistent.
   if (source !== undefined && source !== from) return { kind: 'malformed', reason: 'source names another address than payload.from' };

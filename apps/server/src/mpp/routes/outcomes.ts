@@ -32,6 +32,10 @@ export function verifyError(out: Exclude<VerifyOutcome, { kind: 'paid' } | { kin
       return new AppError('challenge_not_found', 'no challenge with this id', 'challenge_id');
     case 'payer_mismatch':
       return new AppError('payer_mismatch', 'payer_addr is not the payer the challenge was issued to', 'payer_addr');
+    case 'payer_proof_required':
+      return new AppError('payer_proof_required', 'the challenge names no payer: the credential must prove it controls the paying address (an authorization credential, or a hash credential with payload.signature; see docs/machine-payments.md)', 'payer_addr');
+    case 'payer_proof_invalid':
+      return new AppError('payer_proof_invalid', "payload.signature is not the source address's EIP-712 signature over this challenge's proof (see docs/machine-payments.md)", 'signature');
     case 'challenge_expired':
       return new AppError('challenge_expired', 'the challenge expired before the payment was mined; request a new challenge', 'challenge_id');
     case 'challenge_already_consumed':

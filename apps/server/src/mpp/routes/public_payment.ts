@@ -11,7 +11,8 @@ import { ChallengeBodySchema, ReceiptSchema } from './views.ts';
  * The IETF `Payment` scheme front door, for resource servers (or Tollgate's middleware) that relay
  * a client's request: without `Authorization: Payment …` → 402 with a fresh challenge in
  * `WWW-Authenticate`; with a `hash` credential → the same verify core as /mpp/v1/verify: 200 with
- * `Payment-Receipt`, 202 with Retry-After while the transfer becomes final; with an
+ * `Payment-Receipt`, 202 with Retry-After while the transfer becomes final (on a challenge issued
+ * without `payer_addr`, only with the payer's signature over it: payment/proof.ts); with an
  * `authorization` credential → settled by the gateway (mpp/authorization.ts), then the same verify
  * of the settlement transaction (202 `pending_inclusion` while it is not mined); any refusal
  * answered, as the draft asks, with a fresh challenge (402) whose body names the refusal's code.
@@ -72,7 +73,9 @@ export const publicMppPayment = defineRoute({
     } else {
       txHash = cred.txHash;
       if (!cred.payer) return fresh(new AppError('payer_mismatch', 'the credential must name its payer in source (did:pkh:eip155:<chain>:<address>)'));
-      out = await deps.mpp.verifier.verify({ challengeId: cred.challengeId, txHash: cred.txHash, payerAddr: cred.payer, mac: undefined, expect });
+      // On an open challenge the verifier demands the signature (payment/proof.ts); a bound one ignores it.
+      const payerProof = cred.signature ? { kind: 'signature' as const, signature: cred.signature } : undefined;
+      out = await deps.mpp.verifier.verify({ challengeId: cred.challengeId, txHash: cred.txHash, payerAddr: cred.payer, mac: undefined, expect, payerProof });
     }
     if (out.kind === 'pending') {
       reply.status(202).header('retry-after', String(out.retryAfterSeconds));
