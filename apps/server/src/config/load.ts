@@ -23,6 +23,7 @@ import {
   type SolanaChainFile,
 } from './schema.ts';
 import { solanaChainFromFile, solanaDelegateKey } from './solana.ts';
+import { parseTrustProxy } from './trust-proxy.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
 export const FEE_DECIMALS = 6;
@@ -125,6 +126,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
   const port = env.PORT ? Number(env.PORT) : 8402;
   if (port > 65535) throw new ConfigError('PORT', 'must be <= 65535');
   const host = env.HOST ?? '127.0.0.1';
+  const trustProxy = env.TRUST_PROXY !== undefined ? parseTrustProxy(env.TRUST_PROXY, 'TRUST_PROXY') : parseTrustProxy(file?.trust_proxy, 'trust_proxy');
 
   let masterKeyHex = env.MASTER_KEY;
   if (!masterKeyHex) {
@@ -183,6 +185,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     masterKey: Buffer.from(masterKeyHex, 'hex'),
     publicBaseUrl,
     logLevel: env.LOG_LEVEL ?? 'info',
+    trustProxy,
     orderTtlSeconds: file?.order_ttl_seconds ?? 600,
     fees: { perOrderMicros },
     chains,

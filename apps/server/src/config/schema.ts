@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { TrustProxy } from './trust-proxy.ts';
 
 /**
  * The one schema of Tollgate's configuration: the JSON config file (snake_case, as documented in
@@ -93,6 +94,8 @@ export const ConfigFileSchema = Type.Object(
     environment: Type.Union([Type.Literal('test'), Type.Literal('production')]),
     public_base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     order_ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
+    /** as TRUST_PROXY (the variable wins): false, a hop count, or addresses/CIDR ranges (string or array); trust-proxy.ts checks it */
+    trust_proxy: Type.Optional(Type.Unknown()),
     fees: Type.Optional(Type.Object({ per_order: Decimal }, { additionalProperties: false })),
     /** EVM entries (ChainFileSchema) and Solana entries (SolanaChainFileSchema, `kind: "solana"`); load.ts checks each against its family's schema */
     chains: Type.Array(Type.Unknown()),
@@ -122,6 +125,8 @@ export const EnvSchema = Type.Object({
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   MASTER_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** which peers may set the client address through X-Forwarded-For (config/trust-proxy.ts) */
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   /** the DELEGATE executor's private key (hex, 32 bytes); it pays settlement gas */
   SETTLEMENT_KEY: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{64}$' })),
   /**
@@ -214,6 +219,11 @@ export interface Config {
   masterKey: Buffer;
   publicBaseUrl: string;
   logLevel: string;
+  /**
+   * Which reverse proxies may name the client through X-Forwarded-For: every per-address limit
+   * keys on the address that results (http/client-address.ts). Absent: false.
+   */
+  trustProxy?: TrustProxy;
   orderTtlSeconds: number;
   fees: { perOrderMicros: bigint };
   /** EVM chains (every pre-Solana module reads these) */

@@ -8,6 +8,7 @@ import { AppError, installErrorHandling, onFrameworkError, patternToRegex } from
 import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClass, type RouteDef } from './route.ts';
 import { installObservability } from './observability.ts';
 import { installBodyStallGuard, onClientError } from './transport.ts';
+import { clientAddress, fastifyTrustProxy } from './client-address.ts';
 import { registerHostedPages } from '../hosted/routes.ts';
 import { registerQuickpayPages } from '../hosted/quickpay.ts';
 import { registerPortalPages } from '../portal/pages.ts';
@@ -57,11 +58,6 @@ export interface HttpOptions {
    * process memory: with N API processes behind a balancer an address gets up to N × max.
    */
   rateLimits?: Partial<Record<RateLimitClass, RateLimit>> | false;
-  /**
-   * Fastify `trustProxy`: set it when Tollgate runs behind a reverse proxy, otherwise every payer
-   * shares the proxy's address and one rate-limit budget.
-   */
-  trustProxy?: boolean | string;
   /** The Prometheus registry /metrics serves (the composition root's, with the operator metrics). */
   metricsRegistry?: Registry;
 }
@@ -99,7 +95,9 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
     return503OnClosing: true,
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
-    ...(opts.trustProxy !== undefined ? { trustProxy: opts.trustProxy } : {}),
+    // config.trustProxy (TRUST_PROXY): behind a reverse proxy, without it every client shares the
+    // proxy's address and one budget of every per-address limit.
+    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
@@ -161,6 +159,7 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   if (limits) {
     await app.register(rateLimit, {
       global: false,
+      keyGenerator: clientAddress,
       errorResponseBuilder: (_req, ctx) => new AppError('rate_limited', `too many requests; retry in ${ctx.after}`),
     });
   }

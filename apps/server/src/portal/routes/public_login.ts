@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import { AppError } from '../../http/errors.ts';
 import { portalAuth, presentedSession, setSessionCookie } from '../http.ts';
 import type { LoginOutcome } from '../auth.ts';
@@ -36,7 +37,7 @@ export const portalLogin = defineRoute({
   response: { 200: SessionSchema },
   errors: [429],
   async handler(req, reply, deps) {
-    const out = await portalAuth(deps).login({ email: req.body.email, password: req.body.password, ip: req.raw.ip, presented: presentedSession(req.raw, deps) });
+    const out = await portalAuth(deps).login({ email: req.body.email, password: req.body.password, ip: clientAddress(req.raw), presented: presentedSession(req.raw, deps) });
     return answerLogin(out, reply, deps);
   },
 });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import { portalAuth, presentedSession } from '../http.ts';
 import { answerLogin } from './public_login.ts';
 import { SessionSchema } from './views.ts';
@@ -14,7 +15,7 @@ export const portalOperatorLogin = defineRoute({
   response: { 200: SessionSchema },
   errors: [403, 429],
   async handler(req, reply, deps) {
-    const out = await portalAuth(deps).operatorLogin({ adminToken: req.body.admin_token, ip: req.raw.ip, presented: presentedSession(req.raw, deps) });
+    const out = await portalAuth(deps).operatorLogin({ adminToken: req.body.admin_token, ip: clientAddress(req.raw), presented: presentedSession(req.raw, deps) });
     return answerLogin(out, reply, deps);
   },
 });
