@@ -80,6 +80,8 @@ export class CheckoutService {
   /**
    * Payment initiation: creates the session's DIRECT order for this payer and token, or returns the
    * live one when the same payer asks again with the same terms. See the route for the HTTP rules.
+   * The same payer's unpaid order of ANOTHER session with the same terms is superseded (EXPIRED,
+   * trigger `supersede`) by the new order in one transaction (orders/supersede.ts).
    *
    * Concurrency without a long transaction (PGlite has one connection, and createOrder runs on its
    * own): the n-th order of a session has dapp_order_id `checkout:<id>:<n>`, unique per merchant,
@@ -139,11 +141,14 @@ export class CheckoutService {
         amountWei: option.amount_wei,
         checkoutId: s.id,
         expiresAt: new Date(expiresAtMs),
+        // The payer's own unpaid order of another session with these terms (they left it and came
+        // back through a new session) gives way to this one: orders/supersede.ts.
+        supersede: true,
       });
       if (out.kind === 'refused') {
         // A concurrent bind made order n (its dapp_order_id, or its identical live terms, won the
-        // race): re-read and answer from its order. A live-terms clash that persists is another
-        // session's order with the same payer, wallet, token and amount: pass it through (409).
+        // race): re-read and answer from its order. A live-terms clash that persists is an order
+        // no session may supersede (the merchant's own, or one with a payment seen): 409.
         if (out.code === 'order_already_exists' || (out.code === 'order_conflict' && attempt === 0)) continue;
         return refused(out.code, out.message, out.param);
       }

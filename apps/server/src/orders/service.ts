@@ -9,7 +9,8 @@ import { kindOfChain, normalizeSolanaAddress } from '../chain/addresses.ts';
 import { flowsFailedAtExpiry } from '../chain/registry.ts';
 import * as repo from './repo.ts';
 import { transitionOrder, type AppliedTransition } from './transition.ts';
-import { OrderCreator } from './create-batch.ts';
+import { OrderCreator, type CreateResult } from './create-batch.ts';
+import { createSuperseding, liveTermsBlocker, type Blocker } from './supersede.ts';
 import { acceptPayment, type AcceptOutcome } from './accept.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import type { CalldataSignRequest } from '@tollgate/contracts';
@@ -32,6 +33,12 @@ export interface CreateOrderInput {
   expiresAt?: Date | undefined;
   /** The signed request's nonce, consumed by the creating statement (merchant API only). */
   nonce?: NonceClaim | undefined;
+  /**
+   * A checkout or quick-pay session's order: it supersedes the payer's own unpaid session order
+   * with the same terms instead of being refused (orders/supersede.ts), and a refusal names no
+   * other order (the caller answers a public route).
+   */
+  supersede?: boolean | undefined;
 }
 
 /** A refusal with the field it concerns; the route maps `code` through the error catalog. */
@@ -145,7 +152,7 @@ export class OrderService {
     }
     const now = this.clock.now();
     const expiresAt = input.expiresAt ?? new Date(now + this.config.orderTtlSeconds * 1000);
-    const out = await this.creator.create({
+    const item: repo.OrderToCreate = {
       merchantId: input.merchantId,
       id: newId('ord'),
       dappOrderId: input.dappOrderId,
@@ -164,7 +171,9 @@ export class OrderService {
       callbackCalldata: input.callbackCalldata,
       checkoutId: input.checkoutId,
       nonce: input.nonce && { apiKey: input.nonce.apiKey, nonce: input.nonce.nonce },
-    });
+    };
+    let out: CreateResult | { kind: 'blocked'; blocker: Blocker | undefined } = await this.creator.create(item);
+    if (out.kind === 'live_terms_conflict') out = await this.afterLiveTermsConflict(item, input.supersede === true);
     if (input.nonce && !(out.kind === 'insufficient_fee' && !out.nonceSettled)) input.nonce.settled = true;
     switch (out.kind) {
       case 'created': {
@@ -184,8 +193,35 @@ export class OrderService {
       case 'duplicate_dapp_order_id':
         return refuse('order_already_exists', `an order with dapp_order_id ${input.dappOrderId} already exists`, 'dapp_order_id');
       case 'live_terms_conflict':
-        return refuse('order_conflict', 'a live order with the same payer, pay-to address, token and amount exists; its transfer could not be attributed', 'amount_wei');
+      case 'blocked':
+        return refuse('order_conflict', conflictMessage(input, 'blocker' in out ? out.blocker : undefined), 'amount_wei');
     }
+  }
+
+  /**
+   * A live order has the new order's terms. A session's order supersedes it when it may
+   * (orders/supersede.ts), retried a few times while concurrent creations move the live order on;
+   * otherwise the blocking order is looked up so the refusal can name it.
+   */
+  private async afterLiveTermsConflict(item: repo.OrderToCreate, supersede: boolean): Promise<CreateResult | { kind: 'blocked'; blocker: Blocker | undefined }> {
+    if (!supersede) return { kind: 'blocked', blocker: await liveTermsBlocker(this.db, item, false) };
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const r = await createSuperseding(this.db, item, new Date(this.clock.now()));
+      // (The superseded order's move is counted by transitionOrder's observers.)
+      if (r.kind === 'created') return { kind: 'created', order: r.order };
+      if (r.kind === 'blocked') return r;
+      if (r.kind === 'refused') {
+        if (r.missing === 'fee_short' || r.missing === 'fee_account') return { kind: 'insufficient_fee', nonceSettled: true };
+        if (r.missing === 'wallet') return { kind: 'missing_wallet' };
+        if (r.missing !== 'conflict') return { kind: 'replay' };
+        if ((await repo.existingDappOrderIds(this.db, [item])).size > 0) return { kind: 'duplicate_dapp_order_id' };
+      }
+      // Nothing blocks any more, or another order took the terms meanwhile: the plain creation
+      // again (group-committed); a clash there comes back here.
+      const again = await this.creator.create(item);
+      if (again.kind !== 'live_terms_conflict') return again;
+    }
+    return { kind: 'blocked', blocker: undefined };
   }
 
   getOrder(merchantId: string, orderId: string) {
@@ -244,4 +280,16 @@ export class OrderService {
     }
     return n;
   }
+}
+
+/**
+ * The order_conflict message. The merchant API names the blocking order and how to release it;
+ * a session's refusal (a public route) names no order, and another merchant's order (a pay-to
+ * wallet two merchants share) is never named.
+ */
+function conflictMessage(input: CreateOrderInput, b: Blocker | undefined): string {
+  const base = 'a live order with the same payer, pay-to address, token and amount exists; no transfer could tell the two apart';
+  if (input.supersede) return `${base}: it must be paid, cancelled by the merchant or expire first`;
+  if (!b || b.merchant_id !== input.merchantId) return `${base}; wait for it to expire or be paid`;
+  return `${base}: order ${b.id} (expires ${b.expires_at.toISOString()}); cancel it (POST /api/v1/orders/${b.id}/cancel) or wait for its expiry, then create this one again`;
 }

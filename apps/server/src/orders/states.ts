@@ -13,6 +13,8 @@
  *    pretending. PAYMENT_CONFIRMED is never a fulfilment gate, so this regress cannot cause a
  *    wrong delivery; INVOICED never regresses;
  *  - CHECKOUT_VERIFIED → EXPIRED by the sweeper when past `expires_at` with no payment seen;
+ *  - CHECKOUT_VERIFIED → EXPIRED (trigger `supersede`) when the same payer starts a new checkout or
+ *    quick-pay session with the same terms while this session order is unpaid (orders/supersede.ts);
  *  - CHECKOUT_VERIFIED → CANCELLED by the merchant;
  *  - CHECKOUT_VERIFIED | PAYMENT_CONFIRMED → FAILED by an operator or a later rail (card);
  *  - CHECKOUT_VERIFIED | EXPIRED | CANCELLED → INVOICED (trigger `accept`) only when the merchant
@@ -22,11 +24,11 @@
 export const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-export type OrderTrigger = 'confirm' | 'invoice' | 'orphan' | 'expire' | 'cancel' | 'fail' | 'accept';
+export type OrderTrigger = 'confirm' | 'invoice' | 'orphan' | 'expire' | 'supersede' | 'cancel' | 'fail' | 'accept';
 
 /** From → trigger → to. Absent entries are illegal moves. */
 export const ORDER_TRANSITIONS = {
-  CHECKOUT_VERIFIED: { confirm: 'PAYMENT_CONFIRMED', invoice: 'INVOICED', expire: 'EXPIRED', cancel: 'CANCELLED', fail: 'FAILED', accept: 'INVOICED' },
+  CHECKOUT_VERIFIED: { confirm: 'PAYMENT_CONFIRMED', invoice: 'INVOICED', expire: 'EXPIRED', supersede: 'EXPIRED', cancel: 'CANCELLED', fail: 'FAILED', accept: 'INVOICED' },
   PAYMENT_CONFIRMED: { invoice: 'INVOICED', orphan: 'CHECKOUT_VERIFIED', fail: 'FAILED' },
   INVOICED: {},
   FAILED: {},

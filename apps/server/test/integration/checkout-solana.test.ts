@@ -85,6 +85,23 @@ for (const backend of backends()) {
       assert.equal(bound.order.payment_url, b.body.payment_url);
     });
 
+    it('orders never clash on terms on Solana (reference keys tell them apart): a returning payer binds a new session, both orders stay live; the API creates twice', async () => {
+      const payer = (await generateKeyPairSigner()).address;
+      const session = async () => (await s.signed(m, 'POST', '/api/v1/checkout/sessions', { body: { checkout_type: 'DIRECT', price: '3.75' } })).body.checkout_id as string;
+      const bind = async (id: string) => s.request('POST', `/checkout/v1/sessions/${id}/bind`, { body: { chain_id: CHAIN_ID, token_symbol: 'USDC', from_address: payer } });
+      const first = await bind(await session());
+      const second = await bind(await session());
+      assert.equal(first.status, 200, first.text);
+      assert.equal(second.status, 200, second.text);
+      assert.notEqual(new URL(second.body.payment_url).searchParams.get('reference'), new URL(first.body.payment_url).searchParams.get('reference'));
+      for (const o of [first.body.order_id, second.body.order_id]) {
+        assert.equal((await s.signed(m, 'GET', `/api/v1/orders/${o}`)).body.status, 'CHECKOUT_VERIFIED', 'nothing superseded: nothing to tell apart');
+      }
+      const api = (n: number) => s.signed(m, 'POST', '/api/v1/orders', { body: { dapp_order_id: `sol-same-terms-${n}`, chain_id: CHAIN_ID, token_symbol: 'USDC', from_address: payer, amount_wei: '3750000' } });
+      const [a, b] = [await api(1), await api(2)];
+      assert.deepEqual([a.status, b.status], [402, 402], `${a.text}\n${b.text}`);
+    });
+
     it('Solana Pay transaction request: label; the unsigned transfer of the bound order, signed and sent by the payer, reaches INVOICED', async () => {
       const c = await s.signed(m, 'POST', '/api/v1/checkout/sessions', { body: { checkout_type: 'DIRECT', price: '1.25' } });
       assert.equal(c.status, 200, c.text);

@@ -14,7 +14,10 @@ import { CheckoutIdParams } from './public_getSession.ts';
  *    → 410 session_not_payable;
  *  - the bound order expired or was cancelled while the session is still open → a new order (the
  *    session stays BOUND; audit trigger `rebind`);
- *  - order refusals pass through (400 insufficient_fee_balance, 409 order_conflict, …).
+ *  - the same payer's unpaid order of another checkout or quick-pay session with the same terms
+ *    (the payer left it and came back) is superseded: it becomes EXPIRED, this order is created;
+ *  - order refusals pass through (400 insufficient_fee_balance, 409 order_conflict when a live
+ *    order no session may supersede has the same terms: the merchant's own, or one being paid, …).
  */
 export const publicBindCheckoutSession = defineRoute({
   method: 'POST',

@@ -56,6 +56,8 @@ export const cryptoRail: QuickPayRail = {
       fromAddress: s.from_address!,
       amountWei: units.toString(),
       expiresAt: s.expires_at,
+      // The payer's own unpaid session with the same terms gives way (orders/supersede.ts).
+      supersede: true,
     });
     if (out.kind === 'refused') return refused(out.code, out.message, out.param);
     return { kind: 'opened', orderId: out.order.id, expiresAt: out.order.expires_at };
