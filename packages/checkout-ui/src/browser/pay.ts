@@ -98,6 +98,12 @@ async function actionFailed(e: unknown) {
   if (e.status === 404) return notFound();
   if (e.status === 429) return say(`Too many attempts. Try again in ${e.retryAfter ?? 'a few'} seconds.`);
   if (e.status === 0) return say('Tollgate could not be reached. Check your connection and try again.');
+  if (e.code === 'order_conflict') {
+    // Not this session: another live order with the same payer, amount and token that Tollgate may
+    // not replace (the merchant's own, or one being paid). A payer's own earlier unpaid checkout
+    // never lands here: the new bind supersedes it (docs/hosted-checkout.md).
+    return void (await refresh('An earlier payment of this amount from this address to this merchant is still open, so this checkout cannot be paid from it yet. Pay from another address, or try again once that payment has completed or expired.'));
+  }
   if (e.status === 409 || e.status === 410) {
     // The session moved on without this page: show what it is now, then why.
     return void (await refresh(e.status === 409 ? 'This checkout is already being paid from another address or with another token. Pay with the details below.' : e.message));
