@@ -73,7 +73,7 @@ export const ERROR_CATALOG = {
   order_already_exists: { status: 409, description: 'An order with this `dapp_order_id` already exists; the original is not returned.' },
   order_conflict: {
     status: 409,
-    description: 'A live order with the same payer, pay-to address, token and amount exists; the message names it when it is yours: cancel it or wait for its expiry.',
+    description: 'A live order with the same payer, pay-to, token and amount exists; the message names it: cancel it or await its expiry.',
   },
   order_not_found: { status: 404, description: 'No order with this ID for this merchant.' },
   order_not_cancellable: { status: 400, description: 'The order is not in CHECKOUT_VERIFIED; the message names its current state.' },
