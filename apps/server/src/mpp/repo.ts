@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { CREATED_SKEW_MS, takenBySql } from '../orders/claims.ts';
 import { outboxCtes } from '../webhooks/outbox.ts';
 import { indexedColumnsSql, type IndexedRow } from './indexed.ts';
 
@@ -109,13 +110,13 @@ export async function getChallengesWithIndexed(q: Queryable, reqs: readonly { id
   return out;
 }
 
-/** The challenge that claimed a transfer, if any. */
+/** The challenge that claimed a transfer, if any (the claims ledger, orders/claims.ts). */
 export async function findClaim(q: Queryable, chainId: number, txHash: string, logIndex: number): Promise<string | undefined> {
-  const { rows } = await q.query<{ challenge_id: string }>(
-    'SELECT challenge_id FROM mpp_claims WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $3',
+  const { rows } = await q.query<{ purpose_id: string }>(
+    `SELECT purpose_id FROM transfer_claims WHERE chain_id = $1 AND tx_ref = $2 AND log_index = $3 AND purpose = 'mpp_challenge'`,
     [chainId, txHash, logIndex],
   );
-  return rows[0]?.challenge_id;
+  return rows[0]?.purpose_id;
 }
 
 export interface ClaimInput {
@@ -129,6 +130,11 @@ export interface ClaimInput {
   paidAmountWei: bigint;
   receiptJws: string;
   paidAt: Date;
+  /** The transfer's token, sender and recipient (lowercase) and its block's time: for precedence against orders. */
+  token: string;
+  payer: string;
+  recipient: string;
+  blockTime: Date;
 }
 export type ClaimOutcome = 'claimed' | 'not_open' | 'transfer_taken';
 
@@ -148,8 +154,11 @@ export interface ClaimEvent {
  * - `claimed`: the challenge was OPEN and the transfer free: claim, challenge and event written;
  * - `not_open`: the challenge is not OPEN (paid already, maybe by a concurrent writer: the UPDATE
  *   re-checks the status after waiting for the row's lock): nothing written for it;
- * - `transfer_taken`: the transfer pays another challenge (committed before this statement
- *   began) and this challenge is still OPEN: nothing written for it.
+ * - `transfer_taken`: the transfer is spent (claimed in the ledger by another challenge, an order
+ *   or a transaction the gateway sent, committed before this statement began), or a live order
+ *   outranks the challenge for it (precedence, docs/attribution.md: an unpaid order with exactly
+ *   these terms — chain, token, recipient, payer, amount — that was live at the block's time), and
+ *   this challenge is still OPEN: nothing written for it.
  * Concurrency: two writers of one challenge serialize on its row lock (the second sees it PAID);
  * a claim of the same transfer committed by another writer after this statement began makes the
  * INSERT fail with unique_violation on the claim's key, which aborts the whole statement — nothing
@@ -160,17 +169,25 @@ export async function claimTransfers(q: Queryable, items: readonly (ClaimInput &
   const { rows } = await q.query<{ id: string; claimed: boolean; taken_open: boolean }>(
     `WITH i AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::bigint[], $6::numeric[], $7::text[], $8::timestamptz[],
-           $9::text[], $10::text[], $11::text[]) WITH ORDINALITY
-         AS u(id, chain_id, tx_hash, log_index, block_number, paid_amount_wei, receipt_jws, paid_at, merchant_id, event_id, payload, ord)
+           $9::text[], $10::text[], $11::text[], $13::text[], $14::text[], $15::text[], $16::timestamptz[]) WITH ORDINALITY
+         AS u(id, chain_id, tx_hash, log_index, block_number, paid_amount_wei, receipt_jws, paid_at, merchant_id, event_id, payload,
+              token, payer, recipient, block_time, ord)
      ), taken AS (
-       SELECT i.id FROM i JOIN mpp_claims m ON m.chain_id = i.chain_id AND m.tx_hash = i.tx_hash AND m.log_index = i.log_index
+       SELECT i.id FROM i
+        WHERE ${takenBySql('i.chain_id', 'i.tx_hash', 'i.log_index', "'mpp_challenge'", 'i.id')}
+           OR EXISTS (SELECT 1 FROM orders o
+                       WHERE o.chain_id = i.chain_id AND o.token_contract = i.token AND o.pay_to_address = i.recipient
+                         AND o.from_address = i.payer AND o.amount_wei = i.paid_amount_wei
+                         AND o.status = 'CHECKOUT_VERIFIED' AND o.transfer_id IS NULL
+                         AND o.expires_at >= i.block_time AND o.created_at <= i.block_time + interval '${CREATED_SKEW_MS / 1000} seconds')
      ), paid AS (
        UPDATE mpp_challenges c SET status = 'PAID', tx_hash = i.tx_hash, log_index = i.log_index, block_number = i.block_number,
          paid_amount_wei = i.paid_amount_wei, receipt_jws = i.receipt_jws, paid_at = i.paid_at
        FROM i WHERE c.id = i.id AND c.status = 'OPEN' AND i.id NOT IN (SELECT id FROM taken)
-       RETURNING c.id, i.chain_id, i.tx_hash, i.log_index
+       RETURNING c.id, i.chain_id, i.tx_hash, i.log_index, i.paid_amount_wei, i.payer
      ), claimed AS (
-       INSERT INTO mpp_claims (chain_id, tx_hash, log_index, challenge_id) SELECT chain_id, tx_hash, log_index, id FROM paid RETURNING challenge_id
+       INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id, amount_wei, payer)
+       SELECT chain_id, tx_hash, log_index, 'mpp_challenge', id, paid_amount_wei, payer FROM paid RETURNING purpose_id AS challenge_id
      ), events AS (
        SELECT i.event_id, i.merchant_id, 'mpp.payment.confirmed'::text AS event, i.payload, NULL::text AS order_id, false AS test,
          i.paid_at AS created_at, i.ord
@@ -193,9 +210,13 @@ export async function claimTransfers(q: Queryable, items: readonly (ClaimInput &
       items.map((c) => c.event.id),
       items.map((c) => c.event.payload),
       deliveryIds,
+      items.map((c) => c.token),
+      items.map((c) => c.payer),
+      items.map((c) => c.recipient),
+      items.map((c) => c.blockTime),
     ],
     // Named: planned once per connection, not per batch (a statement of seven CTEs is not cheap to plan).
-    { name: 'mpp_claim_transfers' },
+    { name: 'mpp_claim_transfers_v2' },
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return items.map((c) => {

@@ -19,7 +19,7 @@ import * as repo from './repo.ts';
  * recipient, of at least its price, in a successful transaction mined no earlier than the second
  * the challenge was issued and no later than its expiry, and at least `finality_confirmations`
  * deep; each (chain, tx, log index) pays at most one challenge and each challenge is paid once,
- * both enforced by the database (primary key of mpp_claims, conditional update of the challenge)
+ * both enforced by the database (primary key of the claims ledger transfer_claims, conditional update of the challenge)
  * so that concurrent verifies in several processes cannot both win; repeats are idempotent.
  *
  * It refuses, before any chain read: a forged id or MAC, another payer, an open challenge whose
@@ -183,6 +183,7 @@ export class PaymentVerifier {
         merchantId: row.merchant_id,
         claims,
         id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
+        token: t.token, payer: t.from, recipient: t.to, blockTime: new Date(Number(mined.blockTimestamp) * 1000),
       });
       if (r === 'claimed') return { kind: 'paid', claims, jws };
       if (r === 'not_open') {
@@ -190,7 +191,7 @@ export class PaymentVerifier {
         const now = await repo.getChallenge(this.db, row.id);
         return now ? this.paidOrConsumed(now, tx, payer) : { kind: 'challenge_not_found' };
       }
-      // 'transfer_taken': this log already paid another challenge; try the next matching one.
+      // 'transfer_taken': this log is spent (claims ledger) or a live order outranks the challenge for it; try the next matching one.
     }
     return { kind: 'tx_already_claimed' };
   }

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.ts';
+import { claimHolder } from './claims.ts';
 import * as repo from './repo.ts';
 import { depthOf } from './states.ts';
 import { FeeBalanceShortError, transitionOrder } from './transition.ts';
@@ -68,6 +69,13 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
       if (open.length === 0) return { kind: 'nothing', reason: 'no late or under-payment is recorded against this order (or a reorg removed it)' };
       if (open.length > 1) return { kind: 'ambiguous', count: open.length };
       const t = open[0]!;
+      // Defence in depth: only a transfer this order holds in the claims ledger can pay it (the
+      // watcher never records another purpose's transfer against an order; rows from before the
+      // ledger were claimed by its migration).
+      const holder = await claimHolder(tx, { chainId: o.chain_id, txRef: t.tx_hash, index: t.log_index });
+      if (!holder || holder.purpose !== 'order' || holder.purposeId !== o.id) {
+        return { kind: 'nothing', reason: 'the transfer recorded against this order is claimed by another purpose (docs/attribution.md)' };
+      }
 
       const needed = a.finalityOf(o.chain_id);
       const scanned = await repo.scannedBlock(tx, o.chain_id);

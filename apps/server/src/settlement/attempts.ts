@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { WHOLE_TX, type ClaimPurpose } from '../orders/claims.ts';
 
 /** SQL of the executor's rows (`settlements`): one row per signed transaction, recorded before it is sent. */
 
@@ -102,28 +103,47 @@ type NewRow = Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor'
  * Records the intent (status pending). Undefined when the (order, kind) already has a row of this
  * attempt: the caller lost a race and must not send its transaction. A first attempt whose nonce
  * another first attempt holds throws a unique violation (a second executor instance on the key).
+ *
+ * The same statement claims every transfer of the transaction for its purpose (orders/claims.ts,
+ * a whole-transaction claim): the claim exists exactly when the transaction is recorded, before it
+ * is broadcast, so no watcher or verify can count what it moves for anything else.
  */
 export async function insertSettlement(q: Queryable, r: NewRow, companion?: CompanionInsert): Promise<SettlementRecord | undefined> {
   const values = [r.chainId, r.orderId, r.kind, r.attempt ?? 0, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase()];
-  if (companion) {
-    // One statement: the companion row and the settlement row commit together or not at all.
-    const n = companion.params.length;
-    const { rows } = await q.query<Row>(
-      `WITH companion AS (${companion.sql})
-       INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
-       SELECT ${values.map((_, i) => `$${n + i + 1}`).join(', ')}, 'pending' WHERE EXISTS (SELECT 1 FROM companion)
-       ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}`,
-      [...companion.params, ...values],
-    );
-    return rows[0] ? toRecord(rows[0]) : undefined;
-  }
+  const claim = companion?.claim ?? defaultClaim(r);
+  const n = companion?.params.length ?? 0;
+  const v = (i: number) => `$${n + i + 1}`;
+  const p = values.length;
+  // x402 rows without a companion (a fee-bumped attempt): the purpose of the authorization's challenge, if any.
+  const purpose = claim ? v(p) : `(SELECT CASE WHEN challenge_id IS NULL THEN 'x402_settlement' ELSE 'mpp_challenge' END FROM x402_authorizations WHERE id = ${v(1)})`;
+  const purposeId = claim ? v(p + 1) : `(SELECT COALESCE(challenge_id, id) FROM x402_authorizations WHERE id = ${v(1)})`;
   const { rows } = await q.query<Row>(
-    `INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending')
-     ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}`,
-    values,
+    `WITH ${companion ? `companion AS (${companion.sql}),` : ''}
+     s AS (
+       INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
+       SELECT ${values.map((_, i) => v(i)).join(', ')}, 'pending' ${companion ? 'WHERE EXISTS (SELECT 1 FROM companion)' : ''}
+       ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}
+     ), claimed AS (
+       INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id)
+       SELECT chain_id, tx_hash, ${WHOLE_TX}, ${purpose}, ${purposeId} FROM s ON CONFLICT DO NOTHING
+     )
+     SELECT * FROM s`,
+    [...(companion?.params ?? []), ...values, ...(claim ? [claim.purpose, claim.purposeId] : [])],
   );
   return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** The purpose a settlement row's transaction is claimed for, when its kind says it (x402: see insertSettlement). */
+function defaultClaim(r: NewRow): { purpose: ClaimPurpose; purposeId: string } | undefined {
+  switch (r.kind) {
+    case 'refund':
+      return { purpose: 'refund', purposeId: r.orderId };
+    case 'settle':
+    case 'relay':
+      return { purpose: 'order', purposeId: r.orderId };
+    case 'x402':
+      return undefined;
+  }
 }
 
 /**
@@ -134,6 +154,8 @@ export async function insertSettlement(q: Queryable, r: NewRow, companion?: Comp
 export interface CompanionInsert {
   sql: string;
   params: unknown[];
+  /** The purpose the transaction's transfers are claimed for (default: by the row's kind). */
+  claim?: { purpose: ClaimPurpose; purposeId: string };
 }
 
 /** Moves a row forward; `from` guards against a concurrent writer having moved it already. */

@@ -40,5 +40,7 @@ export function claimCompanion(c: Omit<ClaimRow, 'created_at'>): CompanionInsert
           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
           ON CONFLICT (chain_id, token, payer, nonce) DO NOTHING RETURNING id`,
     params: [c.id, c.chain_id, c.token, c.payer, c.nonce, c.recipient, c.amount, c.valid_before, c.signature, c.challenge_id],
+    // The settlement's transfer pays the challenge it was made for, or is the x402 settlement itself.
+    claim: c.challenge_id ? { purpose: 'mpp_challenge', purposeId: c.challenge_id } : { purpose: 'x402_settlement', purposeId: c.id },
   };
 }

@@ -29,7 +29,7 @@ import { x402Body } from './x402-fixtures.ts';
 const T = randomBytes(6).toString('hex');
 /** Request values that must never be logged (a body or query value, or a secret). */
 const MPP_ROUTE = 'GET:api:data';
-const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'mpp_claims', 'mpp_receipt_keys', 'x402_authorizations'];
+const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'transfer_claims', 'mpp_receipt_keys', 'x402_authorizations'];
 /** Routes that answer from configuration alone: no database statement can fail under them. */
 const NO_DATABASE = new Set(['GET /x402/v2/supported']);
 const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];

@@ -41,7 +41,8 @@ for (const backend of backends()) {
         challenge_id: id, merchant_id: st.m.merchantId, route_canonical: ROUTE, request_canonical: ROUTE, chain_id: st.dev.chainId, tx_hash: txHash, log_index: logIndex,
         amount_wei: '1000000', payer, recipient: payer, finality: 1, issued_at: 1,
       };
-      return { merchantId: st.m.merchantId, claims, id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: receiptOf(claims), paidAt: new Date() };
+      return { merchantId: st.m.merchantId, claims, id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: receiptOf(claims), paidAt: new Date(),
+        token: `0x${'11'.repeat(20)}`, payer, recipient: payer, blockTime: new Date() };
     };
     /** Claims one at a time: each claim its own batch, awaited before the next is submitted. */
     const oneByOne = async (cs: ClaimRequest[]): Promise<ClaimOutcome[]> => {
@@ -98,7 +99,7 @@ for (const backend of backends()) {
       assert.equal((await paidBy(items[2]!.id)).tx_hash, items[2]!.txHash);
       assert.equal((await paidBy(items[2]!.id)).receipt_jws, items[2]!.receiptJws);
       const claimed = await st.s.db.query<{ tx_hash: string; log_index: number; challenge_id: string }>(
-        'SELECT tx_hash, log_index, challenge_id FROM mpp_claims WHERE tx_hash = ANY($1::text[]) ORDER BY tx_hash, log_index',
+        `SELECT tx_ref AS tx_hash, log_index, purpose_id AS challenge_id FROM transfer_claims WHERE purpose = 'mpp_challenge' AND tx_ref = ANY($1::text[]) ORDER BY tx_ref, log_index`,
         [items.map((c) => c.txHash)],
       );
       const claimOf = (c: ClaimRequest) => claimed.rows.find((r) => r.tx_hash === c.txHash && r.log_index === c.logIndex)?.challenge_id;
@@ -167,7 +168,7 @@ for (const backend of backends()) {
         }
         assert.ok(paid >= ids.length / 2, `${paid} of ${ids.length} paid: at least every other challenge has a transfer of its own`);
         const { rows } = await st.s.db.query<{ n: number; d: number; t: number }>(
-          'SELECT count(*)::int AS n, count(DISTINCT challenge_id)::int AS d, count(DISTINCT tx_hash)::int AS t FROM mpp_claims WHERE tx_hash = ANY($1::text[])',
+          `SELECT count(*)::int AS n, count(DISTINCT purpose_id)::int AS d, count(DISTINCT tx_ref)::int AS t FROM transfer_claims WHERE purpose = 'mpp_challenge' AND tx_ref = ANY($1::text[])`,
           [txs],
         );
         assert.deepEqual(rows[0], { n: paid, d: paid, t: paid });

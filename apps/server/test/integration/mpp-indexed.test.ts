@@ -66,7 +66,7 @@ for (const backend of backends()) {
       const rs = await Promise.all(many.map((c) => verify(st, { challenge_id: c.challenge_id, tx_hash: sharedTx, payer_addr: payer, mac: c.mac })));
       const by = (n: number) => rs.filter((r) => r.status === n).length;
       assert.deepEqual([by(200), by(409)], [1, 49], JSON.stringify(rs.filter((r) => r.status !== 200 && r.status !== 409).map((r) => r.text)));
-      const { rows } = await st.s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mpp_claims WHERE tx_hash = $1', [sharedTx]);
+      const { rows } = await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transfer_claims WHERE purpose = 'mpp_challenge' AND tx_ref = $1`, [sharedTx]);
       assert.equal(rows[0]!.n, 1);
       // The transaction that paid `single` cannot pay another challenge (409 from the index path too).
       const other = many.find((c, i) => rs[i]!.status === 409)!;

@@ -184,7 +184,7 @@ for (const backend of backends()) {
       const rs = await Promise.all(cs.map((c) => verify(st, { challenge_id: c.challenge_id, tx_hash: tx, payer_addr: payer, mac: c.mac })));
       const by = (n: number) => rs.filter((r) => r.status === n).length;
       assert.deepEqual([by(200), by(409)], [1, 49], JSON.stringify(rs.filter((r) => r.status !== 200 && r.status !== 409).map((r) => r.text)));
-      const { rows } = await st.s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mpp_claims WHERE tx_hash = $1', [tx]);
+      const { rows } = await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transfer_claims WHERE purpose = 'mpp_challenge' AND tx_ref = $1`, [tx]);
       assert.equal(rows[0]!.n, 1);
     });
 

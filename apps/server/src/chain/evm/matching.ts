@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
+import { claimForOrder, claimHolder, CREATED_SKEW_MS, type ClaimHolder } from '../../orders/claims.ts';
 import { depthOf } from '../../orders/states.ts';
 import * as orders from '../../orders/repo.ts';
 import type { TransferLog } from './rpc.ts';
@@ -66,8 +67,14 @@ export type MatchDecision =
   | { kind: 'duplicate'; orderId: string }
   | { kind: 'unmatched' };
 
-/** How much older than its order a transfer's block may be and still pay it (clock skew). */
-export const CREATED_SKEW_MS = 120_000;
+/**
+ * What the watcher did with a transfer: the rule's decision, or `claimed` when another purpose
+ * (a machine-payment challenge, an x402 settlement, a transaction the gateway sent) holds the
+ * transfer in the claims ledger (orders/claims.ts): seen, recorded, never an order's payment.
+ */
+export type AttributionOutcome = MatchDecision | { kind: 'claimed'; holder: ClaimHolder };
+
+export { CREATED_SKEW_MS };
 
 /** How far back tier 5 looks for a closed order to record a non-exact late payment against. */
 export const LATE_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
@@ -195,12 +202,17 @@ export interface NewTransfer extends TransferLog {
  * const d = await attributeTransfer(tx, transfer, { head: 1234n, now: new Date() });
  * if (d.kind === 'matched') console.log('order', d.orderId, 'paid');
  */
-export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { head: bigint; now: Date }): Promise<MatchDecision> {
+export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { head: bigint; now: Date }): Promise<AttributionOutcome> {
+  const key = { chainId: t.chainId, txRef: t.txHash, index: t.logIndex };
+  const held = await claimHolder(tx, key);
+  if (held && !(held.purpose === 'order' && held.index === t.logIndex && held.purposeId === t.priorOrderId)) return recordClaimed(tx, t.id, held);
   if (t.priorOrderId) {
     // Still the payment of the order it was recorded against (an INVOICED order keeps its payment
     // through a reorg): it is that order's again, never a payment of another order.
     const { rows } = await tx.query<{ transfer_id: number | string | null }>('SELECT transfer_id FROM orders WHERE id = $1', [t.priorOrderId]);
     if (rows[0] && rows[0].transfer_id !== null && Number(rows[0].transfer_id) === t.id) {
+      const c = await claimForOrder(tx, key, { orderId: t.priorOrderId, amountWei: t.value, payer: t.from });
+      if (c !== 'claimed') return recordClaimed(tx, t.id, c);
       await tx.query(`UPDATE chain_transfers SET match_status = 'matched', order_id = $2 WHERE id = $1`, [t.id, t.priorOrderId]);
       return { kind: 'matched', orderId: t.priorOrderId };
     }
@@ -252,7 +264,18 @@ export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { he
     decision = decideMatch(facts, candidates);
   }
 
+  const decided = decision;
+  const exactOnTime = decided.kind === 'matched' && candidates.some((c) => c.id === decided.orderId && c.amountWei === t.value);
+  if (decided.kind !== 'unmatched' && !exactOnTime) {
+    // Precedence (docs/attribution.md): a challenge issued to this payer that the transfer pays
+    // outranks every order claim but an exact, on-time one. Left unclaimed for its verify.
+    if (await openChallengeFits(tx, t)) decision = { kind: 'unmatched' };
+  }
   const orderId = decision.kind === 'unmatched' ? null : decision.orderId;
+  if (orderId !== null) {
+    const c = await claimForOrder(tx, key, { orderId, amountWei: t.value, payer: t.from });
+    if (c !== 'claimed') return recordClaimed(tx, t.id, c);
+  }
   await tx.query('UPDATE chain_transfers SET match_status = $2, order_id = $3 WHERE id = $1', [t.id, decision.kind, orderId]);
   if (decision.kind === 'matched') {
     const row = await orders.patchOrder(tx, decision.orderId, 'CHECKOUT_VERIFIED', {
@@ -270,6 +293,28 @@ export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { he
     await emitRecordedPayment(tx, decision, t, ctx);
   }
   return decision;
+}
+
+/** A transfer another purpose holds: recorded as seen, against no order, with no event. */
+async function recordClaimed(tx: Queryable, id: number, holder: ClaimHolder): Promise<AttributionOutcome> {
+  await tx.query(`UPDATE chain_transfers SET match_status = 'claimed', order_id = NULL WHERE id = $1`, [id]);
+  return { kind: 'claimed', holder };
+}
+
+/**
+ * Whether an OPEN machine-payment challenge issued to this transfer's payer is paid by it (what
+ * its verify would accept: same chain, token and recipient, at least the price, mined inside the
+ * challenge's lifetime). Challenges without a named payer do not count: anybody can open one for
+ * any price, and they must not be able to keep payments away from orders.
+ */
+async function openChallengeFits(tx: Queryable, t: NewTransfer): Promise<boolean> {
+  const { rows } = await tx.query(
+    `SELECT 1 FROM mpp_challenges
+      WHERE status = 'OPEN' AND chain_id = $1 AND recipient = $2 AND payer_addr = $3 AND token_contract = $4
+        AND amount_wei <= $5 AND date_trunc('second', issued_at) <= $6 AND expires_at >= $6 LIMIT 1`,
+    [t.chainId, t.to, t.from, t.token, t.value.toString(), t.blockTime],
+  );
+  return rows.length > 0;
 }
 
 const RECORDED_EVENT = { late: 'order.late_payment', underpaid: 'order.underpaid', duplicate: 'order.duplicate_payment' } as const;

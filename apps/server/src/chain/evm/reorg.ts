@@ -1,5 +1,6 @@
 import type { Hex } from 'viem';
 import type { Queryable } from '../../db/database.ts';
+import { releaseOrderClaim } from '../../orders/claims.ts';
 import * as orders from '../../orders/repo.ts';
 import type { OrderStatus } from '../../orders/states.ts';
 import { transitionOrder } from '../../orders/transition.ts';
@@ -140,9 +141,9 @@ export async function rewindAfterReorg(ctx: WatchContext, args: RewindArgs): Pro
     const invoicedLeft: string[] = [];
     let orphaned = 0;
     for (const t of gone) {
-      const { rows } = await tx.query<{ match_status: string; order_id: string | null; tx_hash: string; block_number: number; block_hash: string }>(
+      const { rows } = await tx.query<{ match_status: string; order_id: string | null; tx_hash: string; log_index: number; block_number: number; block_hash: string }>(
         `UPDATE chain_transfers SET orphaned_at = now() WHERE id = $1 AND orphaned_at IS NULL
-         RETURNING match_status, order_id, tx_hash, block_number, block_hash`,
+         RETURNING match_status, order_id, tx_hash, log_index, block_number, block_hash`,
         [t.id],
       );
       const row = rows[0];
@@ -156,6 +157,9 @@ export async function rewindAfterReorg(ctx: WatchContext, args: RewindArgs): Pro
       const r = await unseePayment(tx, row.order_id, t.id, detail);
       if (r === 'unseen') unseen.push(row.order_id);
       if (r === 'invoiced') invoicedLeft.push(row.order_id);
+      // The transfer is off the chain: its claim goes with it (an INVOICED order keeps its payment,
+      // and so its claim). Mined again, it is claimed again when the rescan attributes it.
+      else await releaseOrderClaim(tx, { chainId: chain.chainId, txRef: row.tx_hash, index: row.log_index }, row.order_id);
     }
     await moveCursor(tx, chain.chainId, targetBlock);
     if (args.reset) await tx.query('UPDATE chain_cursors SET genesis_hash = $2 WHERE chain_id = $1', [chain.chainId, args.reset.genesisHash]);

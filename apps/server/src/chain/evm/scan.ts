@@ -1,7 +1,7 @@
 import type { Hex } from 'viem';
 import type { Queryable } from '../../db/database.ts';
 import { mapLimit, yieldToEventLoop, type WatchContext } from './context.ts';
-import { attributeTransfer, type MatchDecision } from './matching.ts';
+import { attributeTransfer, type AttributionOutcome } from './matching.ts';
 import type { BlockRef, TransferLog } from './rpc.ts';
 
 /**
@@ -143,7 +143,7 @@ export function nextRange(cursor: bigint, head: bigint, size: number): { from: b
 }
 
 export type RangeOutcome =
-  | { kind: 'scanned'; cursor: Cursor; transfers: number; decisions: MatchDecision[] }
+  | { kind: 'scanned'; cursor: Cursor; transfers: number; decisions: AttributionOutcome[] }
   /** Another watcher moved the cursor since we read it: stop this tick, the other one is ahead. */
   | { kind: 'cursor-moved' }
   /** The node's view changed under the scan (a block vanished or a log's block hash is no longer canonical): retry next tick. */
@@ -192,7 +192,7 @@ export async function scanRange(
   const now = new Date(ctx.clock.now());
   return ctx.db.transaction(async (tx): Promise<RangeOutcome> => {
     if (!(await lockCursor(tx, chain.chainId, cursor))) return { kind: 'cursor-moved' };
-    const decisions: MatchDecision[] = [];
+    const decisions: AttributionOutcome[] = [];
     let inserted = 0;
     for (const [i, log] of logs.entries()) {
       const block = headers.get(log.blockNumber)!;

@@ -41,7 +41,7 @@ export function verifyError(out: Exclude<VerifyOutcome, { kind: 'paid' } | { kin
     case 'challenge_already_consumed':
       return new AppError('challenge_already_consumed', 'the challenge was already paid by another transaction', 'challenge_id');
     case 'tx_already_claimed':
-      return new AppError('tx_already_claimed', 'this transaction already paid another challenge', 'tx_hash');
+      return new AppError('tx_already_claimed', 'this transfer is already claimed: it paid another challenge, an order or a settlement, or it carries the exact terms of a live order (docs/attribution.md)', 'tx_hash');
     case 'transfer_not_found':
       return new AppError('transfer_not_found', out.reason, 'tx_hash');
     case 'request_mismatch':

@@ -1,0 +1,145 @@
+// One payment, one purpose (issue 24, docs/attribution.md "One transfer, one purpose"): where a
+// machine payment, an x402 settlement and a DIRECT order meet on one merchant wallet, one payer and
+// one transfer, the transfer is claimed once, by the purpose the precedence rule names, and no other
+// purpose records it, pays with it or sends an event for it. Real anvil, the watcher and the
+// gateway's HTTP doors on one database; PGlite and Postgres.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Hex } from 'viem';
+import type { ChainConfig } from '../../src/config/schema.ts';
+import type { ChainWatcher } from '../../src/chain/evm/watcher.ts';
+import { acceptPayment } from '../../src/orders/accept.ts';
+import { backends } from '../helpers/db.ts';
+import { MERCHANT_WALLET } from '../helpers/orders.ts';
+import { challenge, finalize, FINALITY, pay, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
+import { chainConfigOf, createOrder, getOrderRow, tickOk, watcherFor, type TestMerchant } from './watcher-fixtures.ts';
+import { x402Body } from './x402-fixtures.ts';
+
+for (const backend of backends()) {
+  describe(`claims ledger across rails (${backend})`, () => {
+    let st: MppStack;
+    let chain: ChainConfig;
+    let w: ChainWatcher;
+    let m: TestMerchant;
+    let payer: Hex;
+    let seq = 0;
+    before(async () => {
+      st = await startMppStack(backend, { settle: true });
+      chain = chainConfigOf(st.dev, { confirmations: 1, finalityConfirmations: FINALITY, pollIntervalMs: 1000 });
+      w = watcherFor(st.s.db, chain);
+      m = { id: st.m.merchantId, wallet: MERCHANT_WALLET as Hex };
+      payer = st.dev.payers[0]!.address.toLowerCase() as Hex;
+      await tickOk(w);
+    });
+    after(() => st?.close());
+
+    /** A route of its own with price `amount` (terms distinct from every other test's). */
+    const pricedChallenge = async (amount: bigint) => {
+      const route = `GET:api:ledger${++seq}`;
+      const p = await st.s.signed(st.m, 'PUT', `/api/v1/mpp/routes/${route}`, { body: { amount_wei: amount.toString(), chain_id: st.dev.chainId, token_symbol: 'USDC' } });
+      assert.equal(p.status, 200, p.text);
+      st.s.clock.ms = Date.now();
+      const r = await st.s.request('POST', '/mpp/v1/challenge', { body: { merchant_id: st.m.merchantId, route_canonical: route, request_canonical: route, payer_addr: payer } });
+      assert.equal(r.status, 402, r.text);
+      return r.body as { challenge_id: string; mac: string; recipient: string };
+    };
+    const verifyTx = (c: { challenge_id: string; mac: string }, tx: string) => {
+      st.s.clock.ms = Date.now();
+      return verify(st, { challenge_id: c.challenge_id, tx_hash: tx, payer_addr: payer, mac: c.mac });
+    };
+    const claimsOf = async (tx: string) =>
+      (await st.s.db.query<{ log_index: number; purpose: string; purpose_id: string }>('SELECT log_index, purpose, purpose_id FROM transfer_claims WHERE tx_ref = $1 ORDER BY log_index', [tx])).rows;
+    const transferOf = async (tx: string) =>
+      (await st.s.db.query<{ match_status: string; order_id: string | null }>('SELECT match_status, order_id FROM chain_transfers WHERE tx_hash = $1 AND orphaned_at IS NULL', [tx])).rows;
+    const orderEvents = async (orderId: string) =>
+      (await st.s.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1 ORDER BY seq', [orderId])).rows.map((r) => r.event);
+    const mppEvents = async (challengeId: string) =>
+      (await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE event = 'mpp.payment.confirmed' AND payload->>'challenge_id' = $1`, [challengeId])).rows[0]!.n;
+    const expiredOrder = (amount: bigint) => createOrder(st.s.db, chain, m, { from: payer, amount, expiresAt: new Date(Date.now() - 60_000) });
+
+    it('a live order with exactly these terms outranks a challenge: the verify is refused (409 tx_already_claimed), the watcher pays the order, one claim', async () => {
+      const amount = 1_100_000n;
+      const order = await createOrder(st.s.db, chain, m, { from: payer, amount });
+      const c = await pricedChallenge(amount);
+      const tx = await pay(st, 0, MERCHANT_WALLET, amount);
+      await finalize(st);
+      const r = await verifyTx(c, tx);
+      assert.deepEqual([r.status, r.body.code], [409, 'tx_already_claimed'], r.text);
+      await tickOk(w);
+      const o = await getOrderRow(st.s.db, order.id);
+      assert.equal(o.tx_hash, tx, 'the order is paid by the transfer');
+      assert.deepEqual(await claimsOf(tx), [{ log_index: o.log_index, purpose: 'order', purpose_id: order.id }]);
+      assert.equal(await mppEvents(c.challenge_id), 0);
+      // The refused challenge is exactly as it was: open, payable by another transfer.
+      const again = await pay(st, 0, MERCHANT_WALLET, amount + 1n);
+      await finalize(st);
+      assert.equal((await verifyTx(c, again)).status, 200);
+    });
+
+    it('watcher first: a transfer that pays a challenge issued to its payer is never a late payment of the payer’s expired order; the verify then claims it', async () => {
+      const amount = 1_200_000n;
+      const order = await expiredOrder(amount);
+      const c = await pricedChallenge(amount);
+      const tx = await pay(st, 0, MERCHANT_WALLET, amount);
+      await tickOk(w);
+      assert.deepEqual(await transferOf(tx), [{ match_status: 'unmatched', order_id: null }]);
+      assert.deepEqual(await claimsOf(tx), []);
+      await finalize(st);
+      const r = await verifyTx(c, tx);
+      assert.equal(r.status, 200, r.text);
+      await tickOk(w);
+      assert.deepEqual((await claimsOf(tx)).map((x) => [x.purpose, x.purpose_id]), [['mpp_challenge', c.challenge_id]]);
+      assert.deepEqual(await orderEvents(order.id), [], 'no order.late_payment for a transfer that bought an API call');
+      assert.equal(await mppEvents(c.challenge_id), 1);
+    });
+
+    it('verify first: the watcher records the claimed transfer as claimed (no order, no event), and accept-payment cannot take it', async () => {
+      const amount = 1_300_000n;
+      const order = await expiredOrder(amount);
+      const c = await pricedChallenge(amount);
+      const tx = await pay(st, 0, MERCHANT_WALLET, amount);
+      await finalize(st);
+      assert.equal((await verifyTx(c, tx)).status, 200);
+      await tickOk(w);
+      await tickOk(w);
+      assert.deepEqual(await transferOf(tx), [{ match_status: 'claimed', order_id: null }]);
+      assert.deepEqual(await orderEvents(order.id), []);
+      const acc = await acceptPayment(st.s.db, { merchantId: m.id, orderId: order.id, finalityOf: () => FINALITY, now: new Date() });
+      assert.equal(acc.kind, 'nothing');
+      assert.equal((await getOrderRow(st.s.db, order.id)).transfer_id, null);
+    });
+
+    it('an x402 settlement to a merchant wallet is claimed before it is sent: never a late payment of the payer’s expired order', async () => {
+      const amount = 1_400_000n;
+      const order = await expiredOrder(amount);
+      const usdc = st.usdc;
+      const body = await x402Body({ chainId: st.dev.chainId, token: usdc, payTo: MERCHANT_WALLET as Hex, nowSeconds: Math.floor(Date.now() / 1000), payerKey: st.dev.payers[0]!.privateKey, amount });
+      st.s.clock.ms = Date.now();
+      const r = await st.s.request('POST', '/x402/v2/settle', { body });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.success, true, r.text);
+      const tx = r.body.transaction as string;
+      await tickOk(w);
+      const claims = await claimsOf(tx);
+      assert.deepEqual(claims.map((x) => [x.log_index, x.purpose]), [[-1, 'x402_settlement']]);
+      assert.deepEqual(await transferOf(tx), [{ match_status: 'claimed', order_id: null }]);
+      assert.deepEqual(await orderEvents(order.id), []);
+      // And a challenge cannot be paid with it either.
+      const c = await pricedChallenge(amount);
+      await finalize(st);
+      const v = await verifyTx(c, tx);
+      assert.deepEqual([v.status, v.body.code], [409, 'tx_already_claimed']);
+    });
+
+    it('two challenges and one transfer: one receipt; the default route keeps working', async () => {
+      const a = (await challenge(st, payer, `${ROUTE}:twin1`)).body;
+      const b = (await challenge(st, payer, `${ROUTE}:twin2`)).body;
+      const tx = await pay(st, 0, a.recipient);
+      await finalize(st);
+      const ra = await verifyTx(a, tx);
+      const rb = await verifyTx(b, tx);
+      assert.deepEqual([ra.status, rb.status, rb.body.code], [200, 409, 'tx_already_claimed']);
+      assert.equal((await claimsOf(tx)).length, 1);
+    });
+  });
+}
