@@ -38,6 +38,7 @@ import { createOrder } from './orders/routes/createOrder.ts';
 import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
 import { adminListCallbacks } from './settlement/routes/admin_listCallbacks.ts';
+import { adminReconciliation } from './orders/routes/admin_reconciliation.ts';
 import { adminCreateLink } from './quickpay/routes/admin_createLink.ts';
 import { adminCreateProduct } from './quickpay/routes/admin_createProduct.ts';
 import { adminDeactivateLink } from './quickpay/routes/admin_deactivateLink.ts';
@@ -208,6 +209,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminSimulateCardEvent,
   adminRegisterCallback,
   adminListCallbacks,
+  adminReconciliation,
   adminRefundOrder,
   // operator: portal users
   adminCreatePortalUser,

@@ -8,6 +8,7 @@ import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegat
 import { LINK_COMMANDS, LINK_USAGE, runLinkCommand } from './links.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { PORTAL_COMMANDS, PORTAL_USAGE, runPortalCommand } from './portal.ts';
+import { RECONCILE_COMMANDS, RECONCILE_USAGE, runReconcileCommand } from './reconcile.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
 
 const USAGE = `usage: tollgate <command> [options]
@@ -28,6 +29,7 @@ ${CHAINS_USAGE}
 ${CARD_USAGE}
 ${DELEGATE_USAGE}
 ${PORTAL_USAGE}
+${RECONCILE_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
@@ -42,6 +44,7 @@ async function main(argv: string[]): Promise<void> {
   if (isDelegateCommand(argv)) return runDelegateCommand(argv);
   if (LINK_COMMANDS.includes(argv[0] ?? '')) return runLinkCommand(argv);
   if (PORTAL_COMMANDS.includes(argv[0] ?? '')) return runPortalCommand(argv);
+  if (RECONCILE_COMMANDS.includes(argv[0] ?? '')) return runReconcileCommand(argv.slice(1));
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,

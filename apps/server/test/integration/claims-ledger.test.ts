@@ -10,6 +10,8 @@ import type { ChainConfig } from '../../src/config/schema.ts';
 import type { ChainWatcher } from '../../src/chain/evm/watcher.ts';
 import { acceptPayment } from '../../src/orders/accept.ts';
 import { backends } from '../helpers/db.ts';
+import { spawnTollgate } from '../helpers/process.ts';
+import { TEST_ADMIN_TOKEN } from '../helpers/server.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { challenge, finalize, FINALITY, pay, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
 import { chainConfigOf, createOrder, getOrderRow, tickOk, watcherFor, type TestMerchant } from './watcher-fixtures.ts';
@@ -112,6 +114,8 @@ for (const backend of backends()) {
     it('an x402 settlement to a merchant wallet is claimed before it is sent: never a late payment of the payer’s expired order', async () => {
       const amount = 1_400_000n;
       const order = await expiredOrder(amount);
+      // A challenge issued before the settlement, that the settlement's transfer would pay.
+      const c = await pricedChallenge(amount);
       const usdc = st.usdc;
       const body = await x402Body({ chainId: st.dev.chainId, token: usdc, payTo: MERCHANT_WALLET as Hex, nowSeconds: Math.floor(Date.now() / 1000), payerKey: st.dev.payers[0]!.privateKey, amount });
       st.s.clock.ms = Date.now();
@@ -124,8 +128,7 @@ for (const backend of backends()) {
       assert.deepEqual(claims.map((x) => [x.log_index, x.purpose]), [[-1, 'x402_settlement']]);
       assert.deepEqual(await transferOf(tx), [{ match_status: 'claimed', order_id: null }]);
       assert.deepEqual(await orderEvents(order.id), []);
-      // And a challenge cannot be paid with it either.
-      const c = await pricedChallenge(amount);
+      // And the challenge cannot be paid with it either.
       await finalize(st);
       const v = await verifyTx(c, tx);
       assert.deepEqual([v.status, v.body.code], [409, 'tx_already_claimed']);
@@ -140,6 +143,51 @@ for (const backend of backends()) {
       const rb = await verifyTx(b, tx);
       assert.deepEqual([ra.status, rb.status, rb.body.code], [200, 409, 'tx_already_claimed']);
       assert.equal((await claimsOf(tx)).length, 1);
+    });
+
+    it('reconciliation lists every incoming transfer once with what claimed it (API and `tollgate reconcile`); an unclaimed one is named as such', async () => {
+      const stray = await pay(st, 1, MERCHANT_WALLET, 777_777n);
+      await tickOk(w);
+      const r = await st.s.admin('GET', `/admin/v1/reconciliation?chain_id=${st.dev.chainId}&merchant_id=${m.id}`);
+      assert.equal(r.status, 200, r.text);
+      const rows = r.body.data as { tx_hash: string; log_index: number; claimed_by: { purpose: string; id: string } | null }[];
+      const keys = rows.map((x) => `${x.tx_hash}:${x.log_index}`);
+      assert.equal(new Set(keys).size, keys.length, 'each transfer listed once');
+      const { rows: seen } = await st.s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chain_transfers WHERE chain_id = $1 AND orphaned_at IS NULL', [st.dev.chainId]);
+      assert.equal(rows.length, seen[0]!.n, 'every transfer the watcher saw to the merchant wallet');
+      // Each listed claim is the ledger's row for that transfer.
+      const { rows: ledger } = await st.s.db.query<{ tx_ref: string; log_index: number; purpose: string; purpose_id: string }>('SELECT tx_ref, log_index, purpose, purpose_id FROM transfer_claims');
+      for (const x of rows) {
+        const own = ledger.find((c) => c.tx_ref === x.tx_hash && (c.log_index === x.log_index || c.log_index === -1));
+        assert.deepEqual(x.claimed_by, own ? { purpose: own.purpose, id: own.purpose_id } : null, `${x.tx_hash}:${x.log_index}`);
+      }
+      assert.equal(rows.find((x) => x.tx_hash === stray)?.claimed_by, null);
+      assert.ok(rows.filter((x) => x.claimed_by?.purpose === 'mpp_challenge').length >= 2);
+      assert.ok(rows.some((x) => x.claimed_by?.purpose === 'order'));
+      assert.ok(rows.some((x) => x.claimed_by?.purpose === 'x402_settlement'));
+      assert.equal(r.body.summary.unclaimed, rows.filter((x) => x.claimed_by === null).length);
+
+      const unclaimed = await st.s.admin('GET', `/admin/v1/reconciliation?chain_id=${st.dev.chainId}&unclaimed=true`);
+      assert.ok(unclaimed.body.data.every((x: { claimed_by: unknown }) => x.claimed_by === null));
+      assert.ok(unclaimed.body.data.some((x: { tx_hash: string }) => x.tx_hash === stray));
+      // Paging: one transfer a page walks the same list.
+      const paged: string[] = [];
+      for (let after: string | null = null, first = true; first || after; first = false) {
+        const p: { body: { data: { tx_hash: string; log_index: number }[]; next_after: string | null } } = await st.s.admin('GET', `/admin/v1/reconciliation?chain_id=${st.dev.chainId}&merchant_id=${m.id}&limit=1${after ? `&after=${after}` : ''}`);
+        paged.push(...p.body.data.map((x) => `${x.tx_hash}:${x.log_index}`));
+        after = p.body.next_after;
+      }
+      assert.deepEqual(paged, keys);
+      for (const bad of ['', 'chain_id=x', `chain_id=${st.dev.chainId}&since=0000-01-01T00:00:00Z`, `chain_id=${st.dev.chainId}&after=1`, `chain_id=${st.dev.chainId}&limit=0`, 'chain_id=999']) {
+        const b = await st.s.admin('GET', `/admin/v1/reconciliation?${bad}`);
+        assert.deepEqual([b.status, b.body.code], [400, 'invalid_request'], bad);
+      }
+
+      const p = spawnTollgate(['reconcile', '--chain', String(st.dev.chainId), '--merchant', m.id], { TOLLGATE_URL: st.s.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+      const code = p.child.exitCode ?? (await new Promise<number | null>((res) => p.child.once('exit', res)));
+      assert.equal(code, 0, p.output());
+      assert.match(p.output(), new RegExp(`${stray} 777777 .* -> UNCLAIMED`));
+      assert.match(p.output(), new RegExp(`${rows.length} transfers, ${rows.length - r.body.summary.unclaimed} claimed, ${r.body.summary.unclaimed} unclaimed`));
     });
   });
 }

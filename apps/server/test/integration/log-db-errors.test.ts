@@ -135,6 +135,8 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { since: '2020-01-01T00:00:00Z' } };
     case 'GET /admin/v1/merchants/:merchant_id/webhook-deliveries':
       return { path, query: `order_id=${SENTINELS.queryValue}` };
+    case 'GET /admin/v1/reconciliation':
+      return { path, query: `chain_id=31337&merchant_id=${SENTINELS.queryValue}` };
     case 'POST /portal/api/login':
       return { path, body: { email: 'owner@log-fixture.example', password: ids.portal_password } };
     case 'POST /portal/api/operator/login':
