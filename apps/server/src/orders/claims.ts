@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.ts';
 
 /**
  * The claims ledger: every incoming transfer that any path of Tollgate looks at is claimed by at
- * most one purpose (table `transfer_claims`, migration 0018; the rule for merchants is in
+ * most one purpose (table `transfer_claims`, migration 0019; the rule for merchants is in
  * docs/attribution.md, "One transfer, one purpose").
  *
  * A claim is one row keyed by the transfer — EVM (chain id, tx hash, log index), Solana (chain id,
