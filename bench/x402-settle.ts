@@ -94,6 +94,19 @@ async function settleLoad(url: string, bodies: string[], concurrency: number, du
   return { done, failed, rps: done / secs, p50ms: lat[Math.floor(lat.length * 0.5)] ?? 0, p99ms: lat[Math.floor(lat.length * 0.99)] ?? 0, reasons };
 }
 
+/** A merchant with a USDC receiving wallet, created through the admin API; its address. */
+async function merchantWallet(url: string, chainId: number): Promise<Hex> {
+  const admin = (path: string, body: unknown) =>
+    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body: JSON.stringify(body) });
+  const m = await admin('/admin/v1/merchants', { name: 'bench' });
+  if (m.status !== 201) throw new Error(`create merchant: ${m.status} ${await m.text()}`);
+  const address = `0x${randomBytes(20).toString('hex')}` as Hex;
+  const { merchant_id } = (await m.json()) as { merchant_id: string };
+  const w = await admin(`/admin/v1/merchants/${merchant_id}/wallets`, { chain_id: chainId, token_symbol: 'USDC', address });
+  if (w.status !== 201) throw new Error(`add wallet: ${w.status} ${await w.text()}`);
+  return address;
+}
+
 function writeConfig(dev: DevChain): string {
   const path = join(mkdtempSync(join(tmpdir(), 'tg-bench-x402-')), 'tollgate.json');
   const tokens = dev.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase(), decimals: t.decimals, ...(t.symbol === 'USDC' ? { eip3009: true } : {}) }));
@@ -119,8 +132,11 @@ async function main() {
     procs.push(tollgate.proc);
     const reference = await child('./lib/x402-reference.ts', { RPC_URL: dev.rpcUrl, CHAIN_ID: String(dev.chainId), KEY: dev.payers[7]!.privateKey });
     procs.push(reference.proc);
+    // Tollgate settles only for its merchants' wallets (x402/scope.ts): the pay-to is one, so the
+    // run includes that lookup.
+    const tollgatePayTo = await merchantWallet(tollgate.url, dev.chainId);
     const targets = [
-      { name: 'Tollgate /x402/v2', url: `${tollgate.url}/x402/v2`, pid: tollgate.proc.pid, payTo: `0x${randomBytes(20).toString('hex')}` as Hex },
+      { name: 'Tollgate /x402/v2', url: `${tollgate.url}/x402/v2`, pid: tollgate.proc.pid, payTo: tollgatePayTo },
       { name: 'reference (@x402/core + @x402/evm)', url: reference.url, pid: reference.proc.pid, payTo: `0x${randomBytes(20).toString('hex')}` as Hex },
     ];
     for (const t of targets) {

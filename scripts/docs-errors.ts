@@ -57,6 +57,13 @@ export function renderErrorsDoc(): string {
     'quote it when asking for help. The HTTP status is the one listed, except where a route documents',
     'otherwise in `/openapi.json`. A 429 and a 503 carry `Retry-After`.',
     '',
+    'The x402 facilitator (`POST /x402/v2/verify`, `/x402/v2/settle`) answers a refused payment in the',
+    'x402 wire format instead — 200 with `isValid: false` and `invalidReason`, or `success: false` and',
+    '`errorReason` — whose reason codes (`invalid_exact_evm_signature`, `invalid_exact_evm_zero_value`,',
+    '`pay_to_not_served`, …) are listed in [machine-payments.md](machine-payments.md#7-x402-v2-facilitator-x402v2);',
+    'this envelope only carries its 400 (malformed body), 429 `rate_limited` (per client address and per',
+    'payer) and 503 `service_unavailable`.',
+    '',
   ];
   for (const g of groups) {
     lines.push(`## ${g.heading}`, '', '| Code | HTTP | Meaning |', '|---|---|---|');

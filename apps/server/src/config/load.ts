@@ -193,7 +193,14 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     ...(settlement ? { settlement } : {}),
     ...(solanaDelegate ? { solanaDelegate } : {}),
     ...(card ? { card } : {}),
+    ...x402FacilitateFor(env.X402_FACILITATE_FOR, file?.x402?.facilitate_for),
   };
+}
+
+/** The x402 facilitation allowlist, lowercase; the variable wins over the file. */
+function x402FacilitateFor(fromEnv: string | undefined, fromFile: readonly string[] | undefined): Pick<Config, 'x402FacilitateFor'> {
+  const list = fromEnv !== undefined ? fromEnv.split(',').map((a) => a.trim()) : fromFile;
+  return list && list.length > 0 ? { x402FacilitateFor: [...new Set(list.map((a) => a.toLowerCase()))] } : {};
 }
 
 /**

@@ -99,6 +99,14 @@ export const ConfigFileSchema = Type.Object(
     fees: Type.Optional(Type.Object({ per_order: Decimal }, { additionalProperties: false })),
     /** EVM entries (ChainFileSchema) and Solana entries (SolanaChainFileSchema, `kind: "solana"`); load.ts checks each against its family's schema */
     chains: Type.Array(Type.Unknown()),
+    /** the x402 facilitator (docs/machine-payments.md section 7) */
+    x402: Type.Optional(Type.Object({
+      /**
+       * pay-to addresses it also settles for besides this deployment's merchants' wallets and
+       * settlement contracts (facilitating for others: the executor pays their gas); `"*"` = any
+       */
+      facilitate_for: Type.Array(Type.Union([Address, Type.Literal('*')]), { maxItems: 10_000 }),
+    }, { additionalProperties: false })),
     /** the card processor (docs/card-payments.md); TEST is refused in production */
     card: Type.Optional(Type.Object({
       processor: Type.Union([Type.Literal('TEST'), Type.Literal('STRIPE'), Type.Literal('NONE')]),
@@ -138,6 +146,8 @@ export const EnvSchema = Type.Object({
   /** Stripe secret API key (sk_…, rk_…) and webhook endpoint secret (whsec_…) of the card rail */
   STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_[A-Za-z0-9_]+$' })),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_]+$' })),
+  /** as the file's `x402.facilitate_for`, comma-separated (the variable wins) */
+  X402_FACILITATE_FOR: Type.Optional(Type.String({ pattern: '^\\s*(\\*|0x[0-9a-fA-F]{40})\\s*(,\\s*(\\*|0x[0-9a-fA-F]{40})\\s*)*$' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   ),
@@ -234,6 +244,11 @@ export interface Config {
   settlement?: SettlementSigner;
   /** DELEGATE on Solana (from SOLANA_DELEGATE_KEY): the delegate payers approve; absent when off. */
   solanaDelegate?: SolanaDelegateKey;
+  /**
+   * x402 pay-to addresses (lowercase) the facilitator settles for besides the merchants' wallets
+   * and settlement contracts (`*`: any address); absent or empty: merchants only.
+   */
+  x402FacilitateFor?: readonly string[];
   /**
    * The card processor. Absent: TEST in the test environment, none in production
    * (rails/card/registry.ts). TEST in production is refused at load.

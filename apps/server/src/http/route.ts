@@ -20,8 +20,12 @@ type Auth = 'merchant' | 'admin' | 'public' | 'portal';
  * - `machine_payment`: challenge and verify of /mpp/v1. An agent pays per request and polls verify
  *   every second or two while a transfer becomes final; 600/min lets one address run ~5 paid
  *   requests/s and still bounds how many challenge rows one client can create.
+ * - `machine_payer`: keyed by the payer a request names, not the IP (RouteDef.rateLimitBy): x402
+ *   verify and settle per `authorization.from`, so one payer behind many addresses is bounded too
+ *   (every settle spends the executor's gas). A payment is one verify and one settle: 120/min per
+ *   route is two paid requests a second from one payer.
  */
-export type RateLimitClass = 'public_read' | 'checkout_bind' | 'machine_payment';
+export type RateLimitClass = 'public_read' | 'checkout_bind' | 'machine_payment' | 'machine_payer';
 export interface RateLimit {
   max: number;
   timeWindowMs: number;
@@ -30,6 +34,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitClass, RateLimit>> = 
   public_read: { max: 120, timeWindowMs: 60_000 },
   checkout_bind: { max: 20, timeWindowMs: 60_000 },
   machine_payment: { max: 600, timeWindowMs: 60_000 },
+  machine_payer: { max: 120, timeWindowMs: 60_000 },
 });
 type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
 
@@ -65,6 +70,12 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
   portalRole?: SessionRole;
   /** Per-IP rate limit of this route (none when absent). */
   rateLimit?: RateLimitClass;
+  /**
+   * A second limit of this route, per key read from the validated body (the x402 payer), in its
+   * own class: checked after validation, before the handler; a body that yields no key is not
+   * counted. The same plugin, store and 429 as the per-IP limit.
+   */
+  rateLimitBy?: { class: RateLimitClass; key(body: any): string | undefined };
   /**
    * `auth: 'merchant'` only: the handler consumes `req.merchant.nonce` inside its own write
    * instead of authentication doing it first (one commit instead of two on a hot path). Whatever
@@ -135,6 +146,7 @@ export function registerRoutes(
     for (const [status, schema] of Object.entries(r.response)) response[status] = schema;
     for (const status of [400, 401, 404, ...(r.errors ?? [])]) response[String(status)] ??= ErrorEnvelopeSchema;
     const deferNonce = r.auth === 'merchant' && r.nonceInHandler === true;
+    const byBody = r.rateLimitBy && limits ? bodyRateLimit(app, limits[r.rateLimitBy.class], r.rateLimitBy.key) : undefined;
     app.route({
       method: r.method,
       url: r.url,
@@ -163,6 +175,7 @@ export function registerRoutes(
         refuseNul(req.query, 'query');
         refuseNul(req.body, 'body');
       },
+      ...(byBody ? { preHandler: byBody } : {}),
       handler: async (req, reply) => {
         const run = () => r.handler({ body: req.body, query: req.query, params: req.params, merchant: req.merchant!, portal: req.portal!, raw: req } as never, reply, deps);
         if (!deferNonce) return run();
@@ -184,4 +197,20 @@ export function registerRoutes(
       },
     });
   }
+}
+
+/** RouteDef.rateLimitBy: @fastify/rate-limit's limiter keyed by the body, answered like the per-IP 429. */
+function bodyRateLimit(app: FastifyInstance, limit: RateLimit, key: (body: any) => string | undefined) {
+  const check = app.createRateLimit({
+    max: limit.max,
+    timeWindow: limit.timeWindowMs,
+    keyGenerator: (req) => key(req.body) ?? '',
+    allowList: (_req, k) => k === '',
+  });
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const r = await check(req);
+    if (r.isAllowed || !r.isExceeded) return;
+    reply.header('retry-after', r.ttlInSeconds);
+    throw new AppError('rate_limited', `too many requests for this payer; retry in ${r.ttlInSeconds} s`);
+  };
 }

@@ -107,6 +107,16 @@ export const Reason = {
   transactionFailed: 'invalid_exact_evm_transaction_failed',
   transferEventMismatch: 'invalid_exact_evm_transfer_event_mismatch',
   settlementPending: 'settlement_pending',
+  /**
+   * Tollgate's own (the reference facilitator has no such refusal): a 0-value authorization moves
+   * nothing, and settling it would only spend the executor's gas.
+   */
+  zeroValue: 'invalid_exact_evm_zero_value',
+  /**
+   * Tollgate's own: `payTo` is not a receiving wallet of a merchant of this gateway, nor its
+   * settlement contract, nor on the operator's allowlist (x402/scope.ts).
+   */
+  payToNotServed: 'pay_to_not_served',
   /** The gateway has no executor key (SETTLEMENT_KEY unset): it can verify, not settle. */
   settlementDisabled: 'settlement_not_enabled',
 } as const;

@@ -69,7 +69,7 @@ for (const backend of backends()) {
     });
 
     it('defaults: 120 reads and 20 binds per minute per IP', async () => {
-      assert.deepEqual(DEFAULT_RATE_LIMITS, { public_read: { max: 120, timeWindowMs: 60_000 }, checkout_bind: { max: 20, timeWindowMs: 60_000 }, machine_payment: { max: 600, timeWindowMs: 60_000 } });
+      assert.deepEqual(DEFAULT_RATE_LIMITS, { public_read: { max: 120, timeWindowMs: 60_000 }, checkout_bind: { max: 20, timeWindowMs: 60_000 }, machine_payment: { max: 600, timeWindowMs: 60_000 }, machine_payer: { max: 120, timeWindowMs: 60_000 } });
       // A second API process on the same database with the default options.
       const tg = await startTollgate(buildConfig({ chains: [fakeChain()] }), { db: s.db, clock: s.clock, role: 'api', http: { logger: false } });
       try {

@@ -39,7 +39,9 @@ for (const backend of backends()) {
     let client: ReturnType<typeof createPublicClient>;
     let resource: Server;
     let resourceUrl: string;
+    // Receiving wallets of merchants of this gateway: the facilitator settles only for them.
     const payTo = randomAddress();
+    const otherPayTo = randomAddress();
 
     before(async () => {
       dev = await startTestChain();
@@ -52,6 +54,11 @@ for (const backend of backends()) {
       signer = new SettlementSigner(key, privateKeyToAccount(key).address);
       s = await startTestServer({ backend, chains: [chain], config: { settlement: signer }, role: 'api', http: { rateLimits: false } });
       client = createPublicClient({ transport: http(dev.rpcUrl) });
+      for (const [name, address] of [['Paid', payTo], ['Other', otherPayTo]] as const) {
+        const m = await s.createMerchant({ name });
+        const w = await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/wallets`, { chain_id: dev.chainId, token_symbol: 'USDC', address });
+        assert.equal(w.status, 201, w.text);
+      }
 
       // The resource server: @x402/express as its README sets it up, facilitator = Tollgate.
       const network = `eip155:${dev.chainId}` as const;
@@ -198,7 +205,7 @@ for (const backend of backends()) {
       assert.deepEqual(await settle(b), st);
       assert.equal(await executorNonce(), nonce);
       // The settled payload offered for other terms (another payee, another price) pays nothing there.
-      for (const terms of [{ payTo: randomAddress() }, { amount: (PRICE * 2n).toString() }]) {
+      for (const terms of [{ payTo: otherPayTo }, { amount: (PRICE * 2n).toString() }]) {
         const reused = structuredClone(b);
         reused.paymentRequirements = { ...reused.paymentRequirements, ...terms };
         reused.paymentPayload.accepted = reused.paymentRequirements;

@@ -11,7 +11,8 @@ import { x402Body } from './x402-fixtures.ts';
  * x402 settlements as merchants see them: a settlement the facilitator performed to a merchant's
  * wallet (real EIP-3009 signature, real executor transaction on anvil) is listed under
  * GET /api/v1/x402/settlements for that merchant only, and once confirmed the worker's reconcile
- * emits `x402.settlement.confirmed` exactly once (a second pass emits nothing).
+ * emits `x402.settlement.confirmed` exactly once (a second pass emits nothing). A settlement to an
+ * address that is no merchant's, or of 0, is refused: nothing recorded, nothing announced.
  */
 for (const backend of backends()) {
   describe(`x402 settlements visible to the merchant (${backend})`, () => {
@@ -30,9 +31,13 @@ for (const backend of backends()) {
       const settled = await st.s.request('POST', '/x402/v2/settle', { body });
       assert.equal(settled.status, 200, settled.text);
       assert.equal(settled.body.success, true, settled.text);
-      // Settled to someone else's address: listed for nobody here.
+      // Not settled at all: someone else's address (no merchant's wallet here), or 0 to the merchant's
+      // wallet (it announced x402.settlement.confirmed for a transfer of nothing): nothing recorded.
       const stranger = await st.s.request('POST', '/x402/v2/settle', { body: await x402Body({ chainId: st.dev.chainId, token: st.usdc, payTo: randomAddress(), nowSeconds: Math.floor(Date.now() / 1000), payerKey: st.dev.payers[4]!.privateKey }) });
-      assert.equal(stranger.body.success, true, stranger.text);
+      assert.deepEqual([stranger.status, stranger.body.success, stranger.body.errorReason, stranger.body.transaction], [200, false, 'pay_to_not_served', ''], stranger.text);
+      const zero = await st.s.request('POST', '/x402/v2/settle', { body: await x402Body({ chainId: st.dev.chainId, token: st.usdc, payTo: MERCHANT_WALLET, nowSeconds: Math.floor(Date.now() / 1000), payerKey: st.dev.payers[4]!.privateKey, amount: 0n }) });
+      assert.deepEqual([zero.status, zero.body.success, zero.body.errorReason, zero.body.transaction], [200, false, 'invalid_exact_evm_zero_value', ''], zero.text);
+      assert.equal((await st.s.db.query('SELECT 1 FROM x402_authorizations')).rows.length, 1, 'only the settlement that moved money is recorded');
 
       const list = await st.s.signed(st.m, 'GET', '/api/v1/x402/settlements');
       assert.equal(list.status, 200, list.text);

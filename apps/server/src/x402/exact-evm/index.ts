@@ -5,6 +5,7 @@ import { sharedExecutor } from '../../settlement/executors.ts';
 import type { SettleOptions, X402Scheme } from '../scheme.ts';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '../wire.ts';
 import { ExactEvmChain } from './chain.ts';
+import { PayToScope } from '../scope.ts';
 import { settlePayment, type SettleContext } from './settle.ts';
 import { checkPayment } from './verify.ts';
 
@@ -30,6 +31,7 @@ export class ExactEvmScheme implements X402Scheme {
     const signer = config.settlement;
     this.#ctx = {
       db,
+      scope: new PayToScope(db, config),
       chainOf: (id) => this.#chains.get(id),
       nowSeconds: () => BigInt(Math.floor(clock.now() / 1000)),
       signer,

@@ -8,7 +8,7 @@ import { onChain, type SettleOptions } from '../scheme.ts';
 import { Reason, type PaymentPayload, type PaymentRequirements, type ReasonCode, type SettleResponse } from '../wire.ts';
 import { eip3009Abi } from './abi.ts';
 import { transferArgs, transferCalldata, type ExactEvmChain } from './chain.ts';
-import { checkPayment, checkSignature, parsePayment, type CheckContext, type Checked } from './verify.ts';
+import { checkPayment, checkScope, checkSignature, parsePayment, type CheckContext, type Checked } from './verify.ts';
 
 export interface SettleContext extends CheckContext {
   signer: SettlementSigner | undefined;
@@ -60,6 +60,11 @@ export async function settlePayment(ctx: SettleContext, payload: PaymentPayload,
   const answer: Answer = (r) => ({ success: false, errorReason: r.reason, errorMessage: r.message, transaction: '', network, ...(payer ? { payer } : {}) });
   if ('ok' in parsed) return answer(parsed);
   if (!ctx.signer) return answer({ reason: Reason.settlementDisabled, message: 'this gateway has no executor key (SETTLEMENT_KEY): it verifies but does not settle' });
+  // A machine-payment challenge's recipient was priced by its merchant on this gateway: in scope.
+  if (opts.challengeId === undefined) {
+    const refused = await checkScope(ctx, parsed.req, parsed.auth.from);
+    if (refused) return answer(refused);
+  }
   const key: ClaimKey = { chain_id: parsed.req.chainId, token: parsed.req.asset, payer: parsed.auth.from, nonce: parsed.auth.nonce };
   // A repeat of a payload settled before (possibly expired since) gets its transaction back without
   // new checks or the executor — but only for requirements it pays (the same recipient and price:
@@ -70,7 +75,7 @@ export async function settlePayment(ctx: SettleContext, payload: PaymentPayload,
     if (same) return follow(ctx, parsed.reader, existing, network, parsed.auth.from, answer);
     return answer({ reason: Reason.nonceUsed, message: 'the authorization was already submitted for settlement' });
   }
-  const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true, signatureBySimulation: true });
+  const checked = await checkPayment(ctx, payload, requirements, { offChainOnly: true, signatureBySimulation: true, scopeChecked: true });
   if (!checked.ok) return answer(checked);
   return submit(ctx, checked, key, network, answer, opts.challengeId ?? null);
 }

@@ -2,6 +2,7 @@ import { verifyTypedData, type Hex } from 'viem';
 import type { ChainConfig, TokenConfig } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import { findClaim } from '../repo.ts';
+import type { PayToScope } from '../scope.ts';
 import { Reason, type PaymentPayload, type PaymentRequirements, type ReasonCode } from '../wire.ts';
 import { transferWithAuthorizationTypes } from './abi.ts';
 import { checkTerms, parseAuthorization, parseRequirements, type Authorization, type Requirement } from './authorization.ts';
@@ -25,6 +26,8 @@ export interface Refused {
 
 export interface CheckContext {
   db: Database;
+  /** Whom the facilitator settles for (x402/scope.ts). */
+  scope: PayToScope;
   /** Chain reads by chain id; undefined for chains this gateway does not serve. */
   chainOf(chainId: number): ExactEvmChain | undefined;
   nowSeconds(): bigint;
@@ -43,6 +46,8 @@ export interface CheckOptions {
    * gateway's CPU under concurrent settles (bench/x402-settle.ts with BENCH_CPU_PROF), ~4 ms each.
    */
   signatureBySimulation?: boolean;
+  /** The caller checked the pay-to scope itself (settle: before its claim lookup), or it does not apply. */
+  scopeChecked?: boolean;
 }
 
 const refuse = (reason: ReasonCode, message: string, payer?: Hex): Refused => ({ ok: false, reason, message, ...(payer ? { payer } : {}) });
@@ -56,6 +61,8 @@ export function parsePayment(ctx: CheckContext, payload: PaymentPayload, require
   const auth = parseAuthorization(payload);
   if (!auth.ok) return refuse(auth.reason, auth.message);
   const payer = auth.value.from;
+  // Before anything else costs: 0 moves nothing (the exact-amount check would pass 0 = 0).
+  if (req.value.amount === 0n || auth.value.value === 0n) return refuse(Reason.zeroValue, 'a 0-value authorization moves nothing; this facilitator does not settle it', payer);
   const reader = ctx.chainOf(req.value.chainId);
   if (!reader) return refuse(Reason.invalidNetwork, `network ${requirements.network} is not served by this facilitator`, payer);
   const token = reader.chain.tokens.find((t) => t.address === req.value.asset && t.eip3009);
@@ -75,6 +82,10 @@ export async function checkPayment(ctx: CheckContext, payload: PaymentPayload, r
   if ('ok' in p) return p;
   const { auth, req, reader } = p;
   const payer = auth.from;
+  if (!opts.scopeChecked) {
+    const refused = await checkScope(ctx, req, payer);
+    if (refused) return refused;
+  }
   if (!opts.signatureBySimulation) {
     const refused = await checkSignature(p);
     if (refused) return refused;
@@ -91,6 +102,12 @@ export async function checkPayment(ctx: CheckContext, payload: PaymentPayload, r
   if (state.balance < auth.value) return refuse(Reason.insufficientBalance, 'the payer’s balance is below the authorized value', payer);
   if (state.simulation && !state.simulation.ok) return refuse(Reason.simulationFailed, state.simulation.message, payer);
   return { ok: true, ...p };
+}
+
+/** The pay-to scope (x402/scope.ts): one indexed read, before the signature's CPU and any RPC. */
+export async function checkScope(ctx: CheckContext, req: Requirement, payer: Hex): Promise<Refused | undefined> {
+  if (await ctx.scope.serves(req.chainId, req.payTo)) return undefined;
+  return refuse(Reason.payToNotServed, 'payTo is not a receiving wallet of a merchant of this gateway (nor its settlement contract, nor on the operator’s x402.facilitate_for list)', payer);
 }
 
 /** The payer's EIP-712 signature over the authorization, against the token's domain. */

@@ -1,5 +1,5 @@
 import { defineRoute } from '../../http/route.ts';
-import { orUnavailable } from './outcomes.ts';
+import { orUnavailable, payerOf } from './outcomes.ts';
 import { FacilitatorRequestSchema, SettleResponseSchema } from '../wire.ts';
 
 export const publicX402Settle = defineRoute({
@@ -10,6 +10,7 @@ export const publicX402Settle = defineRoute({
     'x402 v2 facilitator: settle a payment (the executor key submits transferWithAuthorization once per authorization nonce); errorReason settlement_pending with the transaction hash when its outcome is not known yet',
   tags: ['x402'],
   rateLimit: 'machine_payment',
+  rateLimitBy: { class: 'machine_payer', key: payerOf },
   body: FacilitatorRequestSchema,
   response: { 200: SettleResponseSchema },
   errors: [429, 503],

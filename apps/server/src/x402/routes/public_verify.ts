@@ -1,5 +1,5 @@
 import { defineRoute } from '../../http/route.ts';
-import { orUnavailable } from './outcomes.ts';
+import { orUnavailable, payerOf } from './outcomes.ts';
 import { FacilitatorRequestSchema, VerifyResponseSchema } from '../wire.ts';
 
 export const publicX402Verify = defineRoute({
@@ -9,6 +9,7 @@ export const publicX402Verify = defineRoute({
   summary: 'x402 v2 facilitator: verify a payment payload against payment requirements (200 with isValid, and invalidReason when false)',
   tags: ['x402'],
   rateLimit: 'machine_payment',
+  rateLimitBy: { class: 'machine_payer', key: payerOf },
   body: FacilitatorRequestSchema,
   response: { 200: VerifyResponseSchema },
   errors: [429, 503],
