@@ -16,6 +16,8 @@ import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { challenge, finalize, FINALITY, pay, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
 import { chainConfigOf, createOrder, getOrderRow, tickOk, watcherFor, type TestMerchant } from './watcher-fixtures.ts';
 import { x402Body } from './x402-fixtures.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
+import { mine } from '@tollgate/devchain';
 
 for (const backend of backends()) {
   describe(`claims ledger across rails (${backend})`, () => {
@@ -28,7 +30,7 @@ for (const backend of backends()) {
     before(async () => {
       st = await startMppStack(backend, { settle: true });
       chain = chainConfigOf(st.dev, { confirmations: 1, finalityConfirmations: FINALITY, pollIntervalMs: 1000 });
-      w = watcherFor(st.s.db, chain);
+      w = watcherFor(st.s.db, chain, { holderId: `claims-ledger-${backend}` });
       m = { id: st.m.merchantId, wallet: MERCHANT_WALLET as Hex };
       payer = st.dev.payers[0]!.address.toLowerCase() as Hex;
       await tickOk(w);
@@ -143,6 +145,54 @@ for (const backend of backends()) {
       const rb = await verifyTx(b, tx);
       assert.deepEqual([ra.status, rb.status, rb.body.code], [200, 409, 'tx_already_claimed']);
       assert.equal((await claimsOf(tx)).length, 1);
+    });
+
+    it('racing: verifies through the gateway while a second watcher process (its own pool) attributes the same transfers: one claim each', async (t) => {
+      if (backend !== 'postgres') return t.skip('one connection: no concurrent writer on PGlite');
+      const K = 5;
+      const late: { order: string; c: { challenge_id: string; mac: string; recipient: string }; tx: string }[] = [];
+      const live: { order: string; c: { challenge_id: string; mac: string; recipient: string }; tx: string }[] = [];
+      for (let i = 0; i < K; i++) {
+        const a = 3_000_000n + BigInt(i);
+        const order = (await expiredOrder(a)).id;
+        late.push({ order, c: await pricedChallenge(a), tx: '' });
+        const b = 3_100_000n + BigInt(i);
+        const liveOrder = (await createOrder(st.s.db, chain, m, { from: payer, amount: b })).id;
+        live.push({ order: liveOrder, c: await pricedChallenge(b), tx: '' });
+      }
+      for (let i = 0; i < K; i++) {
+        late[i]!.tx = await pay(st, 0, MERCHANT_WALLET, 3_000_000n + BigInt(i));
+        live[i]!.tx = await pay(st, 0, MERCHANT_WALLET, 3_100_000n + BigInt(i));
+      }
+      await mine(st.dev.rpcUrl, FINALITY);
+      const db2 = await openPostgres(st.s.database.url!, { max: 4 });
+      try {
+        // The watcher of a second process: its own pool; it holds the chain's lease (same holder id as
+        // the first watcher, which stays idle), so its ticks run while the gateway verifies.
+        const w2 = watcherFor(db2, chain, { holderId: `claims-ledger-${backend}` });
+        const [answers] = await Promise.all([
+          Promise.all([...late, ...live].map((x) => verifyTx(x.c, x.tx))),
+          (async () => {
+            for (let i = 0; i < 4; i++) await tickOk(w2);
+          })(),
+        ]);
+        await tickOk(w2);
+        // A challenge issued to the payer wins over the expired orders (whoever came first); the
+        // live orders with exactly these terms win over their challenges.
+        assert.deepEqual(answers.map((a) => a.status), [...late.map(() => 200), ...live.map(() => 409)]);
+        for (const x of late) {
+          assert.deepEqual((await claimsOf(x.tx)).map((c) => [c.purpose, c.purpose_id]), [['mpp_challenge', x.c.challenge_id]]);
+          assert.deepEqual(await orderEvents(x.order), []);
+          assert.equal(await mppEvents(x.c.challenge_id), 1);
+        }
+        for (const x of live) {
+          assert.deepEqual((await claimsOf(x.tx)).map((c) => [c.purpose, c.purpose_id]), [['order', x.order]]);
+          assert.equal((await getOrderRow(st.s.db, x.order)).tx_hash, x.tx);
+          assert.equal(await mppEvents(x.c.challenge_id), 0);
+        }
+      } finally {
+        await db2.close();
+      }
     });
 
     it('reconciliation lists every incoming transfer once with what claimed it (API and `tollgate reconcile`); an unclaimed one is named as such', async () => {

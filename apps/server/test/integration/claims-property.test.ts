@@ -8,7 +8,7 @@
 //  2. every paid purpose has exactly one claim, whose transfer, amount and payer match;
 //  3. no event names a transfer its purpose did not claim;
 //  4. the reconciliation lists each transfer once.
-// Bounded: CLAIMS_RUNS runs (default 4; 25 with TOLLGATE_LONG=1, `npm run test:faults`) of up to 14
+// Bounded: CLAIMS_RUNS runs (default 8; 40 with TOLLGATE_LONG=1, `npm run test:faults`) of up to 14
 // steps. CLAIMS_SEED=<seed> replays a run (fast-check prints the seed of a failure).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -25,7 +25,7 @@ import { FINALITY, pay, startMppStack, type MppStack } from './mpp-fixtures.ts';
 import { chainConfigOf, createOrder, tickOk, watcherFor } from './watcher-fixtures.ts';
 import { x402Body } from './x402-fixtures.ts';
 
-const RUNS = Number(process.env.CLAIMS_RUNS ?? (LONG ? 25 : 4));
+const RUNS = Number(process.env.CLAIMS_RUNS ?? (LONG ? 40 : 8));
 const SEED = process.env.CLAIMS_SEED === undefined ? undefined : Number(process.env.CLAIMS_SEED);
 
 type Payer = 0 | 1;
