@@ -53,7 +53,8 @@ export interface HttpOptions {
   logger?: boolean | Record<string, unknown>;
   bodyLimit?: number;
   /**
-   * Per-IP limits of the public rate-limit classes (route.ts DEFAULT_RATE_LIMITS by default);
+   * Limits of the public rate-limit classes, per IP (`machine_payer`: per payer named in the body)
+   * (route.ts DEFAULT_RATE_LIMITS by default);
    * `false` turns rate limiting off (a deployment whose gateway already limits). Counters live in
    * process memory: with N API processes behind a balancer an address gets up to N × max.
    */
