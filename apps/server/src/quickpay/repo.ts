@@ -163,16 +163,31 @@ export async function lockProduct(q: Queryable, id: string): Promise<ProductRow 
  * (order CHECKOUT_VERIFIED), or not yet given their order (creation in flight) and not expired.
  * `by` picks the link's sessions (max_payments) or the product's across links (inventory).
  */
-export async function countHeldSessions(q: Queryable, by: { linkId: string } | { productId: string }, now: Date): Promise<number> {
+export async function countHeldSessions(q: Queryable, by: { linkId: string } | { productId: string }, now: Date, returning?: ReturningPayer): Promise<number> {
   const [col, val] = 'linkId' in by ? ['s.link_id', by.linkId] : ['s.product_id', by.productId];
+  // A returning payer's own unpaid session with the same terms holds no slot against them: their
+  // new session's order supersedes it (orders/supersede.ts), which frees that slot.
+  const mine = returning
+    ? `AND NOT (o.status = 'CHECKOUT_VERIFIED' AND o.from_address = $3 AND o.chain_id = $4 AND o.token_symbol = $5 AND s.amount::numeric = $6::numeric
+         AND o.transfer_id IS NULL AND o.payment_seen_at IS NULL AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.order_id = o.id AND t.orphaned_at IS NULL))`
+    : '';
   const { rows } = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM quickpay_sessions s LEFT JOIN orders o ON o.id = s.order_id
      WHERE ${col} = $1 AND (
        (s.order_id IS NULL AND s.checkout_id IS NULL AND s.expires_at > $2)
-       OR o.status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED'))`,
-    [val, now],
+       OR (o.status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED') ${mine}))`,
+    returning ? [val, now, returning.fromAddress, returning.chainId, returning.tokenSymbol, returning.amount] : [val, now],
   );
   return rows[0]!.n;
+}
+
+/** The terms a payer opens a session with (the crypto rail's choice and the amount). */
+export interface ReturningPayer {
+  fromAddress: string;
+  chainId: number;
+  tokenSymbol: string;
+  /** decimal string */
+  amount: string;
 }
 
 // ---- sessions

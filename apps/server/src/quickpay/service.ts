@@ -110,13 +110,17 @@ export class QuickPayService {
     return isId('pl', id) ? repo.getPublicLink(this.deps.db, id) : Promise.resolve(undefined);
   }
 
-  /** Whether a link takes new sessions now (reads the held-session counts when it has limits). */
-  async linkState(link: repo.LinkRow, product: repo.ProductRow | undefined, q: Queryable = this.deps.db): Promise<LinkState> {
+  /**
+   * Whether a link takes new sessions now (reads the held-session counts when it has limits).
+   * `returning`: the terms of a session being opened; the same payer's unpaid session with those
+   * terms does not count, since the new one supersedes it.
+   */
+  async linkState(link: repo.LinkRow, product: repo.ProductRow | undefined, q: Queryable = this.deps.db, returning?: repo.ReturningPayer): Promise<LinkState> {
     const now = this.deps.clock.now();
     if (!link.active || (product && !product.active)) return 'INACTIVE';
     if (link.expires_at && now >= link.expires_at.getTime()) return 'EXPIRED';
-    if (link.max_payments !== null && (await repo.countHeldSessions(q, { linkId: link.id }, new Date(now))) >= link.max_payments) return 'SOLD_OUT';
-    if (product?.inventory != null && (await repo.countHeldSessions(q, { productId: product.id }, new Date(now))) >= product.inventory) return 'SOLD_OUT';
+    if (link.max_payments !== null && (await repo.countHeldSessions(q, { linkId: link.id }, new Date(now), returning)) >= link.max_payments) return 'SOLD_OUT';
+    if (product?.inventory != null && (await repo.countHeldSessions(q, { productId: product.id }, new Date(now), returning)) >= product.inventory) return 'SOLD_OUT';
     return 'ACTIVE';
   }
 
@@ -176,7 +180,10 @@ export class QuickPayService {
         const l = await repo.lockLink(tx, link.id);
         const p = l?.product_id ? await repo.lockProduct(tx, l.product_id) : undefined;
         if (!l) return refused('link_not_found', 'payment link not found', 'link_id');
-        const state = await this.linkState(l, p, tx);
+        const returning = choice.fromAddress !== null && choice.chainId !== null && choice.tokenSymbol !== null
+          ? { fromAddress: choice.fromAddress, chainId: choice.chainId, tokenSymbol: choice.tokenSymbol, amount }
+          : undefined;
+        const state = await this.linkState(l, p, tx, returning);
         if (state !== 'ACTIVE') return stateRefusal(state);
         if (windowEnd - now < MIN_PAYMENT_WINDOW_SECONDS * 1000) return refused('link_expired', `less than ${MIN_PAYMENT_WINDOW_SECONDS} s are left on this link to start a payment`);
         return repo.insertSession(tx, {

@@ -177,5 +177,22 @@ for (const backend of backends()) {
       assert.equal(cs.status, 200, cs.text);
       assert.equal((await order(second.body.terms.order_id)).status, 'EXPIRED');
     });
+
+    it('quick-pay: the returning payer’s own unpaid session holds no slot against them (max_payments, inventory); another payer is still refused', async () => {
+      const pr = await s.signed(m, 'POST', '/api/v1/products', { body: { name: 'Last seat', price: price(), inventory: 1 } });
+      assert.equal(pr.status, 200, pr.text);
+      const l = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { product_id: pr.body.product_id, max_payments: 1 } });
+      assert.equal(l.status, 200, l.text);
+      const open = (from: string, amount?: string) => s.request('POST', `/quickpay/v1/links/${l.body.link_id}/sessions`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: from, ...(amount ? { amount } : {}) } });
+      const first = await open(PAYER);
+      assert.equal(first.status, 200, first.text);
+      const again = await open(PAYER, `${pr.body.price}0`); // the same amount written otherwise
+      assert.equal(again.status, 200, again.text);
+      assert.equal((await order(first.body.terms.order_id)).status, 'EXPIRED');
+      const other = await open(PAYER_2);
+      assert.deepEqual([other.status, other.body.code], [410, 'link_sold_out'], other.text);
+      const viaUsdt = await s.request('POST', `/quickpay/v1/links/${l.body.link_id}/sessions`, { body: { chain_id: 31337, token_symbol: 'USDT', from_address: PAYER } });
+      assert.deepEqual([viaUsdt.status, viaUsdt.body.code], [410, 'link_sold_out'], 'other terms supersede nothing, so the slot is held');
+    });
   });
 }
