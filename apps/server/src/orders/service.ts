@@ -76,6 +76,9 @@ export interface OrderServiceEvents {
   transitioned(t: AppliedTransition): void;
 }
 
+/** Rounds of afterLiveTermsConflict: more than the concurrent creations of one payer's terms. */
+const SUPERSEDE_ATTEMPTS = 8;
+
 const refuse = (code: CreateOrderRefusal['code'], message: string, param?: string): CreateOrderRefusal => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
 
 /**
@@ -200,12 +203,14 @@ export class OrderService {
 
   /**
    * A live order has the new order's terms. A session's order supersedes it when it may
-   * (orders/supersede.ts), retried a few times while concurrent creations move the live order on;
-   * otherwise the blocking order is looked up so the refusal can name it.
+   * (orders/supersede.ts), retried while concurrent creations move the live order on — each lost
+   * attempt is another creation's success, so the attempts bound how many creations of the same
+   * payer's terms may race (tabs of one payer: a handful); otherwise the blocking order is looked
+   * up so the refusal can name it.
    */
   private async afterLiveTermsConflict(item: repo.OrderToCreate, supersede: boolean): Promise<CreateResult | { kind: 'blocked'; blocker: Blocker | undefined }> {
     if (!supersede) return { kind: 'blocked', blocker: await liveTermsBlocker(this.db, item, false) };
-    for (let attempt = 0; attempt < 4; attempt++) {
+    for (let attempt = 0; attempt < SUPERSEDE_ATTEMPTS; attempt++) {
       const r = await createSuperseding(this.db, item, new Date(this.clock.now()));
       // (The superseded order's move is counted by transitionOrder's observers.)
       if (r.kind === 'created') return { kind: 'created', order: r.order };
