@@ -4,6 +4,11 @@
 // purpose records it, pays with it or sends an event for it. Real anvil, the watcher and the
 // gateway's HTTP doors on one database; PGlite and Postgres.
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Mppx } from 'mppx/client';
+import { evm } from 'mppx/evm/client';
+import { privateKeyToAccount } from 'viem/accounts';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
 import type { ChainConfig } from '../../src/config/schema.ts';
@@ -13,9 +18,9 @@ import { backends } from '../helpers/db.ts';
 import { spawnTollgate } from '../helpers/process.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/server.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
-import { challenge, finalize, FINALITY, pay, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
+import { challenge, finalize, FINALITY, pay, PRICE, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
 import { chainConfigOf, createOrder, getOrderRow, tickOk, watcherFor, type TestMerchant } from './watcher-fixtures.ts';
-import { x402Body } from './x402-fixtures.ts';
+import { USDC_DOMAIN, x402Body } from './x402-fixtures.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { mine } from '@tollgate/devchain';
 
@@ -134,6 +139,51 @@ for (const backend of backends()) {
       await finalize(st);
       const v = await verifyTx(c, tx);
       assert.deepEqual([v.status, v.body.code], [409, 'tx_already_claimed']);
+    });
+
+    it('the Payment door with the unmodified mppx client: the relayed settlement pays the challenge and is never a late payment of the payer’s expired order', async () => {
+      const account = privateKeyToAccount(st.dev.payers[2]!.privateKey);
+      const order = await createOrder(st.s.db, chain, m, { from: account.address.toLowerCase() as Hex, amount: PRICE, expiresAt: new Date(Date.now() - 60_000) });
+      // A resource server that relays each request to Tollgate's `Payment` door, as a merchant's would.
+      let credential: string | undefined;
+      const resource: Server = createServer(async (req, res) => {
+        st.s.clock.ms = Date.now();
+        if (req.headers.authorization) credential = req.headers.authorization;
+        const r = await fetch(`${st.s.url}/mpp/v1/payment`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) },
+          body: JSON.stringify({ merchant_id: st.m.merchantId, route_canonical: ROUTE, request_canonical: `${ROUTE}:door` }),
+        });
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        for (const h of ['www-authenticate', 'payment-receipt', 'retry-after']) {
+          const v = r.headers.get(h);
+          if (v) headers[h] = v;
+        }
+        res.writeHead(r.status, headers);
+        res.end(await r.text());
+      });
+      await new Promise<void>((ok) => resource.listen(0, '127.0.0.1', ok));
+      try {
+        const url = `http://127.0.0.1:${(resource.address() as AddressInfo).port}/api/data`;
+        const mppx = Mppx.create({ methods: [evm.charge({ account, authorization: USDC_DOMAIN })], polyfill: false });
+        const first = await mppx.fetch(url);
+        const pending = await first.json();
+        assert.equal(first.status, 202, JSON.stringify(pending));
+        const tx = pending.tx_hash as string;
+        await tickOk(w);
+        await finalize(st);
+        // The same credential again once final (what mppx's caller does on 202): the receipt.
+        const paid = await fetch(url, { headers: { authorization: credential! } });
+        assert.equal(paid.status, 200, await paid.text());
+        await tickOk(w);
+        assert.deepEqual(await transferOf(tx), [{ match_status: 'claimed', order_id: null }]);
+        const claims = await claimsOf(tx);
+        assert.ok(claims.length >= 1 && claims.every((c) => c.purpose === 'mpp_challenge'), JSON.stringify(claims));
+        assert.equal(new Set(claims.map((c) => c.purpose_id)).size, 1, 'one challenge holds the transaction and its transfer');
+        assert.deepEqual(await orderEvents(order.id), []);
+      } finally {
+        await new Promise((ok) => resource.close(ok));
+      }
     });
 
     it('two challenges and one transfer: one receipt; the default route keeps working', async () => {
