@@ -82,6 +82,12 @@ export interface ChainFamily<C extends ChainEntry = ChainEntry> {
   walletChain?(chain: C): string;
   /** Confirmation and finality policy. */
   depth(chain: C): DepthPolicy;
+  /**
+   * Whether a transaction is final now, for a family whose policy is a commitment level (the node
+   * knows, a block depth under the watcher's cursor does not tell): accepting a recorded late or
+   * under-payment asks it (orders/finality.ts). Block-depth families need not implement it.
+   */
+  transactionFinal?(chain: C, txHash: string): Promise<boolean>;
   /** The watcher loop of one chain: one leader across processes (a lease), catch-up after downtime. */
   startWatcher(chain: C, deps: { db: Database; clock: Clock }, hooks: WatcherHooks): Worker;
   /** Transfer lookup by transaction (machine payments); undefined when the family has none yet. */

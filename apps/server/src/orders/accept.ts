@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { claimHolder } from './claims.ts';
+import { askNode, finalityOf, type FinalityRule } from './finality.ts';
 import * as repo from './repo.ts';
-import { depthOf } from './states.ts';
 import { FeeBalanceShortError, transitionOrder } from './transition.ts';
 
 /**
@@ -15,10 +15,11 @@ import { FeeBalanceShortError, transitionOrder } from './transition.ts';
  *    a duplicate payment of an already paid order has nothing to move;
  *  - only from CHECKOUT_VERIFIED with no payment seen, EXPIRED or CANCELLED: an order whose own
  *    payment is confirming, or FAILED, is left to its flow;
- *  - only once the transfer is final: `finality_confirmations` deep under the watcher's cursor.
- *    The cursor is hash-checked every tick and a reorg below it orphans the transfer before the
- *    cursor moves on, so a transfer that deep and not orphaned is as final as the watcher's own
- *    invoicing (which uses the same depth);
+ *  - only once the transfer is final, as its chain's family decides (orders/finality.ts). EVM:
+ *    `finality_confirmations` deep under the watcher's cursor. The cursor is hash-checked every
+ *    tick and a reorg below it orphans the transfer before the cursor moves on, so a transfer that
+ *    deep and not orphaned is as final as the watcher's own invoicing (which uses the same depth).
+ *    Solana: the node reports the transaction `finalized` (asked before the row lock);
  *  - repeating the accept of the transfer that invoiced the order answers the same order again
  *    (idempotent), never a second transition (order_transitions allows INVOICED once).
  */
@@ -28,7 +29,7 @@ export type AcceptOutcome =
   | { kind: 'not_found' }
   | { kind: 'nothing'; reason: string }
   | { kind: 'ambiguous'; count: number }
-  | { kind: 'not_final'; confirmations: number; needed: number }
+  | { kind: 'not_final'; confirmations: number; needed: number; level?: 'finalized' }
   | { kind: 'fee_short' };
 
 export interface AcceptArgs {
@@ -37,22 +38,27 @@ export interface AcceptArgs {
   /** Which recorded transfer; optional when exactly one can be accepted. */
   txHash?: string | undefined;
   logIndex?: number | undefined;
-  /** `finality_confirmations` of a configured chain, undefined for an unknown chain. */
-  finalityOf: (chainId: number) => number | undefined;
+  /** The finality rule of a configured chain (orders/finality.ts finalityRule), undefined for an unknown chain. */
+  finality: (chainId: number) => FinalityRule | undefined;
   now: Date;
 }
 
 /**
  * @example
- * const out = await acceptPayment(db, { merchantId, orderId, finalityOf: (id) => 4, now: new Date() });
+ * const out = await acceptPayment(db, { merchantId, orderId, finality: () => ({ unit: 'blocks', needed: 4 }), now: new Date() });
  * if (out.kind === 'accepted') console.log(out.order.status); // 'INVOICED'
  */
 export async function acceptPayment(db: Database, a: AcceptArgs): Promise<AcceptOutcome> {
+  // EVM hashes are stored lowercase; a Solana signature is case-sensitive base58, kept as given.
+  const txHash = a.txHash?.startsWith('0x') ? a.txHash.toLowerCase() : a.txHash;
+  // A node's answer (commitment families) is read before the transaction: see orders/finality.ts.
+  const pre = await repo.getOrderForMerchant(db, a.merchantId, a.orderId);
+  const rule = pre ? a.finality(pre.chain_id) : undefined;
+  const nodeFinal = pre ? await askNode(rule, (await repo.listRecordedTransfers(db, pre.id)).filter((t) => t.accepted_at === null).map((t) => t.tx_hash)) : new Set<string>();
   try {
     return await db.transaction(async (tx): Promise<AcceptOutcome> => {
       const o = await repo.lockOrderForMerchant(tx, a.merchantId, a.orderId);
       if (!o) return { kind: 'not_found' };
-      const txHash = a.txHash?.toLowerCase();
       const chosen = (await repo.listRecordedTransfers(tx, o.id)).filter(
         (t) => (txHash === undefined || t.tx_hash === txHash) && (a.logIndex === undefined || t.log_index === a.logIndex),
       );
@@ -77,10 +83,8 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
         return { kind: 'nothing', reason: 'the transfer recorded against this order is claimed by another purpose (docs/attribution.md)' };
       }
 
-      const needed = a.finalityOf(o.chain_id);
-      const scanned = await repo.scannedBlock(tx, o.chain_id);
-      const depth = scanned === undefined ? 0 : depthOf(BigInt(t.block_number), scanned);
-      if (needed === undefined || depth < needed) return { kind: 'not_final', confirmations: depth, needed: needed ?? 0 };
+      const f = finalityOf(rule, t, await repo.scannedBlock(tx, o.chain_id), nodeFinal);
+      if (!f.final) return { kind: 'not_final', confirmations: f.confirmations, needed: f.needed, ...(f.level ? { level: f.level } : {}) };
 
       const row = await transitionOrder(tx, {
         orderId: o.id,
@@ -94,7 +98,7 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
           block_number: t.block_number,
           block_hash: t.block_hash,
           paid_amount_wei: t.amount_wei,
-          confirmations: depth,
+          confirmations: f.confirmations,
           payment_seen_at: t.seen_at,
           confirmed_at: a.now,
           invoiced_at: a.now,

@@ -12,6 +12,7 @@ import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator, type CreateResult } from './create-batch.ts';
 import { createSuperseding, liveTermsBlocker, type Blocker } from './supersede.ts';
 import { acceptPayment, type AcceptOutcome } from './accept.ts';
+import { finalityRule } from './finality.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import type { CalldataSignRequest } from '@tollgate/contracts';
 import type { DelegateService } from '../settlement/delegate.ts';
@@ -265,7 +266,8 @@ export class OrderService {
       merchantId,
       orderId,
       ...sel,
-      finalityOf: (id) => this.config.chains.find((c) => c.chainId === id)?.finalityConfirmations,
+      // the family of the order's chain decides (a Solana order is not in config.chains)
+      finality: (id) => finalityRule(this.config, id),
       now: new Date(this.clock.now()),
     });
   }

@@ -1,4 +1,4 @@
-import { depthOf } from '../orders/states.ts';
+import { askNode, finalityOf, finalityRule } from '../orders/finality.ts';
 import * as orders from '../orders/repo.ts';
 import { FeeBalanceShortError, transitionOrder } from '../orders/transition.ts';
 import type { AppDeps } from '../deps.ts';
@@ -15,8 +15,8 @@ const SUMMING_WINDOW_MS = 8 * 86_400_000;
  * itself, so it can never pay another order. This worker does, for quick-pay sessions only, what
  * the merchant's accept does for one transfer (orders/accept.ts): under the order's row lock, it
  * takes the recorded, unaccepted, non-orphaned short payments in the order they were recorded
- * until they reach the amount; once every one of them is final (finality_confirmations under the
- * watcher's cursor), the order moves to INVOICED by the `accept` trigger with the last transfer as
+ * until they reach the amount; once every one of them is final (as the family of the order's chain
+ * decides, orders/finality.ts: EVM depth under the watcher's cursor, Solana `finalized`), the order moves to INVOICED by the `accept` trigger with the last transfer as
  * its payment, `paid_amount_wei` = the sum, and every summed transfer in the audit detail (and
  * marked accepted). The quick-pay hook then sends `quickpay.checkout.completed` once.
  *
@@ -29,6 +29,9 @@ export async function settleSummedPayments(deps: Pick<AppDeps, 'db' | 'clock' | 
   let n = 0;
   for (const d of due) {
     try {
+      // A node's answer (commitment families) is read before the transaction: orders/finality.ts.
+      const rule = finalityRule(config, d.chain_id);
+      const nodeFinal = await askNode(rule, rule?.unit === 'commitment' ? (await orders.listRecordedTransfers(db, d.order_id)).filter((t) => t.accepted_at === null).map((t) => t.tx_hash) : []);
       const done = await db.transaction(async (tx) => {
         const o = await orders.lockOrderForMerchant(tx, d.merchant_id, d.order_id);
         if (!o || o.transfer_id !== null || !(o.status === 'CHECKOUT_VERIFIED' || o.status === 'EXPIRED' || o.status === 'CANCELLED')) return false;
@@ -42,10 +45,9 @@ export async function settleSummedPayments(deps: Pick<AppDeps, 'db' | 'clock' | 
           if (sum >= amount) break;
         }
         if (sum < amount) return false;
-        const needed = config.chains.find((c) => c.chainId === o.chain_id)?.finalityConfirmations;
         const scanned = await orders.scannedBlock(tx, o.chain_id);
-        const depth = (t: orders.RecordedTransfer) => (scanned === undefined ? 0 : depthOf(BigInt(t.block_number), scanned));
-        if (needed === undefined || used.some((t) => depth(t) < needed)) return false;
+        const finality = (t: orders.RecordedTransfer) => finalityOf(rule, t, scanned, nodeFinal);
+        if (used.some((t) => !finality(t).final)) return false;
         const last = used[used.length - 1]!;
         const now = new Date(clock.now());
         const row = await transitionOrder(tx, {
@@ -60,7 +62,7 @@ export async function settleSummedPayments(deps: Pick<AppDeps, 'db' | 'clock' | 
             block_number: last.block_number,
             block_hash: last.block_hash,
             paid_amount_wei: sum.toString(),
-            confirmations: depth(last),
+            confirmations: finality(last).confirmations,
             payment_seen_at: last.seen_at,
             confirmed_at: now,
             invoiced_at: now,

@@ -314,9 +314,9 @@ export type { LinkOption };
  * worker's batch (quickpay/partial.ts re-checks each under the order's lock). Sessions older
  * than `since` are left alone: attribution records late payments for 7 days only.
  */
-export async function listSummableSessions(q: Queryable, since: Date, limit: number): Promise<{ session_id: string; order_id: string; merchant_id: string }[]> {
-  const { rows } = await q.query<{ session_id: string; order_id: string; merchant_id: string }>(
-    `SELECT s.id AS session_id, o.id AS order_id, o.merchant_id
+export async function listSummableSessions(q: Queryable, since: Date, limit: number): Promise<{ session_id: string; order_id: string; merchant_id: string; chain_id: number }[]> {
+  const { rows } = await q.query<{ session_id: string; order_id: string; merchant_id: string; chain_id: number }>(
+    `SELECT s.id AS session_id, o.id AS order_id, o.merchant_id, o.chain_id
      FROM quickpay_sessions s JOIN orders o ON o.id = s.order_id
      WHERE s.completed_at IS NULL AND s.rail = 'crypto' AND s.created_at > $1
        AND o.transfer_id IS NULL AND o.status IN ('CHECKOUT_VERIFIED', 'EXPIRED', 'CANCELLED')

@@ -11,7 +11,7 @@ import type { SolanaTransfer } from '../../src/chain/solana/decode.ts';
 import { solanaFamily } from '../../src/chain/solana/family.ts';
 import { newReference } from '../../src/chain/solana/pay-url.ts';
 import { createSolanaRpcClient, type SolanaRpc } from '../../src/chain/solana/rpc.ts';
-import { newestSignature, SignatureFollower, signaturesSince } from '../../src/chain/solana/scan.ts';
+import { catchUp, newestSignature, SignatureFollower, signaturesSince, type AddressCursor } from '../../src/chain/solana/scan.ts';
 import { solanaChainFromFile } from '../../src/config/solana.ts';
 import type { SolanaChainConfig } from '../../src/config/schema.ts';
 
@@ -152,5 +152,43 @@ describe('Solana watcher core on the local SVM', () => {
     assert.deepEqual(second.confirmed.map((t) => t.signature), missed);
     await second.f.tick();
     assert.equal(second.confirmed.length, 7);
+  });
+  test('catchUp: one call a tick reads a backlog to its end, oldest first, each signature once, resuming from any saved state after a crash', async () => {
+    const o = await order('USDC', 1n);
+    const paid: string[] = [];
+    for (let i = 0; i < 5; i++) paid.push(await pay('USDC', 10n + BigInt(i), [o.reference], i % 3));
+    svm.ledger.advance(1);
+    // the durable state, as solana_cursors holds it; `crashAt` throws once, like a process killed there
+    let saved: AddressCursor = { until: undefined, pages: [] };
+    const processed: string[] = [];
+    let crashAt: 'pop' | undefined = 'pop';
+    const io = {
+      async savePages(pages: string[], end: string | undefined) {
+        if (crashAt === 'pop' && end !== undefined) {
+          crashAt = undefined;
+          throw new Error('crash after a page was processed, before its boundary was popped');
+        }
+        saved = { ...saved, pages: [...pages], end };
+      },
+      async process(x: { signature: string }) {
+        processed.push(x.signature);
+        saved = { ...saved, until: x.signature };
+        return true;
+      },
+    };
+    const results: string[] = [];
+    for (let tick = 0; tick < 30 && results[results.length - 1] !== 'done'; tick++) {
+      results.push(await catchUp(rpc, o.reference, saved, { commitment: 'confirmed', pageSize: 1, maxPages: 1 }, io).catch((e: Error) => `crash: ${e.message.slice(0, 5)}`));
+    }
+    assert.equal(results[results.length - 1], 'done', results.join(', '));
+    assert.ok(results.includes('crash: crash'), 'the crash happened');
+    assert.deepEqual(processed, paid, 'oldest first, each once');
+    assert.deepEqual(saved.pages, []);
+    // caught up: nothing new, nothing processed again; a new payment is read next
+    assert.equal(await catchUp(rpc, o.reference, saved, { commitment: 'confirmed', pageSize: 1, maxPages: 1 }, io), 'done');
+    const next = await pay('USDC', 99n, [o.reference]);
+    svm.ledger.advance(1);
+    assert.equal(await catchUp(rpc, o.reference, saved, { commitment: 'confirmed', pageSize: 2, maxPages: 2 }, io), 'done');
+    assert.deepEqual(processed, [...paid, next]);
   });
 });

@@ -41,3 +41,30 @@ export function attribute(t: SolanaTransfer, orderOf: (reference: string) => Sol
   if (t.received < order.amount) return { kind: 'underpaid', order, received: t.received };
   return { kind: 'paid', order, received: t.received, overpaid: t.received > order.amount };
 }
+
+/** What a transfer attributed to an order records: the kinds of the EVM rule (docs/attribution.md). */
+export type RecordedKind = 'matched' | 'underpaid' | 'late' | 'duplicate';
+
+/**
+ * The record of a transfer `attribute` tied to `o` (`paid` or `underpaid`), as the EVM rule decides
+ * it (chain/evm/matching.ts decideMatch), so a Solana payment is never worth more than an EVM one:
+ *  - enough, to a live unpaid order whose `expires_at` is not before the transaction's block time
+ *    → `matched` (it pays the order);
+ *  - enough, to a live unpaid order that had expired at the block's time (mined after the expiry,
+ *    before the expiry sweeper ran), or to a closed order (EXPIRED, CANCELLED, FAILED) → `late`;
+ *  - enough, to an order already paid → `duplicate`;
+ *  - short, to a closed order → `late`; else `underpaid` (the EVM rule 4, live even after expiry).
+ * A block time the node does not report (null) counts as on time: the expiry sweeper waits for a
+ * full watcher pass after the expiry, so a transfer read before that was at most that late.
+ */
+export function recordedKind(
+  kind: 'paid' | 'underpaid',
+  o: { status: string; transfer_id: number | string | null; expires_at: Date },
+  blockTime: bigint | null,
+): RecordedKind {
+  const open = o.status === 'CHECKOUT_VERIFIED' && o.transfer_id === null;
+  const closed = o.status === 'EXPIRED' || o.status === 'CANCELLED' || o.status === 'FAILED';
+  if (kind === 'underpaid') return closed ? 'late' : 'underpaid';
+  if (open) return blockTime !== null && Number(blockTime) * 1000 > o.expires_at.getTime() ? 'late' : 'matched';
+  return closed ? 'late' : 'duplicate';
+}

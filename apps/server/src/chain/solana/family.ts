@@ -1,4 +1,4 @@
-import type { Address } from '@solana/kit';
+import type { Address, Signature } from '@solana/kit';
 import { normalizeSolanaAddress } from '../addresses.ts';
 import { findAssociatedTokenPda } from '@solana-program/token';
 import type { SolanaChainConfig } from '../../config/schema.ts';
@@ -87,6 +87,12 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
       : undefined,
   failedAtExpiry: [APPROVE_FLOW],
   depth: (chain) => ({ unit: 'commitment', confirm: chain.confirmCommitment, invoice: chain.finalityCommitment }),
+  // A late or under-payment may be accepted days after it landed: searchTransactionHistory, since a
+  // node's status cache holds only the recent slots.
+  async transactionFinal(chain, txHash) {
+    const { value } = await rpcOf(chain).getSignatureStatuses([txHash as Signature], { searchTransactionHistory: true }).send();
+    return value[0]?.err === null && value[0].confirmationStatus === 'finalized';
+  },
   startWatcher: (chain, deps, hooks) =>
     runSolanaWatcher(
       new SolanaWatcher({

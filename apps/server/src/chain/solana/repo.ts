@@ -1,5 +1,6 @@
 /** SQL of the Solana watcher (orders of flow SOL_DIRECT, its cursors, its transfer rows). */
 import type { Queryable } from '../../db/database.ts';
+import type { AddressCursor } from './scan.ts';
 
 export interface LiveSolanaOrder {
   id: string;
@@ -52,17 +53,30 @@ export async function listAwaitingFinality(q: Queryable, chainId: number): Promi
   return rows;
 }
 
-export async function getSolanaOrder(q: Queryable, id: string): Promise<(LiveSolanaOrder & { transfer_id: number | null }) | undefined> {
-  const { rows } = await q.query<LiveSolanaOrder & { transfer_id: number | null }>(
-    `SELECT id, token_contract, pay_to_address, amount_wei::text AS amount_wei, status, transfer_id FROM orders WHERE id = $1 AND flow = 'SOL_DIRECT' FOR UPDATE`,
+export async function getSolanaOrder(q: Queryable, id: string): Promise<(LiveSolanaOrder & { transfer_id: number | null; expires_at: Date }) | undefined> {
+  const { rows } = await q.query<LiveSolanaOrder & { transfer_id: number | null; expires_at: Date }>(
+    `SELECT id, token_contract, pay_to_address, amount_wei::text AS amount_wei, status, transfer_id, expires_at FROM orders WHERE id = $1 AND flow = 'SOL_DIRECT' FOR UPDATE`,
     [id],
   );
   return rows[0];
 }
 
-export async function loadCursors(q: Queryable, chainId: number): Promise<Map<string, string>> {
-  const { rows } = await q.query<{ address: string; signature: string }>('SELECT address, signature FROM solana_cursors WHERE chain_id = $1', [chainId]);
-  return new Map(rows.map((r) => [r.address, r.signature]));
+/** Each followed address's reading position: its cursor and unfinished backlog walk (scan.ts catchUp). */
+export async function loadCursors(q: Queryable, chainId: number): Promise<Map<string, AddressCursor>> {
+  const { rows } = await q.query<{ address: string; signature: string | null; backlog: string[]; backlog_end: string | null }>(
+    'SELECT address, signature, backlog, backlog_end FROM solana_cursors WHERE chain_id = $1',
+    [chainId],
+  );
+  return new Map(rows.map((r) => [r.address, { until: r.signature ?? undefined, pages: r.backlog ?? [], end: r.backlog_end ?? undefined }]));
+}
+
+/** Saves the boundaries of an address's backlog walk (its cursor is left as it is). */
+export async function saveBacklog(q: Queryable, chainId: number, address: string, pages: readonly string[], end: string | undefined): Promise<void> {
+  await q.query(
+    `INSERT INTO solana_cursors (chain_id, address, signature, backlog, backlog_end) VALUES ($1, $2, NULL, $3::text[], $4)
+     ON CONFLICT (chain_id, address) DO UPDATE SET backlog = EXCLUDED.backlog, backlog_end = EXCLUDED.backlog_end, updated_at = now()`,
+    [chainId, address, pages, end ?? null],
+  );
 }
 
 export async function saveCursor(q: Queryable, chainId: number, address: string, signature: string): Promise<void> {
@@ -76,7 +90,8 @@ export async function saveCursor(q: Queryable, chainId: number, address: string,
 /**
  * Forgets the cursors of addresses no longer followed (paid or closed orders' reference keys) that
  * have not moved for a day: one row per order would otherwise stay forever. An address followed
- * again later simply pages its history from the start.
+ * again later simply pages its history from the start. An address with an unfinished backlog is
+ * still followed (the watcher reads it to the end), so it is in `followed`.
  */
 export async function pruneCursors(q: Queryable, chainId: number, followed: readonly string[]): Promise<number> {
   const { rows } = await q.query<{ n: number | string }>(

@@ -6,15 +6,19 @@
  *  3. follows the addresses of the orders awaiting payment: their reference keys while they are few
  *     (precise: only the orders' own transactions), the merchants' token accounts beyond
  *     `referenceLimit` (one address per merchant wallet and mint, however many orders are open); each
- *     address from its saved cursor (solana_cursors), paging back to it after downtime;
+ *     address from its saved cursor (solana_cursors) with scan.ts catchUp: a backlog larger than a
+ *     tick's pages is walked down across ticks and read oldest first, never skipped (an address
+ *     with an unfinished walk stays followed until it is read to the end);
  *  4. decodes each new confirmed transaction, attributes its transfers by reference (attribution.ts)
  *     and records each once (chain_transfers unique key: signature + instruction index); a match
  *     moves the order to PAYMENT_CONFIRMED (to INVOICED directly when the confirm level is
- *     `finalized`), through orders/transition.ts;
+ *     `finalized`), through orders/transition.ts; a transfer mined after the order's expires_at is
+ *     recorded `late` (attribution.ts recordedKind);
  *  5. asks getSignatureStatuses about the attributed payments not yet finalized and invoices the
  *     finalized ones;
  *  6. records the scan position (chain_cursors) so the expiry sweeper expires an order only once
- *     every payment confirmed before its expiry has been looked at.
+ *     every payment confirmed before its expiry has been looked at: only after a tick that caught
+ *     up with every followed address (not while a backlog is being read).
  * A transaction that never lands (dropped) never appears in step 3: its order simply stays open.
  */
 import { randomBytes } from 'node:crypto';
@@ -32,12 +36,12 @@ import { acquireLease, releaseLease } from '../evm/lease.ts';
 import { emitRecordedPayment } from '../evm/matching.ts';
 import { describeError } from '../evm/rpc.ts';
 import { tickBackoff } from '../evm/watcher.ts';
-import { attribute } from './attribution.ts';
+import { attribute, recordedKind } from './attribution.ts';
 import type { SolanaTransfer } from './decode.ts';
 import { orderIdOfReference, referenceOf } from './reference.ts';
 import * as repo from './repo.ts';
 import { createSolanaRpcClient, type SolanaRpc } from './rpc.ts';
-import { fetchTransfers, signaturesSince } from './scan.ts';
+import { catchUp, fetchTransfers } from './scan.ts';
 
 export interface SolanaWatcherOptions {
   chain: SolanaChainConfig;
@@ -47,6 +51,9 @@ export interface SolanaWatcherOptions {
   /** follow reference keys up to this many open orders, token accounts beyond (default 64) */
   referenceLimit?: number;
   leaseMs?: number;
+  /** getSignaturesForAddress page size (default 1000, the RPC's maximum) and calls per address per tick (default 20) */
+  pageSize?: number;
+  maxPages?: number;
   holderId?: string;
   log?: ChainLogger;
   onTick?: (chainId: number, r: SolanaTick, head: { number: bigint; timestamp: bigint } | undefined) => void;
@@ -55,7 +62,11 @@ export interface SolanaWatcherOptions {
 export type SolanaTick =
   | { kind: 'follower' }
   | { kind: 'error'; error: string }
-  | { kind: 'leader'; slot: bigint; followed: number; transfers: number; confirmed: number; invoiced: number };
+  /**
+   * `behind`: followed addresses not read to the head in this tick (a transaction not served yet, or
+   * a backlog); `backlog`: those of them whose pages ran out (the loop ticks again at once)
+   */
+  | { kind: 'leader'; slot: bigint; followed: number; transfers: number; confirmed: number; invoiced: number; behind: number; backlog: number };
 
 export class SolanaWatcher {
   readonly chain: SolanaChainConfig;
@@ -67,6 +78,8 @@ export class SolanaWatcher {
   private readonly holder: string;
   private readonly leaseMs: number;
   private readonly referenceLimit: number;
+  private readonly pageSize: number;
+  private readonly maxPages: number;
   private readonly log: ChainLogger;
   private genesisChecked = false;
   private ticks = 0;
@@ -82,6 +95,8 @@ export class SolanaWatcher {
     this.holder = opts.holderId ?? `w-${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
     this.leaseMs = opts.leaseMs ?? Math.max(5000, 3 * opts.chain.pollIntervalMs);
     this.referenceLimit = opts.referenceLimit ?? 64;
+    this.pageSize = opts.pageSize ?? 1000;
+    this.maxPages = opts.maxPages ?? 20;
     this.log = opts.log ?? createChainLogger('silent');
   }
 
@@ -120,25 +135,34 @@ export class SolanaWatcher {
         );
     const accounts = byReference ? new Set<string>() : new Set(addresses);
     const cursors = await repo.loadCursors(this.db, this.chain.chainId);
-    const out = { kind: 'leader' as const, slot, followed: addresses.length, transfers: 0, confirmed: 0, invoiced: 0 };
-    for (const address of addresses) {
-      const sigs = await signaturesSince(this.rpc, address, { until: cursors.get(address), commitment: confirm, maxPages: 20 });
-      for (const s of sigs) {
-        const transfers = s.err === null ? await fetchTransfers(this.rpc, s.signature, confirm) : [];
-        if (transfers === undefined) break; // listed but not served yet at this level: next tick
-        const moved = await this.db.transaction(async (tx) => {
-          let n = 0;
-          for (const t of transfers) n += await this.record(tx, t, accounts, startedAt);
-          await repo.saveCursor(tx, this.chain.chainId, address, s.signature);
-          return n;
-        });
-        out.transfers += transfers.length;
-        out.confirmed += moved;
-      }
+    // An address whose backlog walk is unfinished is read to its end, followed or not any more.
+    const followed = [...new Set([...addresses, ...[...cursors].filter(([, c]) => c.pages.length > 0).map(([a]) => a)])];
+    const out = { kind: 'leader' as const, slot, followed: followed.length, transfers: 0, confirmed: 0, invoiced: 0, behind: 0, backlog: 0 };
+    const chainId = this.chain.chainId;
+    for (const address of followed) {
+      const read = await catchUp(this.rpc, address, cursors.get(address) ?? { until: undefined, pages: [] }, { commitment: confirm, pageSize: this.pageSize, maxPages: this.maxPages }, {
+        savePages: (pages, end) => repo.saveBacklog(this.db, chainId, address, pages, end),
+        process: async (s) => {
+          const transfers = s.err === null ? await fetchTransfers(this.rpc, s.signature, confirm) : [];
+          if (transfers === undefined) return false; // listed but not served yet at this level: next tick
+          const moved = await this.db.transaction(async (tx) => {
+            let n = 0;
+            for (const t of transfers) n += await this.record(tx, t, accounts, startedAt);
+            await repo.saveCursor(tx, chainId, address, s.signature);
+            return n;
+          });
+          out.transfers += transfers.length;
+          out.confirmed += moved;
+          return true;
+        },
+      });
+      if (read !== 'done') out.behind++;
+      if (read === 'more') out.backlog++;
     }
     out.invoiced = await this.finalityPass(startedAt);
-    if (++this.ticks % 600 === 1) await repo.pruneCursors(this.db, this.chain.chainId, addresses);
-    await repo.saveScanPosition(this.db, this.chain.chainId, slot, startedAt, this.chain.genesisHash);
+    if (++this.ticks % 600 === 1) await repo.pruneCursors(this.db, chainId, followed);
+    // A payment may still be unread in a backlog: the sweeper must not expire its order yet.
+    if (out.behind === 0) await repo.saveScanPosition(this.db, chainId, slot, startedAt, this.chain.genesisHash);
     return out;
   }
 
@@ -175,8 +199,8 @@ export class SolanaWatcher {
       this.log.info('solana transfer not attributed', { chain_id: this.chain.chainId, order_id: o.id, reason: a.kind });
       return 0;
     }
-    const awaiting = o.status === 'CHECKOUT_VERIFIED' && o.transfer_id === null;
-    const matchStatus = a.kind === 'underpaid' ? 'underpaid' : awaiting ? 'matched' : o.status === 'EXPIRED' || o.status === 'CANCELLED' ? 'late' : 'duplicate';
+    // Mined after expires_at (before the sweeper ran) is late, as on EVM: it never pays the order.
+    const matchStatus = recordedKind(a.kind, o, t.blockTime);
     const id = await repo.insertTransfer(tx, { ...base, matchStatus, orderId: o.id });
     if (id === undefined) return 0; // already recorded: nothing happens twice
     if (matchStatus !== 'matched') {
@@ -236,7 +260,7 @@ export class SolanaWatcher {
   }
 }
 
-/** The watcher loop: every poll interval, at once again never (Solana pages are bounded per tick), backoff after errors. */
+/** The watcher loop: every poll interval, at once again while a backlog is being read (pages are bounded per tick), backoff after errors. */
 export function runSolanaWatcher(w: SolanaWatcher): Worker {
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -254,7 +278,7 @@ export function runSolanaWatcher(w: SolanaWatcher): Worker {
     while (!stopped) {
       const r = await w.tick();
       w.onTick?.(w.chain.chainId, r, w.lastHead);
-      const delay = r.kind === 'error' ? tickBackoff(++failures, pollMs) : ((failures = 0), pollMs);
+      const delay = r.kind === 'error' ? tickBackoff(++failures, pollMs) : ((failures = 0), r.kind === 'leader' && r.backlog > 0 ? 0 : pollMs);
       if (!stopped) await sleep(delay);
     }
   })();

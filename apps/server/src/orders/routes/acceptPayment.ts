@@ -18,7 +18,7 @@ export const acceptOrderPayment = defineRoute({
   params: OrderIdParams,
   body: Type.Object(
     {
-      tx_hash: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'the recorded transfer to accept; required when several are recorded' })),
+      tx_hash: Type.Optional(Type.String({ pattern: '^(0x[0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{64,88})$', description: 'the recorded transfer to accept (EVM transaction hash, or Solana signature in base58); required when several are recorded' })),
       log_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'log index of the transfer, with tx_hash when one transaction holds several' })),
     },
     { additionalProperties: false, description: 'empty object (or no body) when exactly one payment can be accepted' },
@@ -35,7 +35,10 @@ export const acceptOrderPayment = defineRoute({
       case 'ambiguous':
         throw new AppError('invalid_request', `${out.count} recorded payments could be accepted; name one with tx_hash (and log_index)`, 'tx_hash');
       case 'not_final':
-        throw new AppError('payment_not_final', `the payment has ${out.confirmations} of the ${out.needed} confirmations it needs to be final; accept it then`);
+        throw new AppError(
+          'payment_not_final',
+          out.level ? `the payment's transaction is not ${out.level} yet; accept it once it is` : `the payment has ${out.confirmations} of the ${out.needed} confirmations it needs to be final; accept it then`,
+        );
       case 'fee_short':
         throw new AppError('insufficient_fee_balance', 'the fee balance cannot cover the fee of this order again (it was released when the order closed); top up first');
       case 'accepted': {
