@@ -110,7 +110,7 @@ export async function pruneCursors(q: Queryable, chainId: number, followed: read
  */
 export async function insertTransfer(
   q: Queryable,
-  t: { chainId: number; mint: string; signature: string; instructionIndex: number; slot: bigint; blockTime: Date | null; from: string; to: string; amount: bigint; matchStatus: 'matched' | 'underpaid' | 'late' | 'duplicate' | 'unmatched'; orderId: string | null },
+  t: { chainId: number; mint: string; signature: string; instructionIndex: number; slot: bigint; blockTime: Date | null; from: string; to: string; amount: bigint; matchStatus: 'matched' | 'underpaid' | 'late' | 'duplicate' | 'unmatched' | 'claimed'; orderId: string | null },
 ): Promise<number | undefined> {
   const { rows } = await q.query<{ id: number | string }>(
     `INSERT INTO chain_transfers (chain_id, token_contract, tx_hash, log_index, block_number, block_hash, block_timestamp, from_address, to_address, amount_wei, match_status, order_id)

@@ -28,6 +28,7 @@ import { findAssociatedTokenPda } from '@solana-program/token';
 import { systemClock, type Clock } from '../../clock.ts';
 import type { SolanaChainConfig } from '../../config/schema.ts';
 import type { Database, Queryable } from '../../db/database.ts';
+import { claimForOrder, claimHolder } from '../../orders/claims.ts';
 import * as orders from '../../orders/repo.ts';
 import { transitionOrder } from '../../orders/transition.ts';
 import type { Worker } from '../../workers.ts';
@@ -183,11 +184,21 @@ export class SolanaWatcher {
    * Records one transfer and applies its consequence inside the caller's transaction; returns 1
    * when it moved an order. A transfer carrying none of our references is recorded only when it
    * lands in a followed token account (unmatched: never attributed by amount or sender).
+   * One transfer, one purpose (orders/claims.ts, key: chain, signature, instruction index): a
+   * transfer attributed to an order is claimed for it in this transaction; one another purpose
+   * holds (e.g. a DELEGATE settlement the gateway sent, claimed whole before it was sent) is
+   * recorded as `claimed`: seen, never an order's payment, no event.
    */
   private async record(tx: Queryable, t: SolanaTransfer, accounts: Set<string>, now: Date): Promise<number> {
     const base = { chainId: this.chain.chainId, mint: t.mint, signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime === null ? null : new Date(Number(t.blockTime) * 1000), from: t.authority, to: t.destination, amount: t.received ?? t.amount };
     const orderId = t.references.map(orderIdOfReference).find((id) => id !== undefined);
     const o = orderId ? await repo.getSolanaOrder(tx, orderId) : undefined;
+    const key = { chainId: this.chain.chainId, txRef: t.signature, index: t.instructionIndex };
+    const held = await claimHolder(tx, key);
+    if (held && !(held.purpose === 'order' && held.index === t.instructionIndex && held.purposeId === o?.id)) {
+      if (o || accounts.has(t.destination)) await repo.insertTransfer(tx, { ...base, matchStatus: 'claimed', orderId: null });
+      return 0;
+    }
     if (!o) {
       if (accounts.has(t.destination)) await repo.insertTransfer(tx, { ...base, matchStatus: 'unmatched', orderId: null });
       return 0;
@@ -201,6 +212,10 @@ export class SolanaWatcher {
     }
     // Mined after expires_at (before the sweeper ran) is late, as on EVM: it never pays the order.
     const matchStatus = recordedKind(a.kind, o, t.blockTime);
+    if ((await claimForOrder(tx, key, { orderId: o.id, amountWei: base.amount, payer: t.authority })) !== 'claimed') {
+      await repo.insertTransfer(tx, { ...base, matchStatus: 'claimed', orderId: null });
+      return 0;
+    }
     const id = await repo.insertTransfer(tx, { ...base, matchStatus, orderId: o.id });
     if (id === undefined) return 0; // already recorded: nothing happens twice
     if (matchStatus !== 'matched') {
