@@ -98,10 +98,10 @@ export const ERROR_CATALOG = {
   challenge_expired: { status: 401, description: 'The machine-payment challenge expired.' },
   challenge_already_consumed: { status: 401, description: 'The machine-payment challenge was already used.' },
   payer_mismatch: { status: 401, description: 'The payer does not match the challenge.' },
-  payer_proof_required: { status: 401, description: 'The challenge names no payer, and the credential does not prove control of the paying address (a `hash` credential without `payload.signature`, or the JSON verify of such a challenge).' },
+  payer_proof_required: { status: 401, description: 'The challenge names no payer and the credential does not prove control of the paying address.' },
   payer_proof_invalid: { status: 401, description: "The credential's `payload.signature` is not the `source` address's EIP-712 proof over this challenge." },
   invalid_mac: { status: 401, description: 'The challenge MAC does not verify.' },
-  tx_already_claimed: { status: 409, description: 'The transaction already paid another challenge.' },
+  tx_already_claimed: { status: 409, description: 'The transfer is spent: claimed by another challenge, an order or a settlement, or a live order outranks it.' },
 
   // Server side
   internal_error: { status: 500, description: 'An unexpected server error; report the `request_id`.' },

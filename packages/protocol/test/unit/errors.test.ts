@@ -111,6 +111,9 @@ const ADDED: Record<string, number> = {
   refund_exceeds_payment: 400,
   card_hold_not_found: 409,
   invalid_processor_signature: 400,
+  // machine payments: payer proof on open challenges (docs/machine-payments.md)
+  payer_proof_required: 401,
+  payer_proof_invalid: 401,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {
