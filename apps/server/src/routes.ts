@@ -110,6 +110,9 @@ import { portalInvite } from './portal/routes/invite.ts';
 import { portalDisableUser } from './portal/routes/disableUser.ts';
 import { portalExportOrders } from './portal/routes/exportOrders.ts';
 import { portalExportPayments } from './portal/routes/exportPayments.ts';
+import { portalChangePassword } from './portal/routes/changePassword.ts';
+import { portalLogoutEverywhere } from './portal/routes/logoutEverywhere.ts';
+import { portalRevokeInvitation } from './portal/routes/revokeInvitation.ts';
 
 /**
  * Every HTTP route of Tollgate, in one readable list. A new capability adds its folder and its
@@ -219,6 +222,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalAcceptInvitation,
   portalGetSession,
   portalLogout,
+  portalLogoutEverywhere,
+  portalChangePassword,
   portalListMerchants,
   portalSelectMerchant,
   portalGetOverview,
@@ -243,6 +248,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalListTeam,
   portalInvite,
   portalDisableUser,
+  portalRevokeInvitation,
   portalExportOrders,
   portalExportPayments,
 ];

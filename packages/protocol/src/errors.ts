@@ -145,6 +145,8 @@ export const ERROR_CATALOG = {
   csrf_token_invalid: { status: 403, description: 'An unsafe portal request without the session\'s `X-CSRF-Token` header, or with a wrong one.' },
   invitation_not_usable: { status: 410, description: 'The invitation link is unknown, expired or already used; ask the owner for a new one.' },
   portal_user_exists: { status: 409, description: 'A portal user with this email already exists.' },
+  auth_busy: { status: 429, description: 'The server is checking as many passwords as it allows at once; retry after the `Retry-After` header (a second).' },
+  password_incorrect: { status: 403, description: 'The current password given to change the password is wrong (counted like a failed sign-in).' },
   // Card rail (docs/card-payments.md)
   card_processor_unavailable: { status: 503, description: 'No card processor is configured, or the processor could not be reached; retry later.' },
   card_payment_active: { status: 409, description: 'A crypto payment is live for this checkout session, so a card payment cannot start (or the reverse).' },

@@ -53,3 +53,16 @@ export function dummyHash(): Promise<string> {
 /** Passwords are 12 to 256 characters (NIST SP 800-63B: length, no composition rules). */
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 256;
+
+/**
+ * Why a new password is refused, or undefined when it is acceptable: 12 to 256 characters, and not
+ * only whitespace (twelve spaces pass a length rule and are the first thing a guesser tries).
+ * Checked by every path that sets a password, whatever schema the route has.
+ */
+export function passwordProblem(password: string): string | undefined {
+  const n = [...password].length;
+  if (n < PASSWORD_MIN || n > PASSWORD_MAX) return `a password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`;
+  // Whitespace, and the invisible format and control characters (U+200B, U+FEFF…), are not enough.
+  if (!/[^\s\p{Cf}\p{Cc}]/u.test(password)) return 'a password cannot be only spaces or invisible characters';
+  return undefined;
+}

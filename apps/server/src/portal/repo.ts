@@ -1,4 +1,4 @@
-// SQL of portal accounts: users, sessions, invitations, sign-in throttling (migration 0012).
+// SQL of portal accounts: users, sessions, invitations, sign-in throttling (migrations 0011, 0018).
 import type { Queryable } from '../db/database.ts';
 
 export type UserRole = 'owner' | 'developer' | 'viewer';
@@ -22,6 +22,8 @@ export interface SessionRow {
   csrf_token: string;
   created_at: Date;
   expires_at: Date;
+  /** operator sessions: fingerprint of the ADMIN_TOKEN they signed in with (auth.ts) */
+  operator_key_fp: string | null;
   email: string | null;
   merchant_name: string | null;
 }
@@ -41,6 +43,16 @@ export async function setPasswordHash(q: Queryable, email: string, passwordHash:
   return rowCount === 1;
 }
 
+export async function setPasswordHashById(q: Queryable, userId: string, passwordHash: string): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE portal_users SET password_hash = $2 WHERE id = $1 AND disabled_at IS NULL', [userId, passwordHash]);
+  return rowCount === 1;
+}
+
+export async function findUserById(q: Queryable, userId: string): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>('SELECT * FROM portal_users WHERE id = $1', [userId]);
+  return rows[0];
+}
+
 export async function findUserByEmail(q: Queryable, email: string): Promise<UserRow | undefined> {
   const { rows } = await q.query<UserRow>('SELECT * FROM portal_users WHERE email = $1', [email]);
   return rows[0];
@@ -51,33 +63,55 @@ export async function listUsers(q: Queryable, merchantId: string): Promise<UserR
   return rows;
 }
 
-/** Disables a user of this merchant and ends its sessions; false when there is no such user. */
+/**
+ * Disables a user of this merchant, ends its sessions and revokes the invitations it sent and
+ * nobody used yet (an owner's pending invitation would otherwise still create an owner after the
+ * owner is gone); false when there is no such user.
+ */
 export async function disableUser(q: Queryable, merchantId: string, userId: string, now: Date): Promise<boolean> {
   const { rowCount } = await q.query('UPDATE portal_users SET disabled_at = coalesce(disabled_at, $3) WHERE id = $1 AND merchant_id = $2', [userId, merchantId, now]);
   if (rowCount !== 1) return false;
   await q.query('DELETE FROM portal_sessions WHERE user_id = $1', [userId]);
+  await q.query('DELETE FROM portal_invitations WHERE invited_by = $1 AND merchant_id = $2 AND used_at IS NULL', [userId, merchantId]);
   return true;
 }
 
-export async function insertSession(q: Queryable, s: { idHash: string; userId: string | null; merchantId: string | null; role: SessionRole; csrfToken: string; now: Date; expiresAt: Date }): Promise<void> {
+export async function insertSession(
+  q: Queryable,
+  s: { idHash: string; userId: string | null; merchantId: string | null; role: SessionRole; csrfToken: string; now: Date; expiresAt: Date; operatorKeyFp?: string | undefined },
+): Promise<void> {
   await q.query(
-    `INSERT INTO portal_sessions (id_hash, user_id, merchant_id, role, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [s.idHash, s.userId, s.merchantId, s.role, s.csrfToken, s.now, s.expiresAt],
+    `INSERT INTO portal_sessions (id_hash, user_id, merchant_id, role, csrf_token, created_at, expires_at, operator_key_fp) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [s.idHash, s.userId, s.merchantId, s.role, s.csrfToken, s.now, s.expiresAt, s.operatorKeyFp ?? null],
   );
+}
+
+/** Ends every session of a user but `keep` (a session id hash); returns how many ended. */
+export async function deleteUserSessions(q: Queryable, userId: string, keep?: string): Promise<number> {
+  const { rowCount } = await q.query('DELETE FROM portal_sessions WHERE user_id = $1 AND id_hash <> $2', [userId, keep ?? '']);
+  return rowCount;
+}
+
+/** Ends every operator session; returns how many ended. */
+export async function deleteOperatorSessions(q: Queryable): Promise<number> {
+  const { rowCount } = await q.query("DELETE FROM portal_sessions WHERE role = 'operator'");
+  return rowCount;
 }
 
 /**
  * A live session with its user's email and its merchant's name. A disabled user's sessions were
- * deleted, and the join refuses them anyway.
+ * deleted, and the join refuses them anyway. An operator session lives only while it carries
+ * `operatorKeyFp`, the fingerprint of the current ADMIN_TOKEN (none: no operator session lives).
  */
-export async function findSession(q: Queryable, idHash: string, now: Date): Promise<SessionRow | undefined> {
+export async function findSession(q: Queryable, idHash: string, now: Date, operatorKeyFp: string | null): Promise<SessionRow | undefined> {
   const { rows } = await q.query<SessionRow>(
     `SELECT s.*, u.email, m.name AS merchant_name
        FROM portal_sessions s
        LEFT JOIN portal_users u ON u.id = s.user_id
        LEFT JOIN merchants m ON m.id = s.merchant_id
-      WHERE s.id_hash = $1 AND s.expires_at > $2 AND (s.user_id IS NULL OR u.disabled_at IS NULL)`,
-    [idHash, now],
+      WHERE s.id_hash = $1 AND s.expires_at > $2 AND (s.user_id IS NULL OR u.disabled_at IS NULL)
+        AND (s.role <> 'operator' OR s.operator_key_fp = $3)`,
+    [idHash, now, operatorKeyFp],
     { name: 'portal_find_session' },
   );
   return rows[0];
@@ -108,41 +142,64 @@ export async function insertInvitation(q: Queryable, i: { tokenHash: string; mer
   );
 }
 
-/** Marks an unused, unexpired invitation used and returns it; undefined otherwise (single use). */
+// An invitation is usable while unused, unexpired, and its sender (if a user) is not disabled:
+// invitations a disabled user sent are deleted when it is disabled, and this guards the ones of
+// users disabled before that rule existed.
+const USABLE = `used_at IS NULL AND expires_at > $2
+  AND NOT EXISTS (SELECT 1 FROM portal_users iu WHERE iu.id = portal_invitations.invited_by AND iu.disabled_at IS NOT NULL)`;
+
+/** A usable invitation, without using it (checked before any password is hashed). */
+export async function findUsableInvitation(q: Queryable, tokenHash: string, now: Date): Promise<{ merchant_id: string; email: string; role: UserRole } | undefined> {
+  const { rows } = await q.query<{ merchant_id: string; email: string; role: UserRole }>(`SELECT merchant_id, email, role FROM portal_invitations WHERE token_hash = $1 AND ${USABLE}`, [tokenHash, now]);
+  return rows[0];
+}
+
+/** Marks a usable invitation used and returns it; undefined otherwise (single use). */
 export async function consumeInvitation(q: Queryable, tokenHash: string, now: Date): Promise<{ merchant_id: string; email: string; role: UserRole } | undefined> {
   const { rows } = await q.query<{ merchant_id: string; email: string; role: UserRole }>(
-    `UPDATE portal_invitations SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING merchant_id, email, role`,
+    `UPDATE portal_invitations SET used_at = $2 WHERE token_hash = $1 AND ${USABLE} RETURNING merchant_id, email, role`,
     [tokenHash, now],
   );
   return rows[0];
 }
 
+/** Revokes (deletes) the unused invitations of this merchant for `email`; returns how many. */
+export async function revokeInvitations(q: Queryable, merchantId: string, email: string): Promise<number> {
+  const { rowCount } = await q.query('DELETE FROM portal_invitations WHERE merchant_id = $1 AND email = $2 AND used_at IS NULL', [merchantId, email]);
+  return rowCount;
+}
+
 export async function listOpenInvitations(q: Queryable, merchantId: string, now: Date): Promise<{ email: string; role: UserRole; created_at: Date; expires_at: Date }[]> {
   const { rows } = await q.query<{ email: string; role: UserRole; created_at: Date; expires_at: Date }>(
-    'SELECT email, role, created_at, expires_at FROM portal_invitations WHERE merchant_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at',
+    `SELECT email, role, created_at, expires_at FROM portal_invitations WHERE merchant_id = $1 AND ${USABLE} ORDER BY created_at`,
     [merchantId, now],
   );
   return rows;
 }
 
-/** Failures counted for `key` in the window that contains `now` (0 when the window has passed). */
-export async function loginFailures(q: Queryable, keys: string[], now: Date, windowSeconds: number): Promise<Map<string, { failures: number; windowStart: Date }>> {
+/**
+ * Counts one attempt for each key, in one statement, BEFORE the credential is checked, and returns
+ * each key's count including this attempt; a key whose window has passed starts a new window.
+ * Reading the count, checking, then recording let every concurrent guess see the same count (59
+ * guesses were checked against a limit of 5): here the row lock of the upsert orders them, and
+ * the 6th concurrent guess already sees 6. Keys are locked in sorted order (no deadlock between
+ * two sign-ins sharing one key).
+ */
+export async function countAttempt(q: Queryable, keys: string[], now: Date, windowSeconds: number): Promise<Map<string, { failures: number; windowStart: Date }>> {
   const { rows } = await q.query<{ key: string; failures: number; window_start: Date }>(
-    `SELECT key, failures, window_start FROM portal_login_failures WHERE key = ANY($1::text[]) AND window_start > $2`,
-    [keys, new Date(now.getTime() - windowSeconds * 1000)],
+    `INSERT INTO portal_login_failures (key, failures, window_start) SELECT k, 1, $2 FROM unnest($1::text[]) AS k ORDER BY k
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN portal_login_failures.window_start > $3 THEN portal_login_failures.failures + 1 ELSE 1 END,
+       window_start = CASE WHEN portal_login_failures.window_start > $3 THEN portal_login_failures.window_start ELSE $2 END
+     RETURNING key, failures, window_start`,
+    [[...keys].sort(), now, new Date(now.getTime() - windowSeconds * 1000)],
   );
   return new Map(rows.map((r) => [r.key, { failures: r.failures, windowStart: r.window_start }]));
 }
 
-/** Counts one failure for each key; a key whose window has passed starts a new window. */
-export async function recordLoginFailure(q: Queryable, keys: string[], now: Date, windowSeconds: number): Promise<void> {
-  await q.query(
-    `INSERT INTO portal_login_failures (key, failures, window_start) SELECT k, 1, $2 FROM unnest($1::text[]) AS k
-     ON CONFLICT (key) DO UPDATE SET
-       failures = CASE WHEN portal_login_failures.window_start > $3 THEN portal_login_failures.failures + 1 ELSE 1 END,
-       window_start = CASE WHEN portal_login_failures.window_start > $3 THEN portal_login_failures.window_start ELSE $2 END`,
-    [keys, now, new Date(now.getTime() - windowSeconds * 1000)],
-  );
+/** Takes back an attempt counted by countAttempt that turned out not to be a failure. */
+export async function uncountAttempt(q: Queryable, keys: string[]): Promise<void> {
+  await q.query('UPDATE portal_login_failures SET failures = failures - 1 WHERE key = ANY($1::text[]) AND failures > 0', [keys]);
 }
 
 export async function clearLoginFailures(q: Queryable, key: string): Promise<void> {

@@ -17,10 +17,17 @@ export function encodeCursor(r: { created_us: string; id: string }): string {
   return Buffer.from(`${r.created_us}.${r.id}`, 'utf8').toString('base64url');
 }
 
+/** Microseconds of 10000-01-01: no order time is later, and PostgreSQL computes with it safely. */
+const MAX_CURSOR_US = 253_402_300_800_000_000n;
+
 export function decodeCursor(c: string): { createdUs: string; id: string } | undefined {
   const s = Buffer.from(c, 'base64url').toString('utf8');
   const m = /^(-?[0-9]{1,19})\.([A-Za-z0-9_]{1,64})$/.exec(s);
-  return m ? { createdUs: m[1]!, id: m[2]! } : undefined;
+  if (!m) return undefined;
+  // A 19-digit time overflows bigint (or the timestamp range) in SQL: a 500 before this bound.
+  const us = BigInt(m[1]!);
+  if (us < -MAX_CURSOR_US || us > MAX_CURSOR_US) return undefined;
+  return { createdUs: us.toString(), id: m[2]! };
 }
 
 export async function listOrders(deps: AppDeps, merchantId: string, f: repo.OrderListFilter): Promise<{ orders: repo.OrderListRow[]; next: string | null }> {

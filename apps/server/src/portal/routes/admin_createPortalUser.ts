@@ -21,6 +21,7 @@ export const adminCreatePortalUser = defineRoute({
     const role = req.body.role ?? 'owner';
     const out = await portalAuth(deps).createUser({ merchantId: req.params.merchant_id, email: req.body.email, password, role });
     if (out.kind === 'merchant_not_found') throw new AppError('merchant_not_found', `merchant ${req.params.merchant_id} not found`, 'merchant_id');
+    if (out.kind === 'password_invalid') throw new AppError('invalid_request', out.reason, 'password');
     if (out.kind === 'exists') throw new AppError('portal_user_exists', 'a portal user with this email already exists', 'email');
     reply.status(201).header('cache-control', 'no-store');
     return { user_id: out.userId, email: req.body.email.trim().toLowerCase(), role, password };

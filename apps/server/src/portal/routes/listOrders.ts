@@ -36,6 +36,8 @@ export const portalListOrders = defineRoute({
     const from = parseDay(q.from);
     const to = parseDay(q.to);
     if ((q.from && !from) || (q.to && !to)) throw new AppError('invalid_request', 'from/to must be dates such as 2026-01-31', q.from && !from ? 'from' : 'to');
+    // chain ids are 32-bit in the database: a larger one matches nothing (and must not reach SQL).
+    if (q.chain_id && Number(q.chain_id) > 2_147_483_647) return { orders: [], next: null };
     const limit = Math.min(Math.max(Number(q.limit ?? 25), 1), MAX_LIMIT);
     const page = await listOrders(deps, merchantOf(req.portal), {
       search: q.q, status: q.status, flow: q.flow, chainId: q.chain_id ? Number(q.chain_id) : undefined, token: q.token, from, to, after, limit,

@@ -8,12 +8,25 @@ import type { AppDeps } from '../../deps.ts';
 import type { FastifyReply } from 'fastify';
 import { Email, SessionSchema, sessionView } from './views.ts';
 
+/** 429 auth_busy: the process hashes as much as it allows (portal/hashgate.ts); retry in a second. */
+export function busy(reply: FastifyReply): AppError {
+  reply.header('retry-after', '1');
+  return new AppError('auth_busy', 'too many passwords are being checked right now; retry in a second');
+}
+
+/** 429 rate_limited with Retry-After: too many failed attempts from this account or address. */
+export function throttled(reply: FastifyReply, seconds: number): AppError {
+  reply.header('retry-after', String(seconds));
+  return new AppError('rate_limited', `too many failed attempts; retry in ${seconds} s`);
+}
+
 /** Maps a sign-in outcome: the cookie and the session view, or the refusal. Shared by the sign-in routes. */
 export async function answerLogin(out: LoginOutcome | { kind: 'disabled' }, reply: FastifyReply, deps: AppDeps) {
   switch (out.kind) {
     case 'throttled':
-      reply.header('retry-after', String(out.retryAfterSeconds));
-      throw new AppError('rate_limited', `too many failed sign-ins; retry in ${out.retryAfterSeconds} s`);
+      throw throttled(reply, out.retryAfterSeconds);
+    case 'busy':
+      throw busy(reply);
     case 'failed':
       throw new AppError('login_failed', 'wrong email or password');
     case 'disabled':
@@ -31,7 +44,7 @@ export const portalLogin = defineRoute({
   method: 'POST',
   url: '/portal/api/login',
   auth: 'public',
-  summary: 'Portal sign-in with email and password: sets the session cookie (a new session id every time) and returns the CSRF token; throttled per account and per address',
+  summary: 'Portal sign-in with email and password: sets the session cookie (a new session id every time) and returns the CSRF token; throttled per account and per address (attempts counted before the password is checked); 429 auth_busy when the server is hashing as much as it allows',
   tags: ['portal'],
   body: Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false }),
   response: { 200: SessionSchema },

@@ -60,9 +60,23 @@ export function orderRowView(r: OrderListRow) {
   };
 }
 
-/** A date query value → Date; 'YYYY-MM-DD' is UTC midnight. undefined when absent. */
+/** The earliest and latest times a date filter means: no order is older or newer. */
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * A date query value → Date; 'YYYY-MM-DD' is UTC midnight. undefined when absent or not a real
+ * date (2026-02-31 is refused, not rolled over to March). Years before 1970 or after 9999 are
+ * clamped there: `from=0000-01-01` means "from the start" (year 0 used to reach SQL, which has no
+ * year 0, as a 500), and no order lies outside.
+ */
 export function parseDay(v: string | undefined): Date | undefined {
   if (!v) return undefined;
   const d = new Date(v.length === 10 ? `${v}T00:00:00Z` : v);
-  return Number.isNaN(d.getTime()) ? undefined : d;
+  if (Number.isNaN(d.getTime())) return undefined;
+  const [y, m, day] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const check = new Date(0);
+  check.setUTCFullYear(y, m - 1, day);
+  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== m - 1 || check.getUTCDate() !== day) return undefined;
+  return new Date(Math.min(Math.max(d.getTime(), EARLIEST), LATEST));
 }

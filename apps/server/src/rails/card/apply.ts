@@ -15,7 +15,7 @@ import { mayMove, mayMoveDispute, withHold, withoutHold, type DisputeStatus, typ
  * dispute was lost, is recorded as `stale` and changes nothing.
  */
 export interface Applied {
-  outcome: 'processing' | 'declined' | 'succeeded' | 'duplicate_charge' | 'refunded' | 'refund_failed' | 'dispute' | 'stale' | 'duplicate' | 'unknown_order' | 'ignored';
+  outcome: 'processing' | 'declined' | 'succeeded' | 'duplicate_charge' | 'refunded' | 'refund_failed' | 'dispute' | 'stale' | 'duplicate' | 'unknown_order' | 'reference_conflict' | 'ignored';
   orderId?: string | undefined;
 }
 
@@ -55,6 +55,11 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
       }
       // The reference becomes the one that succeeded: a processor may start with a hosted-page
       // session id (Stripe Checkout cs_…) and report the payment under its PaymentIntent (pi_…).
+      // A reference that already belongs to another order cannot be this order's: recorded as
+      // `reference_conflict` (the event row keeps it for the operator), nothing changes, and the
+      // processor gets its 200 (a unique-index 500 here was retried by the processor forever).
+      const owner = await repo.orderIdByReference(tx, processor, ev.paymentReference);
+      if (owner !== undefined && owner !== orderId) return done('reference_conflict');
       await repo.updateCardPayment(tx, orderId, { state: 'succeeded', charges: 1, charge_id: ev.chargeId ?? null, decline_code: null, payment_reference: ev.paymentReference });
       if (live(o)) {
         const conflict = (ev.amountMinor !== undefined && ev.amountMinor !== BigInt(o.amount_wei)) || (ev.currency !== undefined && ev.currency.toUpperCase() !== o.fiat_currency);

@@ -124,6 +124,8 @@ export class CardService {
     if (!p?.parseNotification || p.name.toLowerCase() !== processor.toLowerCase()) return { kind: 'not_found' };
     const parsed = p.parseNotification(rawBody, headers, this.deps.clock.now());
     if (!parsed.ok) return { kind: 'invalid', reason: parsed.reason };
+    const bad = parsed.events.map(unstorable).find((x) => x !== undefined);
+    if (bad) return { kind: 'invalid', reason: bad };
     const applied = await this.applyEvents(p.name, parsed.events);
     return { kind: 'applied', outcomes: applied.map((a) => a.outcome) };
   }
@@ -291,3 +293,17 @@ export class CardService {
 }
 
 export { opaqueAddress, toMinor } from './start.ts';
+
+/**
+ * Why a parsed event cannot be stored, or undefined: a U+0000 in any text (PostgreSQL text cannot
+ * hold it: the insert would fail as a 500 the processor retries forever) or an id longer than any
+ * processor's (bounded rows). A correctly signed event from a real processor never has either.
+ */
+function unstorable(ev: CardEvent): string | undefined {
+  for (const [k, v] of Object.entries(ev)) {
+    if (typeof v !== 'string') continue;
+    if (v.includes('\u0000')) return `${k} contains U+0000`;
+    if (v.length > 255) return `${k} is longer than 255 characters`;
+  }
+  return undefined;
+}
