@@ -1,6 +1,7 @@
 // The one place a request's client address is derived. Every per-address limit keys on it: the
 // rate-limit classes of the public routes (checkout, quick-pay, x402, machine payments; app.ts)
-// and portal sign-in throttling (portal/routes/public_login.ts, public_operatorLogin.ts).
+// and portal sign-in throttling and password hashing (portal/routes/public_login.ts,
+// public_operatorLogin.ts, public_acceptInvitation.ts, changePassword.ts).
 import type { FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { TrustProxy } from '../config/trust-proxy.ts';

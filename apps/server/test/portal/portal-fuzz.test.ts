@@ -44,7 +44,19 @@ const cursorArb = fc.oneof(
   fc.string({ maxLength: 60 }),
 );
 const textArb = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.constantFrom('%', '_', '\\', "'; --", '0x' + 'a'.repeat(64), '0x' + 'F'.repeat(40), ' '.repeat(5)));
-const valueArb = fc.oneof(dateArb, digitsArb, cursorArb, textArb, fc.constantFrom('', 'PAYMENT_CONFIRMED', 'DIRECT', 'USDC', '0', '100', '999'));
+// Boundary values of each type, drawn more often: the range ends where SQL types overflow.
+const edgeArb = fc.constantFrom(
+  '0000-01-01', '0000-01-01T00:00:00Z', '9999-12-31', '1900-02-29', '999999999999', '2147483648', '9223372036854775808', '-1',
+  b64('9999999999999999999.ord_x'), b64('-9999999999999999999.ord_x'), b64('9223372036854775807.ord_x'), b64('0.x'),
+);
+const valueArb = fc.oneof(
+  { arbitrary: edgeArb, weight: 3 },
+  { arbitrary: dateArb, weight: 2 },
+  { arbitrary: digitsArb, weight: 1 },
+  { arbitrary: cursorArb, weight: 2 },
+  { arbitrary: textArb, weight: 1 },
+  { arbitrary: fc.constantFrom('', 'PAYMENT_CONFIRMED', 'DIRECT', 'USDC', '0', '100', '999'), weight: 1 },
+);
 
 for (const backend of backends()) {
   describe(`portal queries and card notifications under hostile input (${backend})`, () => {
@@ -86,7 +98,11 @@ for (const backend of backends()) {
       const t0 = performance.now();
       for (const route of QUERY_ROUTES) {
         const keys = Object.keys((route.querystring as { properties: Record<string, unknown> }).properties);
-        const queryArb = fc.dictionary(fc.oneof({ arbitrary: fc.constantFrom(...keys), weight: 9 }, { arbitrary: fc.string({ maxLength: 8 }), weight: 1 }), valueArb, { maxKeys: keys.length + 1 });
+        // One or two parameters at a time: with more, one invalid value (refused by the schema)
+        // would hide what another one does to the handler.
+        const queryArb = fc
+          .uniqueArray(fc.oneof({ arbitrary: fc.constantFrom(...keys), weight: 9 }, { arbitrary: fc.string({ maxLength: 8 }), weight: 1 }), { maxLength: 2 })
+          .chain((ks) => fc.tuple(...ks.map(() => valueArb)).map((vs) => Object.fromEntries(ks.map((k, i) => [k, vs[i]!]))));
         await fc.assert(
           fc.asyncProperty(queryArb, async (query) => wellFormed(await p.call('GET', route.url, undefined, { query }), `GET ${route.url} ${JSON.stringify(query)}`)),
           params(QUERY_RUNS),

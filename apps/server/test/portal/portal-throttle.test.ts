@@ -66,8 +66,9 @@ describe('password hashing under a flood (pglite, loopback, simulated client add
   let merchantId: string;
   const from = (ip: string) => ({ 'x-forwarded-for': ip });
   before(async () => {
-    // trustProxy: X-Forwarded-For sets the client address, so one test process plays many clients.
-    server = await startTestServer({ backend: 'pglite', role: 'api', http: { trustProxy: true } });
+    // TRUST_PROXY=1 (the loopback peer is the proxy): X-Forwarded-For names the client, so one test
+    // process plays many clients.
+    server = await startTestServer({ backend: 'pglite', role: 'api', config: { trustProxy: 1 } });
     merchantId = (await server.createMerchant()).merchantId;
   });
   after(() => server?.close());

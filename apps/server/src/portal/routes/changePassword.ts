@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import { AppError } from '../../http/errors.ts';
 import { portalAuth, presentedSession } from '../http.ts';
 import { busy, throttled } from './public_login.ts';
@@ -17,7 +18,7 @@ export const portalChangePassword = defineRoute({
   async handler(req, reply, deps) {
     if (!req.portal.userId) throw new AppError('invalid_request', 'the operator signs in with the admin token and has no password to change');
     const out = await portalAuth(deps).changePassword({
-      userId: req.portal.userId, sessionId: presentedSession(req.raw, deps)!, current: req.body.current_password, next: req.body.new_password, ip: req.raw.ip,
+      userId: req.portal.userId, sessionId: presentedSession(req.raw, deps)!, current: req.body.current_password, next: req.body.new_password, ip: clientAddress(req.raw),
     });
     switch (out.kind) {
       case 'password_invalid':

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import { AppError } from '../../http/errors.ts';
 import { portalAuth, presentedSession } from '../http.ts';
 import { answerLogin, busy, throttled } from './public_login.ts';
@@ -15,7 +16,7 @@ export const portalAcceptInvitation = defineRoute({
   response: { 200: SessionSchema },
   errors: [409, 410, 429],
   async handler(req, reply, deps) {
-    const out = await portalAuth(deps).acceptInvitation({ token: req.body.token, password: req.body.password, ip: req.raw.ip, presented: presentedSession(req.raw, deps) });
+    const out = await portalAuth(deps).acceptInvitation({ token: req.body.token, password: req.body.password, ip: clientAddress(req.raw), presented: presentedSession(req.raw, deps) });
     if (out.kind === 'password_invalid') throw new AppError('invalid_request', out.reason, 'password');
     if (out.kind === 'throttled') throw throttled(reply, out.retryAfterSeconds);
     if (out.kind === 'busy') throw busy(reply);
