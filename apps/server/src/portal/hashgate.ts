@@ -53,6 +53,7 @@ export class HashGate {
   readonly perAddress: number;
   private readonly windowMs: number;
   private running = 0;
+  private started = 0;
   private seq = 0;
   private readonly waiting: Waiting[] = [];
   private readonly held = new Map<string, number>();
@@ -65,9 +66,9 @@ export class HashGate {
     this.windowMs = o.windowMs ?? 60_000;
   }
 
-  /** Hashes running and waiting right now (metrics and tests). */
-  get load(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.waiting.length };
+  /** Hashes running and waiting right now, and started since the process began (metrics and tests). */
+  get load(): { running: number; waiting: number; started: number } {
+    return { running: this.running, waiting: this.waiting.length, started: this.started };
   }
 
   /** Counts a request against its address (once per request): what `refuses` and `run` take. */
@@ -108,6 +109,7 @@ export class HashGate {
       this.hold(address, 1);
       this.running++;
     }
+    this.started++;
     try {
       return await fn();
     } finally {

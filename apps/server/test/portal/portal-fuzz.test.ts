@@ -17,7 +17,7 @@ import { createCardSession, setupCardMerchant, startCard } from '../integration/
 
 // Runs per property: bounded so each property stays under 10 s on a loaded 2-core CI box.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
-const QUERY_RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const QUERY_RUNS = Number(process.env.FUZZ_RUNS ?? 20);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const params = (numRuns: number) => ({ numRuns, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true });
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');

@@ -107,9 +107,11 @@ for (const backend of backends()) {
       assert.equal(acc.status, 200, acc.text);
       assert.equal(acc.body.role, 'viewer');
       let checked = 0;
-      // sign-out last: it ends the session the loop uses
-      for (const r of [...PORTAL_ROUTES].sort((x, y) => Number(x.url.endsWith('/logout')) - Number(y.url.endsWith('/logout')))) {
+      // the sign-outs last: each ends the session the loop uses (the viewer signs in again before each)
+      const endsSession = (url: string) => /\/logout(\/everywhere)?$/.test(url);
+      for (const r of [...PORTAL_ROUTES].sort((x, y) => Number(endsSession(x.url)) - Number(endsSession(y.url)))) {
         const need = r.portalRole ?? 'viewer';
+        if (endsSession(r.url)) assert.equal((await viewer.login('viewer@a.example', 'viewer-password-123')).status, 200);
         const res = await viewer.call(r.method, pathOf(r.url), r.method === 'GET' ? undefined : {});
         if (ROLE_RANK[need] > ROLE_RANK.viewer) {
           assert.equal(res.status, 403, `${r.method} ${r.url} needs ${need}: ${res.text}`);
