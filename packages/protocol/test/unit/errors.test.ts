@@ -104,6 +104,9 @@ const ADDED: Record<string, number> = {
   csrf_token_invalid: 403,
   invitation_not_usable: 410,
   portal_user_exists: 409,
+  // portal account security (docs/portal.md)
+  auth_busy: 429,
+  password_incorrect: 403,
   // card rail
   card_processor_unavailable: 503,
   card_payment_active: 409,
