@@ -4,9 +4,16 @@
  * on the same Postgres. Each is run ROUNDS times, interleaved; medians are reported.
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/orders-api.ts
+ *
+ * BENCH_BASELINE=<another checkout> also starts that checkout's `apps/server/bin/tollgate.js` on its
+ * own scratch database and runs createOrder (one merchant, and 8 merchants) against it in the same
+ * rounds, right before or after this checkout's (the order alternates), and prints this/baseline:
+ *
+ *   BENCH_BASELINE=/tmp/tg-base BENCH_ONLY=create,spread npx tsx bench/orders-api.ts
  */
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import pg from 'pg';
 import { signedHeaders } from '@tollgate/protocol';
 import { startGateway } from './lib/gateway.ts';
@@ -29,6 +36,7 @@ const PREBUILD = Number(process.env.BENCH_PREBUILD ?? 60_000);
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const runs = (k: string) => !ONLY || ONLY.includes(k);
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+const BASELINE = process.env.BENCH_BASELINE;
 
 async function rawInsertRate(url: string, clock: Clock, concurrency = CONCURRENCY): Promise<LoadResult> {
   const pool = new pg.Pool({ connectionString: url, max: concurrency });
@@ -61,6 +69,9 @@ async function main() {
   const db = await scratchDb(BASE_DB);
   const gw = await startGateway(db.url, { nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [] });
   const { tg, url } = gw;
+  // The baseline checkout's gateway on its own database (BENCH_BASELINE), its merchants made below.
+  const baseDb = BASELINE ? await scratchDb(BASE_DB) : undefined;
+  const base = baseDb ? await startGateway(baseDb.url, { bin: resolve(BASELINE!, 'apps/server/bin/tollgate.js') }) : undefined;
   const bare = spawn(process.execPath, ['--import', 'tsx', new URL('./lib/bare-fastify.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_DB_URL: db.url } });
   try {
     const bareUrl = await new Promise<string>((resolve) => bare.stdout!.on('data', (d: Buffer) => { const m = /listening on (\S+)/.exec(d.toString()); if (m) resolve(m[1]!); }));
@@ -70,6 +81,9 @@ async function main() {
     // the spread workload shows what the gateway does when that row is not the bottleneck.
     const spread: { apiKey: string; apiSecret: string }[] = [];
     for (let k = 0; k < 8; k++) spread.push(await gw.merchant(`Bench ${k}`));
+    const baseCreds = base ? await base.merchant('Bench') : undefined;
+    const baseSpread: { apiKey: string; apiSecret: string }[] = [];
+    for (let k = 0; base && k < 8; k++) baseSpread.push(await base.merchant(`Bench ${k}`));
     const run = randomBytes(3).toString('hex');
     const ids: string[] = [];
     let seq = 0;
@@ -78,10 +92,11 @@ async function main() {
     // CPU µs per request of each component (server, every postgres process, this process).
     const cpu: Record<string, CpuSnapshot[]> = {};
     // Snapshots are taken when the clock starts and stops (after prebuilding, before pools close).
-    const measured = async (k: string, pid: number | undefined, f: (clock: Clock) => Promise<LoadResult>) => {
+    // `database`: count only that database's Postgres backends (two gateways, or other jobs on the cluster).
+    const measured = async (k: string, pid: number | undefined, f: (clock: Clock) => Promise<LoadResult>, database?: string) => {
       let a: CpuReading | undefined;
       let b: CpuReading | undefined;
-      const r = await f({ onStart: () => (a = cpuSnapshot(pid)), onEnd: () => (b = cpuSnapshot(pid)) });
+      const r = await f({ onStart: () => (a = cpuSnapshot(pid, database)), onEnd: () => (b = cpuSnapshot(pid, database)) });
       (cpu[k] ??= []).push(cpuPerRequest(a!, b!, r.requests));
       (results[k] ??= []).push(r);
     };
@@ -96,10 +111,19 @@ async function main() {
       if (runs('bare')) await measured('bare', bare.pid, load(bareUrl, 200, () => ({ method: 'GET', path: '/bare' })));
       if (runs('bare402')) await measured('bare402', bare.pid, load(bareUrl, 402, () => ({ ...orderReq(creds), path: '/post-402' })));
       if (runs('onequery')) await measured('onequery', bare.pid, load(bareUrl, 200, () => ({ method: 'GET', path: '/one-query' })));
-      if (runs('create')) await measured('create', tg.child.pid, load(url, 402, () => orderReq(creds)));
+      // The baseline's createOrder right before (odd rounds) or after (even rounds) this checkout's.
+      const baseline = async (k: 'create' | 'spread', first: boolean) => {
+        if (!base || !runs(k) || first !== (round % 2 === 1)) return;
+        await measured(`base_${k}`, base.tg.child.pid, load(base.url, 402, (i) => orderReq(k === 'create' ? baseCreds! : baseSpread[i % baseSpread.length]!)), baseDb!.name);
+      };
+      await baseline('create', true);
+      if (runs('create')) await measured('create', tg.child.pid, load(url, 402, () => orderReq(creds)), base && db.name);
+      await baseline('create', false);
       // Right after createOrder, so the pair shares the machine's moment (per-round ratio below).
       if (runs('raw')) await measured('raw', undefined, (clock) => rawInsertRate(db.url, clock));
-      if (runs('spread')) await measured('spread', tg.child.pid, load(url, 402, (i) => orderReq(spread[i % spread.length]!)));
+      await baseline('spread', true);
+      if (runs('spread')) await measured('spread', tg.child.pid, load(url, 402, (i) => orderReq(spread[i % spread.length]!)), base && db.name);
+      await baseline('spread', false);
       if (runs('status')) {
         if (ids.length === 0) {
           // Orders to read: the ones created above, or a batch made now when `create` did not run.
@@ -136,6 +160,7 @@ async function main() {
       spread: 'createOrder, 8 merchants round-robin',
       status: 'getOrderStatus (signed GET)',
       raw: 'raw INSERT+COMMIT on the same Postgres',
+      ...(base ? { base_create: 'BASELINE createOrder, one merchant', base_spread: 'BASELINE createOrder, 8 merchants round-robin' } : {}),
     };
     for (const [k, name] of Object.entries(names)) if (runs(k)) console.log(row(name, results[k]!));
     console.log('\nCPU µs per request (medians over rounds; prebuilding the signed requests is outside the clock):\n');
@@ -149,6 +174,10 @@ async function main() {
     const ratio = (a: string, b: string) => (med(a) / med(b)).toFixed(2);
     // Per-round ratios pair workloads run seconds apart, so a slow minute of the VM hits both.
     const perRound = (a: string, b: string) => median(results[a]!.map((r, k) => r.rps / results[b]![k]!.rps)).toFixed(2);
+    for (const k of base ? (['create', 'spread'] as const).filter(runs) : []) {
+      const cpuRatio = median(cpu[k]!.map((c, i) => (c.server + c.postgres) / (cpu[`base_${k}`]![i]!.server + cpu[`base_${k}`]![i]!.postgres))).toFixed(2);
+      console.log(`\n${names[k]}: this/baseline req/s = ${ratio(k, `base_${k}`)} (ratio of medians), ${perRound(k, `base_${k}`)} (median of per-round ratios: ${results[k]!.map((r, i) => (r.rps / results[`base_${k}`]![i]!.rps).toFixed(2)).join(', ')}); server+postgres CPU per order this/baseline = ${cpuRatio}`);
+    }
     if (runs('create') && runs('raw')) console.log(`\ncreateOrder / raw insert = ${ratio('create', 'raw')} (medians), ${perRound('create', 'raw')} (median of per-round ratios)`);
     if (runs('spread') && runs('raw')) console.log(`createOrder 8 merchants / raw insert = ${ratio('spread', 'raw')} (medians), ${perRound('spread', 'raw')} (per round)`);
     if (runs('sweep')) {
@@ -169,6 +198,8 @@ async function main() {
   } finally {
     bare.kill('SIGTERM');
     await tg.stop();
+    await base?.tg.stop();
+    await baseDb?.drop();
     if (process.env.BENCH_SHOW_SERVER) console.log(tg.output());
     await db.drop();
   }

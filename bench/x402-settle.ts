@@ -12,12 +12,18 @@
  * must equal its successful settles × amount (every success moved tokens exactly once).
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/x402-settle.ts
+ *
+ * BENCH_BASELINE=<another checkout>: the second facilitator is that checkout's Tollgate instead of
+ * the reference (its bench/lib/serve-unlimited.ts, its own scratch database, executor key payer 7),
+ * so the ratios printed are this checkout / the baseline, from one run:
+ *
+ *   BENCH_BASELINE=/tmp/tg-base npx tsx bench/x402-settle.ts
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevChain, type DevChain } from '@tollgate/devchain';
 import { TestTokenArtifact } from '@tollgate/contracts';
@@ -33,6 +39,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const AMOUNT = 1000n;
+const BASELINE = process.env.BENCH_BASELINE;
 
 interface Run {
   done: number;
@@ -46,10 +53,10 @@ interface Run {
 }
 
 /** Starts a child that prints "listening on <url>"; resolves the URL. */
-async function child(script: string, env: Record<string, string>): Promise<{ url: string; proc: ChildProcess }> {
+async function child(script: string | URL, env: Record<string, string>): Promise<{ url: string; proc: ChildProcess }> {
   // BENCH_CPU_PROF=<dir>: V8 CPU profiles of both facilitators' processes, written when they exit.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', typeof script === 'string' ? fileURLToPath(new URL(script, import.meta.url)) : fileURLToPath(script)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (d: Buffer) => {
@@ -116,6 +123,7 @@ function writeConfig(dev: DevChain): string {
 
 async function main() {
   const db = await scratchDb(BASE_DB);
+  const baseDb = BASELINE ? await scratchDb(BASE_DB) : undefined;
   const dev = await startDevChain({ chainId: 31337 });
   const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase() as Hex;
   const procs: ChildProcess[] = [];
@@ -130,14 +138,26 @@ async function main() {
       LOG_LEVEL: 'warn',
     });
     procs.push(tollgate.proc);
-    const reference = await child('./lib/x402-reference.ts', { RPC_URL: dev.rpcUrl, CHAIN_ID: String(dev.chainId), KEY: dev.payers[7]!.privateKey });
+    const reference = baseDb
+      ? await child(new URL(`file://${resolve(BASELINE!, 'bench/lib/serve-unlimited.ts')}`), {
+          DATABASE_URL: baseDb.url,
+          TOLLGATE_CONFIG: writeConfig(dev),
+          MASTER_KEY: randomBytes(32).toString('hex'),
+          ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+          SETTLEMENT_KEY: dev.payers[7]!.privateKey,
+          PORT: '0',
+          LOG_LEVEL: 'warn',
+        })
+      : await child('./lib/x402-reference.ts', { RPC_URL: dev.rpcUrl, CHAIN_ID: String(dev.chainId), KEY: dev.payers[7]!.privateKey });
     procs.push(reference.proc);
     // Tollgate settles only for its merchants' wallets (x402/scope.ts): the pay-to is one, so the
     // run includes that lookup.
     const tollgatePayTo = await merchantWallet(tollgate.url, dev.chainId);
     const targets = [
-      { name: 'Tollgate /x402/v2', url: `${tollgate.url}/x402/v2`, pid: tollgate.proc.pid, payTo: tollgatePayTo },
-      { name: 'reference (@x402/core + @x402/evm)', url: reference.url, pid: reference.proc.pid, payTo: `0x${randomBytes(20).toString('hex')}` as Hex },
+      { name: 'Tollgate /x402/v2', url: `${tollgate.url}/x402/v2`, pid: tollgate.proc.pid, payTo: tollgatePayTo, db: db.name },
+      baseDb
+        ? { name: 'BASELINE Tollgate /x402/v2', url: `${reference.url}/x402/v2`, pid: reference.proc.pid, payTo: await merchantWallet(reference.url, dev.chainId), db: baseDb.name }
+        : { name: 'reference (@x402/core + @x402/evm)', url: reference.url, pid: reference.proc.pid, payTo: `0x${randomBytes(20).toString('hex')}` as Hex, db: undefined },
     ];
     for (const t of targets) {
       const s = (await (await fetch(`${t.url}/supported`)).json()) as { kinds: { network: string }[] };
@@ -162,11 +182,11 @@ async function main() {
       for (const [mode, c] of [['sequential', 1], ['concurrent', CONCURRENCY]] as const) {
         for (const t of order) {
           const bodies = await sign(t.payTo, pool(c));
-          const a = cpuSnapshot(t.pid, db.name);
+          const a = cpuSnapshot(t.pid, t.db);
           const anvilA = cpuOfProcesses('anvil');
           const r = await settleLoad(t.url, bodies, c, DURATION_MS);
-          const per = cpuPerRequest(a, cpuSnapshot(t.pid, db.name), r.done + r.failed);
-          r.cpu = { facilitator: per.server, postgres: t.name.startsWith('Tollgate') ? per.postgres : 0, anvil: ((cpuOfProcesses('anvil') - anvilA) * 1000) / Math.max(1, r.done + r.failed) };
+          const per = cpuPerRequest(a, cpuSnapshot(t.pid, t.db), r.done + r.failed);
+          r.cpu = { facilitator: per.server, postgres: t.db ? per.postgres : 0, anvil: ((cpuOfProcesses('anvil') - anvilA) * 1000) / Math.max(1, r.done + r.failed) };
           (results[`${t.name}|${mode}`] ??= []).push(r);
           console.log(`round ${round} ${mode} ${t.name}: ${r.done} settled, ${r.failed} failed, ${r.rps.toFixed(1)}/s, p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms${r.failed ? ` ${JSON.stringify(r.reasons)}` : ''}`);
         }
@@ -199,7 +219,7 @@ async function main() {
       const tg = results[`${targets[0]!.name}|${mode}`]!;
       const ref = results[`${targets[1]!.name}|${mode}`]!;
       const ratio = (f: (r: Run) => number) => median(tg.map((r, k) => f(r) / f(ref[k]!))).toFixed(2);
-      console.log(`${mode}: Tollgate / reference throughput = ${ratio((r) => r.rps)}, p50 latency = ${ratio((r) => r.p50ms)} (medians of per-round ratios)`);
+      console.log(`${mode}: ${baseDb ? 'this / baseline' : 'Tollgate / reference'} throughput = ${ratio((r) => r.rps)}, p50 latency = ${ratio((r) => r.p50ms)} (medians of per-round ratios)`);
     }
   } finally {
     for (const p of procs) {
@@ -208,6 +228,7 @@ async function main() {
     }
     await dev.stop();
     await db.drop();
+    await baseDb?.drop();
   }
 }
 

@@ -28,8 +28,9 @@ export interface BenchGateway {
 /**
  * Tollgate as an operator runs it (`serve --role api` in a child process) on `databaseUrl`, with
  * one configured chain whose RPC is never reached (creating orders needs none), and `env` added.
+ * `bin` runs another checkout's `apps/server/bin/tollgate.js` (BENCH_BASELINE: before/after in one run).
  */
-export async function startGateway(databaseUrl: string, opts: { env?: Record<string, string>; nodeArgs?: string[] } = {}): Promise<BenchGateway> {
+export async function startGateway(databaseUrl: string, opts: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string } = {}): Promise<BenchGateway> {
   const cfg = join(mkdtempSync(join(tmpdir(), 'tg-bench-')), 'tollgate.json');
   writeFileSync(cfg, JSON.stringify({
     environment: 'test',
@@ -40,6 +41,7 @@ export async function startGateway(databaseUrl: string, opts: { env?: Record<str
     { DATABASE_URL: databaseUrl, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn', ...opts.env },
     undefined,
     opts.nodeArgs ?? [],
+    opts.bin,
   );
   const url = (await tg.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
   return {
