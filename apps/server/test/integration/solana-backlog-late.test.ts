@@ -167,5 +167,27 @@ for (const backend of backends()) {
       assert.equal(ok.status, 200, ok.text);
       assert.deepEqual([ok.body.status, ok.body.tx_hash, ok.body.paid_amount_wei], ['INVOICED', sig, '400000']);
     });
+
+    it('a transfer another purpose claimed first (claims ledger) is recorded as claimed: it pays no order and cannot be accepted', async () => {
+      clock.ms = Date.now();
+      const o = await create(300_000n);
+      const w = watcher({ holderId: 'claimed' });
+      const sig = await pay(o.url);
+      svm.ledger.advance(4);
+      // another rail reached the transfer first (signature, instruction index 0..3: the transfer's index is not known here)
+      for (let i = 0; i < 4; i++) {
+        await s.db.query(`INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id, amount_wei, payer) VALUES ($1, $2, $3, 'x402_settlement', 'x402_other', 300000, $4)`, [CHAIN_ID, sig, i, svm.payers[0]!.address]);
+      }
+      await leader(w);
+      const rec = await order(o.id);
+      assert.deepEqual([rec.status, rec.tx_hash ?? null, rec.observed_transfers ?? []], ['CHECKOUT_VERIFIED', null, []], json(rec));
+      const rows = (await s.db.query<{ match_status: string; order_id: string | null }>('SELECT match_status, order_id FROM chain_transfers WHERE tx_hash = $1', [sig])).rows;
+      assert.deepEqual(rows, [{ match_status: 'claimed', order_id: null }]);
+      const ev = (await s.db.query<{ event: string }>(`SELECT event FROM webhook_events WHERE order_id = $1 AND event <> 'order.created'`, [o.id])).rows;
+      assert.deepEqual(ev, []);
+      const acc = await s.signed(m, 'POST', `/api/v1/orders/${o.id}/accept-payment`, { body: {} });
+      assert.equal(acc.status, 409, acc.text);
+      assert.equal(acc.body.code, 'no_payment_to_accept');
+    });
   });
 }

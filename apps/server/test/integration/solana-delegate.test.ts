@@ -14,6 +14,7 @@ import { generateKeyPairSigner, type Address, type Signature } from '@solana/kit
 import { approveDelegate, associatedTokenAddress, rpcClient, startLocalSvm, waitForSignature, type LocalSvm } from '@tollgate/svm';
 import { MEMO_PROGRAM, settlementMemo } from '../../src/chain/solana/delegate/pull.ts';
 import { SolanaSettlementWorker } from '../../src/chain/solana/delegate/worker.ts';
+import { SolanaWatcher } from '../../src/chain/solana/watcher.ts';
 import { referenceOf } from '../../src/chain/solana/reference.ts';
 import { solanaChainFromFile, solanaDelegateKeyFromSeed } from '../../src/config/solana.ts';
 import type { SolanaChainConfig } from '../../src/config/schema.ts';
@@ -247,6 +248,8 @@ for (const backend of backends()) {
       const rows = (await api.db.query<{ signature: string; status: string }>('SELECT signature, status FROM solana_settlements WHERE order_id = $1 ORDER BY id', [terms.order_id])).rows;
       assert.deepEqual(rows.map((r) => r.status), ['expired', 'finalized']);
       assert.equal(rows[0]!.signature, first);
+      const held = (await api.db.query<{ tx_ref: string }>(`SELECT tx_ref FROM transfer_claims WHERE purpose = 'order' AND purpose_id = $1`, [terms.order_id])).rows;
+      assert.deepEqual(held.map((r) => r.tx_ref), [rows[1]!.signature], 'the expired attempt’s claim was given back; the landed one holds');
       const done = (await api.signed(mApi, 'GET', `/api/v1/orders/${terms.order_id}`)).body;
       assert.equal(done.status, 'INVOICED');
       assert.equal(done.settlement_tx_hash, rows[1]!.signature);
@@ -269,6 +272,40 @@ for (const backend of backends()) {
       assert.deepEqual(sent, [approved.order_id]);
       assert.equal((await api.signed(mApi, 'GET', `/api/v1/orders/${waiting.order_id}`)).body.status, 'CHECKOUT_VERIFIED');
       await w.release();
+    });
+
+    it('the pull is claimed for its order before it is sent (whole transaction); the DIRECT watcher following the merchant’s token account records it as claimed, never a payment', async () => {
+      const payer = svm.payers[1]!;
+      const usdc = svm.tokens.find((t) => t.symbol === 'USDC')!;
+      const terms = await order(api, mApi, 'USDC', '1300000', payer.address);
+      const rpc = rpcClient(svm.rpcUrl);
+      await waitForSignature(rpc, await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdc.mint, tokenProgram: usdc.program, decimals: 6, amount: 1_300_000n, references: [terms.extensions.paymentTerms.approve.reference as Address] }), 'processed');
+      svm.ledger.advance(2);
+      const crashing = worker(api, { crashAfterRecord: (id) => id === terms.order_id });
+      await crashing.tick();
+      await crashing.release();
+      const sig = (await api.db.query<{ signature: string }>('SELECT signature FROM solana_settlements WHERE order_id = $1', [terms.order_id])).rows[0]!.signature;
+      const claims = async () => (await api.db.query<{ log_index: number; purpose: string; purpose_id: string }>('SELECT log_index, purpose, purpose_id FROM transfer_claims WHERE chain_id = $1 AND tx_ref = $2', [CHAIN_ID, sig])).rows;
+      assert.deepEqual(await claims(), [{ log_index: -1, purpose: 'order', purpose_id: terms.order_id }], 'claimed with the record, before it is sent');
+      const w = worker(api);
+      for (let i = 0; i < 20 && (await api.signed(mApi, 'GET', `/api/v1/orders/${terms.order_id}`)).body.status !== 'INVOICED'; i++) {
+        await w.tick();
+        svm.ledger.advance(1);
+      }
+      await w.release();
+      // the DIRECT watcher in token-account mode (it follows every merchant wallet's token accounts
+      // while more SOL_DIRECT orders are open than referenceLimit: here one) sees the pull land
+      const direct = await api.createMerchant({ name: 'Solana Direct Shop', topUp: '1.00' });
+      assert.equal((await api.admin('POST', `/admin/v1/merchants/${direct.merchantId}/wallets`, { chain_id: CHAIN_ID, token_symbol: 'USDC', address: (await generateKeyPairSigner()).address })).status, 201);
+      const open = await api.signed(direct, 'POST', '/api/v1/orders', { body: { dapp_order_id: `direct-${backend}`, chain_id: CHAIN_ID, token_symbol: 'USDC', from_address: payer.address, amount_wei: '1' } });
+      assert.equal(open.body.flow, 'SOL_DIRECT', open.text);
+      const watcher = new SolanaWatcher({ chain, db: api.db, clock: api.clock, referenceLimit: 0, holderId: 'direct' });
+      const t = await watcher.tick();
+      await watcher.release();
+      assert.equal(t.kind, 'leader');
+      const seen = (await api.db.query<{ match_status: string; order_id: string | null }>('SELECT match_status, order_id FROM chain_transfers WHERE chain_id = $1 AND tx_hash = $2', [CHAIN_ID, sig])).rows;
+      assert.deepEqual(seen, [{ match_status: 'claimed', order_id: null }]);
+      assert.deepEqual(await claims(), [{ log_index: -1, purpose: 'order', purpose_id: terms.order_id }], 'one claim, the order’s');
     });
   });
 }

@@ -1,5 +1,6 @@
 /** SQL of the SOL_APPROVE_XFER worker: its orders and its settlement attempts (solana_settlements). */
 import type { Queryable } from '../../../db/database.ts';
+import { claimHolder, releaseOrderClaim, WHOLE_TX, wholeTxClaimInsertSql } from '../../../orders/claims.ts';
 
 export const FLOW = 'SOL_APPROVE_XFER';
 
@@ -86,4 +87,23 @@ export async function setAttempt(q: Queryable, id: number, from: readonly string
     [id, from, to, extra.error ?? null, extra.slot?.toString() ?? null],
   );
   return rows.length === 1;
+}
+
+/**
+ * Claims every transfer of a settlement transaction for its order (orders/claims.ts, a
+ * whole-transaction claim: the instruction indexes are the pull's, but the claim says "the gateway
+ * sent this"), in the transaction that records the attempt, before it is sent: the DIRECT watcher
+ * that sees the pull land in the merchant's token account records it as claimed, never as a
+ * payment. False when another purpose holds the signature already (then nothing is recorded).
+ */
+export async function claimSettlement(q: Queryable, chainId: number, signature: string, orderId: string): Promise<boolean> {
+  const { rows } = await q.query(wholeTxClaimInsertSql('$1', '$2', "'order'", '$3'), [chainId, signature, orderId]);
+  if (rows.length > 0) return true;
+  const holder = await claimHolder(q, { chainId, txRef: signature, index: WHOLE_TX });
+  return holder?.purpose === 'order' && holder.purposeId === orderId;
+}
+
+/** Gives back the claim of an attempt that can never land (its blockhash expired unseen). */
+export function releaseSettlementClaim(q: Queryable, chainId: number, signature: string, orderId: string): Promise<void> {
+  return releaseOrderClaim(q, { chainId, txRef: signature, index: WHOLE_TX }, orderId);
 }

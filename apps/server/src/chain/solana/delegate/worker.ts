@@ -8,7 +8,8 @@
  *  2. fails orders past expiry whose approval never came (FAILED + order.failed);
  *  3. notices approvals: for each waiting order, the payer's `approveChecked` carrying the order's
  *     reference key (approval.ts) AND the token account still delegating at least the amount to
- *     the gateway's key; then builds and signs the pull (pull.ts), RECORDS it, and only then sends.
+ *     the gateway's key; then builds and signs the pull (pull.ts), RECORDS it with the claim of its
+ *     transfers for the order (orders/claims.ts, whole transaction), and only then sends.
  * Every order status change goes through orders/transition.ts (events in the same transaction).
  */
 import { randomBytes } from 'node:crypto';
@@ -132,6 +133,7 @@ export class SolanaSettlementWorker {
         if (height > a.last_valid_block_height) {
           await db.transaction(async (tx) => {
             if (await repo.setAttempt(tx, a.id, [a.status], 'expired', { error: 'blockhash expired before the transaction landed' })) {
+              await repo.releaseSettlementClaim(tx, chain.chainId, a.signature, a.order_id);
               if (live) await orders.patchOrder(tx, a.order_id, from, { settlement_tx_hash: null });
             }
           });
@@ -183,11 +185,13 @@ export class SolanaSettlementWorker {
         continue;
       }
       const pull = await buildPull(this.#rpc, chain, key, { ...o, wallet: o.wallet });
-      // Record-before-send: the signed bytes and the order's settlement_tx_hash in one commit.
-      // (An order that left CHECKOUT_VERIFIED meanwhile, e.g. cancelled, rolls the record back.)
+      // Record-before-send: the signed bytes, the order's settlement_tx_hash and the claim of the
+      // pull's transfers (orders/claims.ts) in one commit. (An order that left CHECKOUT_VERIFIED
+      // meanwhile, e.g. cancelled, or a signature another purpose holds, rolls the record back.)
       const id = await db.transaction(async (tx) => {
         const rec = await repo.recordAttempt(tx, { orderId: o.id, chainId: chain.chainId, signature: pull.signature, wire: pull.wire, lastValidBlockHeight: pull.lastValidBlockHeight, approvalSignature: approval.signature });
         if (rec === undefined) return undefined;
+        if (!(await repo.claimSettlement(tx, chain.chainId, pull.signature, o.id))) throw new RolledBack();
         if (!(await orders.patchOrder(tx, o.id, 'CHECKOUT_VERIFIED', { settlement_tx_hash: pull.signature, tx_hash: approval.signature }))) throw new RolledBack();
         return rec;
       }).catch((err) => (err instanceof RolledBack ? undefined : Promise.reject(err)));
