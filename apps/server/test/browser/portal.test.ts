@@ -226,5 +226,46 @@ for (const backend of backends()) {
       await screenshot(page, 'portal-orders-375');
       await context.close();
     });
+
+    test('account: revoke an invitation, change the password (the other session ends), sign out everywhere; 1280 and 375 px', async () => {
+      const pw = await addPortalUser(server, a.merchantId, 'account@acme.example', 'owner');
+      const wide = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const watch = await watchPage(wide);
+      const page = await wide.newPage();
+      await signIn(page, 'account@acme.example', pw);
+      await page.getByRole('link', { name: 'Team' }).click();
+      await page.getByLabel('Email').fill('maybe@acme.example');
+      await page.getByRole('button', { name: 'Create invitation link' }).click();
+      await page.locator('[data-secret^="Invitation link"]').waitFor();
+      await page.reload();
+      await page.getByRole('row', { name: /maybe@acme\.example/ }).getByRole('button', { name: 'Revoke' }).click();
+      await page.getByText('Revoked the invitation of maybe@acme.example').waitFor();
+      await clean(page, watch, 'team page with an open invitation');
+
+      const narrow = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true });
+      const phone = await narrow.newPage();
+      await signIn(phone, 'account@acme.example', pw);
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.getByLabel('Current password').fill(pw);
+      await page.getByLabel('New password').fill('a-brand-new-password-1');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByText(/Password changed; 1 other session/).waitFor();
+      await clean(page, watch, 'settings: your account');
+      await screenshot(page, 'portal-account-1280');
+      const status = (p: Page) => p.evaluate(async () => (await fetch('/portal/api/session')).status);
+      assert.equal(await status(phone), 401, 'the other session ended');
+      assert.equal(await status(page), 200, 'this one stays');
+
+      await signIn(phone, 'account@acme.example', 'a-brand-new-password-1');
+      await phone.getByRole('link', { name: 'Settings' }).click();
+      const everywhere = phone.getByRole('button', { name: 'Sign out everywhere' });
+      await everywhere.scrollIntoViewIfNeeded();
+      await screenshot(phone, 'portal-account-375');
+      await everywhere.click();
+      await phone.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      assert.equal(await status(page), 401, 'every session of the user ended');
+      await wide.close();
+      await narrow.close();
+    });
   });
 }

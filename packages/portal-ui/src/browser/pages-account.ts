@@ -67,6 +67,40 @@ export async function settingsPage(session: Session): Promise<HTMLElement> {
     table('Wallets', ['Chain', 'Token', 'Address'], s.wallets.map((w: any) => [String(w.chain_id), w.token_symbol, w.address])),
     h('h2', {}, 'Return URLs'),
     owner ? returnUrlsForm(s.return_urls) : s.return_urls.length ? h('ul', {}, s.return_urls.map((u: string) => h('li', {}, u))) : h('p', {}, 'None: the hosted checkout accepts no success/cancel URL.'),
+    accountSection(session),
+  );
+}
+
+/** Your account: change password (users; the other sessions end) and sign out everywhere. */
+function accountSection(session: Session): HTMLElement {
+  const out = h('div', {});
+  const fail = (err: unknown) => out.replaceChildren(message((err as Error).message, 'error'));
+  const current = h('input', { type: 'password', name: 'current_password', autocomplete: 'current-password', required: true });
+  const next = h('input', { type: 'password', name: 'new_password', autocomplete: 'new-password', minlength: '12', required: true });
+  return h('div', {},
+    h('h2', {}, 'Your account'),
+    out,
+    session.email
+      ? h('form', { class: 'card', onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            const r = await api('POST', 'password', { current_password: current.value, new_password: next.value });
+            current.value = next.value = '';
+            out.replaceChildren(message(`Password changed; ${r.other_sessions_ended} other session(s) signed out.`));
+          } catch (err) {
+            fail(err);
+          }
+        } }, field('Current password', current), field('New password', next, '12 characters or more'), h('button', { type: 'submit' }, 'Change password'))
+      : null,
+    h('button', { type: 'button', class: 'danger', onclick: async () => {
+      try {
+        await api('POST', 'logout/everywhere');
+        location.hash = '#/login';
+        location.reload();
+      } catch (err) {
+        fail(err);
+      }
+    } }, session.email ? 'Sign out everywhere' : 'Sign out every operator session'),
   );
 }
 
@@ -103,7 +137,15 @@ export async function teamPage(): Promise<HTMLElement> {
           out.replaceChildren(message((err as Error).message, 'error'));
         }
       } }, 'Disable')])),
-    t.invitations.length ? table('Open invitations', ['Email', 'Role', 'Expires'], t.invitations.map((i: any) => [i.email, i.role, fmtTime(i.expires_at)])) : null,
+    t.invitations.length ? table('Open invitations', ['Email', 'Role', 'Expires', ''], t.invitations.map((i: any) => [i.email, i.role, fmtTime(i.expires_at),
+      h('button', { type: 'button', class: 'danger', onclick: async () => {
+        try {
+          await api('POST', 'team/invitations/revoke', { email: i.email });
+          out.replaceChildren(message(`Revoked the invitation of ${i.email}`));
+        } catch (err) {
+          out.replaceChildren(message((err as Error).message, 'error'));
+        }
+      } }, 'Revoke')])) : null,
     h('h2', {}, 'Invite someone'),
     h('form', { class: 'inline', onsubmit: async (e: Event) => {
       e.preventDefault();
