@@ -15,7 +15,9 @@ import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
-import { observeTransitions } from './orders/transition.ts';
+import { followTransitions, observeTransitions } from './orders/transition.ts';
+import { syncSessionWithOrder } from './checkout/sync.ts';
+import { syncQuickPayWithOrder } from './quickpay/sync.ts';
 import { createMpp } from './mpp/index.ts';
 import { initCards } from './rails/card/index.ts';
 import { DelegateService } from './settlement/delegate.ts';
@@ -26,6 +28,11 @@ import { portalAuth } from './portal/http.ts';
 import { createX402 } from './x402/index.ts';
 
 export type Role = 'api' | 'worker' | 'all';
+
+// Modules built on orders follow every order transition in its transaction: a checkout session
+// completes or fails with its order, a quick-pay session sends its completion once. Registered when
+// this module loads (once per process, whatever the number of gateways), before any order can move.
+followTransitions(syncSessionWithOrder, syncQuickPayWithOrder);
 
 export interface StartOptions {
   role?: Role;

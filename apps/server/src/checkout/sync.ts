@@ -7,12 +7,10 @@ import { transitionSession } from './transition.ts';
 import type { SessionRow } from './repo.ts';
 
 /**
- * The order → session hook, called by orders/transition.ts right after every order transition, in
- * the same transaction: a session and its order can never disagree after a commit, and the
+ * The order → session hook: a follower of every order transition (orders/transition.ts's
+ * followTransitions, registered by main.ts), run right after the order moved, in the same
+ * transaction: a session and its order can never disagree after a commit, and the
  * `quickpay.checkout.completed` event exists exactly when the session is COMPLETED (outbox).
- *
- * Imports only the orders' pure types and repo row shape, never orders/service.ts: transition.ts
- * imports this module, so anything heavier would close an import cycle.
  *
  * - INVOICED → the session completes (from OPEN, BOUND, or EXPIRED when the payment was recorded
  *   after the sweeper expired the session; see checkout/states.ts) and the event is emitted;

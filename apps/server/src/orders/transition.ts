@@ -4,8 +4,6 @@ import * as repo from './repo.ts';
 import { nextStatus, type OrderStatus, type OrderTrigger } from './states.ts';
 import { orderStatusRecord } from './views.ts';
 import { emitEvent, orderEventFor } from '../webhooks/outbox.ts';
-import { syncSessionWithOrder } from '../checkout/sync.ts';
-import { syncQuickPayWithOrder } from '../quickpay/sync.ts';
 
 /** A move as applied (metrics): creation reports itself the same way, with `from` null. */
 export type AppliedTransition = { from: OrderStatus | null; to: OrderStatus; trigger: OrderTrigger | 'create' };
@@ -21,6 +19,24 @@ const observers = new Set<(t: AppliedTransition) => void>();
 export function observeTransitions(fn: (t: AppliedTransition) => void): () => void {
   observers.add(fn);
   return () => void observers.delete(fn);
+}
+
+/**
+ * What a module built on orders does after an order moved (checkout sessions follow their order,
+ * quick-pay sends its completion): called with the moved row and the new status, inside the same
+ * transaction, after the order's own statements and events. Orders never import those modules (they
+ * sit above it); the composition root (main.ts) registers them with `followTransitions`.
+ */
+export type TransitionFollower = (tx: Queryable, order: repo.OrderRow, to: OrderStatus, now?: Date) => Promise<void>;
+const followers: TransitionFollower[] = [];
+
+/**
+ * Registers followers, run in registration order after every transition. Process-wide like the
+ * observers, and idempotent: registering the same function again changes nothing, so the composition
+ * root can register at import time and any number of gateways in one process share one list.
+ */
+export function followTransitions(...fns: TransitionFollower[]): void {
+  for (const fn of fns) if (!followers.includes(fn)) followers.push(fn);
 }
 
 /**
@@ -48,7 +64,8 @@ export class IllegalTransitionError extends Error {
  *  4. applies the fee consequence: capture on INVOICED, release on CANCELLED / EXPIRED / FAILED;
  *     an order invoiced from EXPIRED / CANCELLED (accepted late payment) had its reserve released,
  *     so its fee is captured from the available balance (`late_capture`).
- * Webhook events for the move are added here too (outbox, same transaction).
+ * Webhook events for the move are added here too (outbox, same transaction), then the registered
+ * followers run (checkout session, quick-pay completion), in the same transaction.
  */
 export async function transitionOrder(
   tx: Queryable,
@@ -68,8 +85,7 @@ export async function transitionOrder(
   }
   const event = orderEventFor(to);
   if (event) await emitEvent(tx, { merchantId: row.merchant_id, event, payload: orderStatusRecord(row), orderId: row.id, clockNow: args.now ?? new Date() });
-  await syncSessionWithOrder(tx, row, to, args.now);
-  await syncQuickPayWithOrder(tx, row, to, args.now);
+  for (const follow of followers) await follow(tx, row, to, args.now);
   for (const observe of observers) observe({ from: args.from, to, trigger: args.trigger });
   return row;
 }

@@ -9,11 +9,11 @@ import { QUICKPAY_ORDER_PREFIX } from './rails/session-order.ts';
 const PREFIX = QUICKPAY_ORDER_PREFIX;
 
 /**
- * The order → quick-pay hook, called by orders/transition.ts after every order transition in the
- * same transaction (like checkout/sync.ts). A crypto session is PAYMENT_CONFIRMED as soon as its
- * order is (its status is read from the order, nothing to store); its COMPLETION — the
- * `quickpay.checkout.completed` event — is sent when the order reaches INVOICED, the fulfilment
- * gate, exactly once: `completed_at` is set by a conditional UPDATE and only the transaction that
+ * The order → quick-pay hook: a follower of every order transition (orders/transition.ts's
+ * followTransitions, registered by main.ts), run in the same transaction (like checkout/sync.ts).
+ * A crypto session is PAYMENT_CONFIRMED as soon as its order is (its status is read from the order,
+ * nothing to store); its COMPLETION — the `quickpay.checkout.completed` event — is sent when the
+ * order reaches INVOICED, the fulfilment gate, exactly once: `completed_at` is set by a conditional UPDATE and only the transaction that
  * set it emits.
  *
  * Orders that are not a quick-pay session's cost nothing: their dapp_order_id is checked first,

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ChainConfig } from '../../config/schema.ts';
+import type { ChainConfig, Config } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import { systemClock, type Clock } from '../../clock.ts';
-import type { AppDeps } from '../../deps.ts';
 import type { Worker } from '../../workers.ts';
 import { createChainLogger, yieldToEventLoop, type ChainLogger, type WatchContext } from './context.ts';
 import { runDepthPass } from './depth.ts';
@@ -312,7 +311,7 @@ export function runChainWatcher(watcher: ChainWatcher): Worker {
  * // … on shutdown
  * await Promise.all(workers.map((w) => w.stop()));
  */
-export function startChainWatchers(deps: Pick<AppDeps, 'config' | 'db' | 'clock'>, opts: Omit<ChainWatcherOptions, 'chain' | 'db' | 'clock'> = {}): Worker[] {
+export function startChainWatchers(deps: { config: Config; db: Database; clock: Clock }, opts: Omit<ChainWatcherOptions, 'chain' | 'db' | 'clock'> = {}): Worker[] {
   return deps.config.chains.map((chain) =>
     runChainWatcher(
       createChainWatcher({
