@@ -11,6 +11,7 @@ import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
 import { startChainSettlements, startChainWatchers } from './chain/registry.ts';
+import { chainOrderPorts } from './chain/order-ports.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
@@ -70,7 +71,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const metrics = new OpsMetrics(new Registry(), { db, clock });
   const delegate = new DelegateService(db, config, clock);
   const x402 = createX402(db, config, clock);
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, delegate), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config), delegate }), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
   const cards = await initCards(deps);
   const unobserveTransitions = observeTransitions(metrics.orders.transitioned);
   const unobserveBumps = observeFeeBumps(metrics.feeBumped);

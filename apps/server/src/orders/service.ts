@@ -5,8 +5,6 @@ import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import type { NonceClaim } from '../merchants/credentials.ts';
 import type { MerchantService } from '../merchants/service.ts';
-import { kindOfChain, normalizeSolanaAddress } from '../chain/addresses.ts';
-import { flowsFailedAtExpiry } from '../chain/registry.ts';
 import * as repo from './repo.ts';
 import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator, type CreateResult } from './create-batch.ts';
@@ -15,7 +13,7 @@ import { acceptPayment, type AcceptOutcome } from './accept.ts';
 import { finalityRule } from './finality.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import type { CalldataSignRequest } from '@tollgate/contracts';
-import type { DelegateService } from '../settlement/delegate.ts';
+import type { OrderPorts } from './ports.ts';
 
 export interface CreateOrderInput {
   merchantId: string;
@@ -95,9 +93,9 @@ export class OrderService {
     private readonly config: Config,
     private readonly merchants: MerchantService,
     private readonly clock: Clock,
-    private readonly events?: OrderServiceEvents,
-    /** DELEGATE mode (settlement/delegate.ts); without it DELEGATE merchants' orders are refused. */
-    private readonly delegate?: DelegateService,
+    private readonly events: OrderServiceEvents | undefined,
+    /** The chain families' rules and DELEGATE mode (ports.ts), implemented above orders. */
+    private readonly ports: OrderPorts,
   ) {
     this.creator = new OrderCreator(db);
   }
@@ -123,9 +121,9 @@ export class OrderService {
     }
     // A Solana order (SOL_DIRECT) is attributed by its reference key, not by payer: from_address is
     // recorded as given (base58) and not enforced (docs/solana.md).
-    const solana = kindOfChain(this.config, input.chainId) === 'solana';
+    const solana = this.ports.chainKind(input.chainId) === 'solana';
     if (solana) {
-      if (!normalizeSolanaAddress(input.fromAddress)) return refuse('invalid_request', 'from_address must be a base58 Solana public key on a Solana chain', 'from_address');
+      if (!this.ports.isSolanaAddress(input.fromAddress)) return refuse('invalid_request', 'from_address must be a base58 Solana public key on a Solana chain', 'from_address');
     } else if (!isAddress(input.fromAddress)) {
       return refuse('invalid_request', 'from_address must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
     } else if (BigInt(input.fromAddress) === 0n) {
@@ -149,8 +147,8 @@ export class OrderService {
     }
     let delegate: { flow: string; payToAddress: string; callbackId: string | undefined } | undefined;
     if (input.receiveType === 'DELEGATE') {
-      if (!this.delegate) return refuse('delegate_not_enabled', 'DELEGATE mode is not available on this deployment', 'merchant_id');
-      const plan = await this.delegate.planOrder(input.merchantId, input.chainId, token, input.callbackCalldata);
+      if (!this.ports.delegate) return refuse('delegate_not_enabled', 'DELEGATE mode is not available on this deployment', 'merchant_id');
+      const plan = await this.ports.delegate.planOrder(input.merchantId, input.chainId, token, input.callbackCalldata);
       if (plan.kind === 'refused') return refuse(plan.code, plan.message, plan.param);
       delegate = plan.plan;
     }
@@ -182,7 +180,7 @@ export class OrderService {
     switch (out.kind) {
       case 'created': {
         const signRequest = delegate?.callbackId && input.callbackCalldata !== undefined
-          ? await this.delegate!.signRequestFor({ ...out.order, callback_id: delegate.callbackId, callback_calldata: input.callbackCalldata })
+          ? await this.ports.delegate!.signRequestFor({ ...out.order, callback_id: delegate.callbackId, callback_calldata: input.callbackCalldata })
           : undefined;
         return { kind: 'created', order: out.order, ...(signRequest ? { calldataSignRequest: signRequest } : {}) };
       }
@@ -274,7 +272,7 @@ export class OrderService {
 
   /** Expires live orders past `expires_at` with no payment seen; returns how many. */
   async expireDue(limit = 500): Promise<number> {
-    const due = await repo.listExpirable(this.db, new Date(this.clock.now()), limit, flowsFailedAtExpiry());
+    const due = await repo.listExpirable(this.db, new Date(this.clock.now()), limit, this.ports.flowsFailedAtExpiry());
     let n = 0;
     for (const { id } of due) {
       const done = await this.db.transaction(async (tx) => {

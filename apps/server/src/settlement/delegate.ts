@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import { chainById } from '../chain/registry.ts';
 import { getMerchant } from '../merchants/repo.ts';
 import * as orders from '../orders/repo.ts';
+import type { DelegatePlan, PlanOutcome } from '../orders/ports.ts';
 import { delegateFlowFor, delegateFlowNamed } from './flows/index.ts';
 import * as repo from './repo.ts';
 import { isPayerSignature, signRequestOf } from './sign-request.ts';
@@ -41,16 +42,8 @@ export type RegisterOutcome =
   | { kind: 'chain_not_supported' }
   | { kind: 'delegate_not_enabled' };
 
-/** What a DELEGATE order is created with, decided before the insert. */
-export interface DelegatePlan {
-  flow: string;
-  payToAddress: string;
-  callbackId: string | undefined;
-}
-
-export type PlanOutcome =
-  | { kind: 'plan'; plan: DelegatePlan }
-  | { kind: 'refused'; code: 'delegate_not_enabled' | 'callback_not_registered' | 'invalid_request'; message: string; param?: string };
+// What a DELEGATE order is created with, decided before the insert: the order service's port.
+export type { DelegatePlan, PlanOutcome };
 
 export type RefundOutcome =
   | { kind: 'refund'; orderId: string; refundTxHash: string }

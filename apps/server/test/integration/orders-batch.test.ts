@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signedHeaders } from '@tollgate/protocol';
 import type { Database, Queryable } from '../../src/db/database.ts';
+import { chainOrderPorts } from '../../src/chain/order-ports.ts';
 import { findLedgerImbalances, getFeeBalance } from '../../src/fees/ledger.ts';
 import { startTollgate } from '../../src/main.ts';
 import { MerchantService } from '../../src/merchants/service.ts';
@@ -192,7 +193,7 @@ for (const backend of backends()) {
       });
       const db: Database = { ...s.db, ...counting(s.db), kind: s.db.kind, transaction: (fn) => s.db.transaction((tx) => fn(counting(tx))), close: async () => {} };
       const config = buildConfig({ chains: [fakeChain()] });
-      return { orders: new OrderService(db, config, new MerchantService(db, config), s.clock), counter };
+      return { orders: new OrderService(db, config, new MerchantService(db, config), s.clock, undefined, chainOrderPorts(config)), counter };
     };
     /** Order k of a test: amounts unique per `run` (merchants share MERCHANT_WALLET, so equal terms would clash). */
     const directInput = (m: Creds, k: number, tag: string) => ({
