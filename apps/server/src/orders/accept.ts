@@ -38,7 +38,7 @@ export interface AcceptArgs {
   /** Which recorded transfer; optional when exactly one can be accepted. */
   txHash?: string | undefined;
   logIndex?: number | undefined;
-  /** The finality rule of a configured chain (orders/finality.ts finalityRule), undefined for an unknown chain. */
+  /** The finality rule of a configured chain (the order service's port, chain/order-ports.ts finalityRule), undefined for an unknown chain. */
   finality: (chainId: number) => FinalityRule | undefined;
   now: Date;
 }

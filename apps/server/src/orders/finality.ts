@@ -1,15 +1,14 @@
 /**
  * When a recorded late or under-payment is final enough to be accepted (orders/accept.ts, the
  * merchant's accept; quickpay/partial.ts, summed short payments). The chain's FAMILY answers, not
- * the EVM chain list (a Solana order is not in it, and would never be final):
+ * the EVM chain list (a Solana order is not in it, and would never be final); the rule comes from
+ * chain/order-ports.ts (finalityRule, the order service's port):
  *  - block-depth families (EVM): `invoice` blocks under the watcher's hash-checked cursor, read in
  *    the caller's transaction (a reorg below the cursor orphans the transfer before it moves on);
  *  - commitment families (Solana): the node says whether the transaction is `finalized`. That is an
  *    RPC, so it is asked BEFORE the caller's transaction (`askNode`): no row lock, and not PGlite's
  *    only connection, ever waits on a node. A transfer recorded in between is simply not final yet.
  */
-import type { Config } from '../config/schema.ts';
-import { chainById } from '../chain/registry.ts';
 import { depthOf } from './states.ts';
 
 export type FinalityRule =
@@ -23,17 +22,6 @@ export interface Finality {
   needed: number;
   /** the commitment level awaited, on a commitment family */
   level?: 'finalized';
-}
-
-/** The rule of a configured chain, by its family's depth policy; undefined for an unknown chain. */
-export function finalityRule(config: Pick<Config, 'chains' | 'solanaChains'>, chainId: number): FinalityRule | undefined {
-  const c = chainById(config, chainId);
-  if (!c) return undefined;
-  const policy = c.family.depth(c.chain);
-  if (policy.unit === 'blocks') return { unit: 'blocks', needed: policy.invoice };
-  const ask = c.family.transactionFinal;
-  if (!ask) return undefined;
-  return { unit: 'commitment', level: policy.invoice, isFinal: (h) => ask(c.chain, h) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { CalldataSignRequest } from '@tollgate/contracts';
 import type { TokenConfig } from '../config/schema.ts';
+import type { FinalityRule } from './finality.ts';
 import type { CreatedOrder } from './repo.ts';
 
 /**
@@ -14,6 +15,8 @@ export interface OrderPorts {
   isSolanaAddress(raw: string): boolean;
   /** Flows whose unpaid orders FAIL rather than EXPIRE at expiry (the families declare them). */
   flowsFailedAtExpiry(): readonly string[];
+  /** When a recorded payment on this chain is final (its family's depth policy); undefined for an unknown chain. */
+  finalityRule(chainId: number): FinalityRule | undefined;
   /** DELEGATE mode; without it DELEGATE merchants' orders are refused. */
   delegate?: DelegatePlanner | undefined;
 }

@@ -10,7 +10,6 @@ import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator, type CreateResult } from './create-batch.ts';
 import { createSuperseding, liveTermsBlocker, type Blocker } from './supersede.ts';
 import { acceptPayment, type AcceptOutcome } from './accept.ts';
-import { finalityRule } from './finality.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import type { CalldataSignRequest } from '@tollgate/contracts';
 import type { OrderPorts } from './ports.ts';
@@ -265,7 +264,7 @@ export class OrderService {
       orderId,
       ...sel,
       // the family of the order's chain decides (a Solana order is not in config.chains)
-      finality: (id) => finalityRule(this.config, id),
+      finality: (id) => this.ports.finalityRule(id),
       now: new Date(this.clock.now()),
     });
   }

@@ -1,4 +1,5 @@
-import { askNode, finalityOf, finalityRule } from '../orders/finality.ts';
+import { askNode, finalityOf } from '../orders/finality.ts';
+import { finalityRule } from '../chain/order-ports.ts';
 import * as orders from '../orders/repo.ts';
 import { FeeBalanceShortError, transitionOrder } from '../orders/transition.ts';
 import type { AppDeps } from '../deps.ts';
