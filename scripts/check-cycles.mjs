@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Fails on any import cycle between our source files (apps/*/src, packages/*/src), type-only
-// imports included: a type import still ties the two modules' designs together, and the layers in
+// imports included, and on any import from the core orders/ into a layer above it: a type import still ties the two modules' designs together, and the layers in
 // CONTRIBUTING.md ("Dependency direction") only hold if nothing below imports anything above.
 // Run by `npm test` (npm run check:cycles) before the tests; test/unit/import-cycles.test.ts proves
 // it reports a type-only cycle.
@@ -37,19 +37,35 @@ export async function findCycles(dirs, { tsConfig = join(ROOT, 'tsconfig.json') 
     detectiveOptions: { ts: { skipTypeImports: false }, tsx: { skipTypeImports: false }, es6: { skipTypeImports: false } },
   });
   const unresolved = result.warnings().skipped.filter((s) => s.startsWith('.') || s.startsWith('/'));
-  return { cycles: result.circular(), unresolved };
+  return { cycles: result.circular(), unresolved, upward: upwardImports(result.obj()) };
+}
+
+// The core's rule (CONTRIBUTING.md, "Dependency direction"): orders/ (its routes apart, which
+// belong to the composition root) imports no plug-in and nothing of the composition root.
+const CORE = /(^|\/)apps\/server\/src\/orders\/(?!routes\/)/;
+const ABOVE_CORE = /(^|\/)apps\/server\/src\/((chain|settlement|quickpay|checkout|mpp|x402|rails|portal|hosted)\/|(deps|main|routes|workers)\.ts$)/;
+
+/** Imports from the core into a layer above it, as "from > to". */
+export function upwardImports(graph) {
+  const out = [];
+  for (const [from, tos] of Object.entries(graph)) {
+    if (!CORE.test(from)) continue;
+    for (const to of tos) if (ABOVE_CORE.test(to)) out.push(`${from} > ${to}`);
+  }
+  return out;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const dirs = args.length ? args.map((a) => resolve(a)) : sourceRoots();
   const started = Date.now();
-  const { cycles, unresolved } = await findCycles(dirs);
+  const { cycles, unresolved, upward } = await findCycles(dirs);
   for (const [i, cycle] of cycles.entries()) console.error(`import cycle ${i + 1}: ${cycle.join(' > ')} > ${cycle[0]}`);
   for (const s of unresolved) console.error(`unresolved import: ${s}`);
-  if (cycles.length || unresolved.length) {
-    console.error(`check:cycles: ${cycles.length} import cycle(s), ${unresolved.length} unresolved import(s); see CONTRIBUTING.md, "Dependency direction"`);
+  for (const s of upward) console.error(`core imports a layer above it: ${s}`);
+  if (cycles.length || unresolved.length || upward.length) {
+    console.error(`check:cycles: ${cycles.length} import cycle(s), ${unresolved.length} unresolved import(s), ${upward.length} upward import(s); see CONTRIBUTING.md, "Dependency direction"`);
     process.exit(1);
   }
-  console.log(`check:cycles: no import cycle in ${dirs.length} source folders (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`check:cycles: no import cycle and no upward import from orders/ in ${dirs.length} source folders (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }

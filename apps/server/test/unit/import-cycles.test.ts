@@ -60,3 +60,18 @@ test('check:cycles fails on a relative import it cannot resolve (a hole in the g
   assert.equal(r.code, 1, r.out);
   assert.match(r.out, /unresolved import: \.\/missing\.ts/);
 });
+
+test('check:cycles fails when orders/ imports a layer above it (a type import too), not when its routes do', async (t) => {
+  const dir = fixture({
+    'apps/server/src/orders/service.ts': "import type { Plan } from '../settlement/delegate.ts';\nexport type Order = { plan?: Plan };\n",
+    'apps/server/src/orders/routes/create.ts': "import { chain } from '../../chain/registry.ts';\nexport const route = chain;\n",
+    'apps/server/src/settlement/delegate.ts': 'export type Plan = { flow: string };\n',
+    'apps/server/src/chain/registry.ts': 'export const chain = 1;\n',
+  });
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const r = await run(dir);
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.out, /core imports a layer above it: apps\/server\/src\/orders\/service\.ts > apps\/server\/src\/settlement\/delegate\.ts/);
+  assert.doesNotMatch(r.out, /orders\/routes/);
+  assert.match(r.out, /0 import cycle\(s\), 0 unresolved import\(s\), 1 upward import\(s\)/);
+});
