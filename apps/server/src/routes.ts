@@ -39,6 +39,7 @@ import { getOrder } from './orders/routes/getOrder.ts';
 import { getOrderProof } from './orders/routes/getOrderProof.ts';
 import { adminListCallbacks } from './settlement/routes/admin_listCallbacks.ts';
 import { adminReconciliation } from './orders/routes/admin_reconciliation.ts';
+import { portalListUnclaimedTransfers } from './portal/routes/listUnclaimedTransfers.ts';
 import { adminCreateLink } from './quickpay/routes/admin_createLink.ts';
 import { adminCreateProduct } from './quickpay/routes/admin_createProduct.ts';
 import { adminDeactivateLink } from './quickpay/routes/admin_deactivateLink.ts';
@@ -213,6 +214,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminRegisterCallback,
   adminListCallbacks,
   adminReconciliation,
+  portalListUnclaimedTransfers,
   adminRefundOrder,
   // operator: portal users
   adminCreatePortalUser,

@@ -15,6 +15,7 @@ import type { ChainConfig } from '../../src/config/schema.ts';
 import type { ChainWatcher } from '../../src/chain/evm/watcher.ts';
 import { acceptPayment } from '../../src/orders/accept.ts';
 import { backends } from '../helpers/db.ts';
+import { addPortalUser, PortalClient } from '../helpers/portal.ts';
 import { spawnTollgate } from '../helpers/process.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/server.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
@@ -282,6 +283,17 @@ for (const backend of backends()) {
         const b = await st.s.admin('GET', `/admin/v1/reconciliation?${bad}`);
         assert.deepEqual([b.status, b.body.code], [400, 'invalid_request'], bad);
       }
+
+      // The merchant sees its unclaimed transfers in the portal, and only those.
+      const portal = new PortalClient(st.s);
+      const email = `owner-${backend}@ledger.example`;
+      assert.equal((await portal.login(email, await addPortalUser(st.s, m.id, email))).status, 200);
+      const mine = await portal.call('GET', '/portal/api/unclaimed-transfers');
+      assert.equal(mine.status, 200, mine.text);
+      const portalKeys = (mine.body.data as { tx_hash: string; log_index: number }[]).map((x) => `${x.tx_hash}:${x.log_index}`).sort();
+      assert.deepEqual(portalKeys, rows.filter((x) => x.claimed_by === null).map((x) => `${x.tx_hash}:${x.log_index}`).sort());
+      assert.ok(portalKeys.some((k) => k.startsWith(stray)));
+      assert.equal((await new PortalClient(st.s).call('GET', '/portal/api/unclaimed-transfers')).status, 401);
 
       const p = spawnTollgate(['reconcile', '--chain', String(st.dev.chainId), '--merchant', m.id], { TOLLGATE_URL: st.s.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
       const code = p.child.exitCode ?? (await new Promise<number | null>((res) => p.child.once('exit', res)));

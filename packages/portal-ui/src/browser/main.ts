@@ -6,12 +6,13 @@ import { message } from './ui.ts';
 import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
 import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
 import { checkoutPage, orderPage, ordersPage, overviewPage } from './pages-orders.ts';
+import { transfersPage } from './pages-transfers.ts';
 
 const app = document.getElementById('app')!;
 let session: Session | undefined;
 
 const NAV: [string, string, Session['role']][] = [
-  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
+  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['transfers', 'Unclaimed', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
   ['callbacks', 'Callbacks', 'viewer'], ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
 ];
 
@@ -58,6 +59,7 @@ async function route(): Promise<void> {
     switch (name) {
       case 'orders': content = arg ? await orderPage(decodeURIComponent(arg), s) : await ordersPage(new URLSearchParams(query)); break;
       case 'checkout': content = await checkoutPage(new URLSearchParams(query)); break;
+      case 'transfers': content = await transfersPage(); break;
       case 'webhooks': content = await webhooksPage(s); break;
       case 'keys': content = await keysPage(s); break;
       case 'callbacks': content = await callbacksPage(); break;
