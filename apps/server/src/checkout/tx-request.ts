@@ -11,7 +11,9 @@
  */
 import { isId } from '@tollgate/protocol';
 import { chainById } from '../chain/registry.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
 import * as repo from './repo.ts';
 import type { Refused } from './service.ts';
 import { effectiveStatus, isPayable } from './states.ts';
@@ -21,12 +23,12 @@ export type TxRequestOutcome = { kind: 'ok'; transaction: string; message: strin
 const refused = (code: Refused['code'], message: string, param?: string): Refused => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
 
 /** The label of the GET half (the merchant's name), or undefined when the session does not exist. */
-export async function transactionRequestLabel(deps: Pick<AppDeps, 'db'>, id: string): Promise<string | undefined> {
+export async function transactionRequestLabel(deps: { db: Database }, id: string): Promise<string | undefined> {
   if (!isId('cs', id)) return undefined;
   return (await repo.getSessionWithOrder(deps.db, id))?.merchant.name;
 }
 
-export async function paymentTransaction(deps: Pick<AppDeps, 'db' | 'config' | 'clock'>, id: string, account: string): Promise<TxRequestOutcome> {
+export async function paymentTransaction(deps: { db: Database; config: Config; clock: Clock }, id: string, account: string): Promise<TxRequestOutcome> {
   if (!isId('cs', id)) return { kind: 'not_found' };
   const v = await repo.getSessionWithOrder(deps.db, id);
   if (!v) return { kind: 'not_found' };

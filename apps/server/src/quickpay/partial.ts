@@ -2,7 +2,9 @@ import { askNode, finalityOf } from '../orders/finality.ts';
 import { finalityRule } from '../chain/order-ports.ts';
 import * as orders from '../orders/repo.ts';
 import { FeeBalanceShortError, transitionOrder } from '../orders/transition.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
 import { listSummableSessions } from './repo.ts';
 
 /** Attribution records late payments against closed orders for 7 days; a day more covers clock skew. */
@@ -24,7 +26,7 @@ const SUMMING_WINDOW_MS = 8 * 86_400_000;
  * Returns how many sessions it completed. A fee balance too short for a late capture leaves the
  * order as it is (retried on the next tick).
  */
-export async function settleSummedPayments(deps: Pick<AppDeps, 'db' | 'clock' | 'config'>, limit = 100): Promise<number> {
+export async function settleSummedPayments(deps: { db: Database; clock: Clock; config: Config }, limit = 100): Promise<number> {
   const { db, clock, config } = deps;
   const due = await listSummableSessions(db, new Date(clock.now() - SUMMING_WINDOW_MS), limit);
   let n = 0;

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { WebhookEventName } from '@tollgate/protocol';
-import type { AppDeps } from '../deps.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
 import { decryptSecret } from '../merchants/secrets.ts';
 import { logLine } from '../log.ts';
 import type { Worker } from '../workers.ts';
@@ -13,7 +15,7 @@ import { deliveryHeaders, envelopeBody } from './signing.ts';
 import { logSafeError } from '../db/log-safe.ts';
 
 /** What the dispatcher needs from the composition root. */
-export type DispatchDeps = Pick<AppDeps, 'db' | 'clock' | 'config'>;
+export type DispatchDeps = { db: Database; clock: Clock; config: Config };
 
 export interface DispatcherOptions {
   /** Identifies this dispatcher's claims (`locked_by`); unique per process by default. */

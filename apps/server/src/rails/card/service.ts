@@ -1,5 +1,8 @@
 import { formatUnits, isId, newId } from '@tollgate/protocol';
-import type { AppDeps } from '../../deps.ts';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config/schema.ts';
+import type { Database } from '../../db/database.ts';
+import type { MerchantService } from '../../merchants/service.ts';
 import type { Queryable } from '../../db/database.ts';
 import * as checkoutRepo from '../../checkout/repo.ts';
 import { hostedUrl } from '../../checkout/service.ts';
@@ -26,7 +29,7 @@ export type HoldOutcome = { kind: 'ok'; order: OrderRow } | { kind: 'not_found' 
  */
 export class CardService {
   constructor(
-    private readonly deps: Pick<AppDeps, 'db' | 'config' | 'clock' | 'merchants'>,
+    private readonly deps: { db: Database; config: Config; clock: Clock; merchants: MerchantService },
     /** undefined: no card processor in this deployment (card starts answer 503) */
     readonly processor: CardProcessor | undefined,
   ) {}
