@@ -72,7 +72,8 @@ export async function claimHolder(q: Queryable, k: TransferKey): Promise<ClaimHo
 /**
  * Claims one transfer for an order (paid, or recorded against it as late, under- or duplicate
  * payment). 'claimed' when the order holds it (now or already); otherwise the holder, and nothing
- * was written. Under a concurrent claim of the same key the insert waits for the other
+ * was written. A transaction the gateway sent for this same order (a relayed authorization,
+ * claimed as a whole before it was broadcast) may pay it; for any other order it is spent. Under a concurrent claim of the same key the insert waits for the other
  * transaction and then sees its row (no error, no second claim).
  */
 export async function claimForOrder(
@@ -83,7 +84,8 @@ export async function claimForOrder(
   const { rows } = await q.query(
     `INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id, amount_wei, payer)
      SELECT $1, $2, $3, 'order', $4, $5, $6
-      WHERE NOT EXISTS (SELECT 1 FROM transfer_claims WHERE chain_id = $1 AND tx_ref = $2 AND log_index = ${WHOLE_TX})
+      WHERE NOT EXISTS (SELECT 1 FROM transfer_claims WHERE chain_id = $1 AND tx_ref = $2 AND log_index = ${WHOLE_TX}
+                          AND NOT (purpose = 'order' AND purpose_id = $4))
      ON CONFLICT DO NOTHING RETURNING 1`,
     [k.chainId, k.txRef, k.index, c.orderId, c.amountWei.toString(), c.payer],
   );

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
-import { claimForOrder, claimHolder, CREATED_SKEW_MS, type ClaimHolder } from '../../orders/claims.ts';
+import { claimForOrder, claimHolder, CREATED_SKEW_MS, WHOLE_TX, type ClaimHolder } from '../../orders/claims.ts';
 import { depthOf } from '../../orders/states.ts';
 import * as orders from '../../orders/repo.ts';
 import type { TransferLog } from './rpc.ts';
@@ -205,7 +205,11 @@ export interface NewTransfer extends TransferLog {
 export async function attributeTransfer(tx: Queryable, t: NewTransfer, ctx: { head: bigint; now: Date }): Promise<AttributionOutcome> {
   const key = { chainId: t.chainId, txRef: t.txHash, index: t.logIndex };
   const held = await claimHolder(tx, key);
-  if (held && !(held.purpose === 'order' && held.index === t.logIndex && held.purposeId === t.priorOrderId)) return recordClaimed(tx, t.id, held);
+  // Attribution goes on only for a transfer no other purpose holds: unclaimed, revived from the
+  // order that claimed it, or in a transaction the gateway sent for an order (a relayed
+  // authorization: it may pay that order and no other, which claimForOrder enforces).
+  const mayAttribute = !held || (held.purpose === 'order' && (held.index === WHOLE_TX || (held.index === t.logIndex && held.purposeId === t.priorOrderId)));
+  if (!mayAttribute) return recordClaimed(tx, t.id, held);
   if (t.priorOrderId) {
     // Still the payment of the order it was recorded against (an INVOICED order keeps its payment
     // through a reorg): it is that order's again, never a payment of another order.
