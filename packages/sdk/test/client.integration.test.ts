@@ -138,6 +138,11 @@ for (const backend of backends()) {
          VALUES ($1, $2, $3, 0, 10, $4, $5, $6, $7, 'late', $8)`,
         [CHAIN.chainId, USDC, txHash, `0x${'b1'.repeat(32)}`, PAYER, MERCHANT_WALLET, order.amountWei, order.orderId],
       );
+      // The watcher claims what it records against an order, in the same transaction (claims ledger).
+      await s.db.query(
+        `INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id, amount_wei, payer) VALUES ($1, $2, 0, 'order', $3, $4, $5)`,
+        [CHAIN.chainId, txHash, order.orderId, order.amountWei, PAYER],
+      );
       const rec = await client.acceptPayment(order.orderId, { txHash, logIndex: 0 });
       assert.equal(rec.status, 'INVOICED');
       assert.equal(rec.tx_hash, txHash);
