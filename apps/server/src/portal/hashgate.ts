@@ -128,26 +128,24 @@ export class HashGate {
     return r && this.now() - r.since < this.windowMs ? r.n : 0;
   }
 
+  /** The waiting request with the fewest recent requests of its address, then the oldest. */
   private best(): number {
-    let b = 0;
-    for (let i = 1; i < this.waiting.length; i++) {
-      const w = this.waiting[i]!;
-      const x = this.waiting[b]!;
-      const cw = this.current(w.address);
-      const cx = this.current(x.address);
-      if (cw < cx || (cw === cx && w.seq < x.seq)) b = i;
-    }
-    return b;
+    return this.rank(1);
   }
 
+  /** The waiting request with the most recent requests of its address, then the newest. */
   private worst(): number {
+    return this.rank(-1);
+  }
+
+  /** Index of the waiting request ranked first: by recent requests of its address, then by age; `dir` -1 reverses both. */
+  private rank(dir: 1 | -1): number {
     let b = 0;
     for (let i = 1; i < this.waiting.length; i++) {
       const w = this.waiting[i]!;
       const x = this.waiting[b]!;
-      const cw = this.current(w.address);
-      const cx = this.current(x.address);
-      if (cw > cx || (cw === cx && w.seq > x.seq)) b = i;
+      const d = this.current(w.address) - this.current(x.address) || w.seq - x.seq;
+      if (d * dir < 0) b = i;
     }
     return b;
   }
