@@ -36,7 +36,7 @@ export interface MppReceiptJwk {
 
 export type MppReceiptVerification =
   | { ok: true; kid: string; claims: MppReceiptClaims }
-  | { ok: false; reason: 'malformed' | 'unsupported_algorithm' | 'unknown_kid' | 'bad_signature' };
+  | { ok: false; reason: 'malformed' | 'unsupported_algorithm' | 'not_a_receipt' | 'unknown_kid' | 'bad_signature' };
 
 function b64json(part: string): unknown {
   return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
@@ -54,7 +54,7 @@ function b64json(part: string): unknown {
 export function verifyMppReceipt(jws: string, jwks: { keys: readonly MppReceiptJwk[] }): MppReceiptVerification {
   const parts = jws.split('.');
   if (parts.length !== 3 || parts.some((p) => !/^[A-Za-z0-9_-]+$/.test(p))) return { ok: false, reason: 'malformed' };
-  let header: { alg?: unknown; kid?: unknown };
+  let header: { alg?: unknown; typ?: unknown; kid?: unknown };
   let claims: MppReceiptClaims;
   try {
     header = b64json(parts[0]!) as typeof header;
@@ -64,6 +64,9 @@ export function verifyMppReceipt(jws: string, jwks: { keys: readonly MppReceiptJ
   }
   // The algorithm is fixed, never taken from the token ("alg: none" and key-confusion attacks).
   if (header.alg !== 'EdDSA') return { ok: false, reason: 'unsupported_algorithm' };
+  // The same key set signs other documents (the quick-pay agent manifest, typ
+  // `tollgate-quickpay-manifest+jws`): only a `typ: JWT` token is a receipt, whatever its signature.
+  if (header.typ !== 'JWT') return { ok: false, reason: 'not_a_receipt' };
   const jwk = jwks.keys.find((k) => k.kid === header.kid);
   if (!jwk || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') return { ok: false, reason: 'unknown_kid' };
   const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });

@@ -27,6 +27,11 @@ describe('verifyMppReceipt', () => {
     const none = signed(claims, { alg: 'none', kid: 'rk_a' });
     assert.deepEqual(verifyMppReceipt(none.jws, none.jwks), { ok: false, reason: 'unsupported_algorithm' });
     assert.deepEqual(verifyMppReceipt('a.b', jwks), { ok: false, reason: 'malformed' });
+    // A document the same key signs that is not a receipt (the quick-pay manifest's typ), validly signed.
+    const manifest = signed(claims, { alg: 'EdDSA', typ: 'tollgate-quickpay-manifest+jws', kid: 'rk_a' });
+    assert.deepEqual(verifyMppReceipt(manifest.jws, manifest.jwks), { ok: false, reason: 'not_a_receipt' });
+    const untyped = signed(claims, { alg: 'EdDSA', kid: 'rk_a' });
+    assert.deepEqual(verifyMppReceipt(untyped.jws, untyped.jwks), { ok: false, reason: 'not_a_receipt' });
     assert.deepEqual(verifyMppReceipt('e30.bm90IGpzb24.c2ln', jwks), { ok: false, reason: 'malformed' });
   });
 });

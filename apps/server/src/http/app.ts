@@ -120,8 +120,11 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
   });
 
   // Callback style, not async: this runs on every response, and an async hook costs a promise each.
+  // nosniff on every answer: a browser must never sniff a JSON body (which may echo merchant-chosen
+  // strings) into HTML or script.
   app.addHook('onSend', (req, reply, payload, done) => {
     reply.header('x-request-id', req.id);
+    reply.header('x-content-type-options', 'nosniff');
     done(null, payload);
   });
 

@@ -235,7 +235,7 @@ describe('HTTP foundation', () => {
   });
 
   describe('request ids', () => {
-    it('every response carries x-request-id, equal to the body request_id on errors', async () => {
+    it('every response carries x-request-id (equal to the body request_id on errors) and nosniff', async () => {
       const auth = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
       const responses: TestResponse[] = [
         await server.request('GET', '/healthz'),
@@ -257,6 +257,8 @@ describe('HTTP foundation', () => {
         const id = r.headers.get('x-request-id');
         assert.ok(isId('req', id), `${id}: ${r.status} ${r.text.slice(0, 80)}`);
         if (r.status >= 400) assert.equal(r.body.request_id, id, r.text);
+        // A JSON body may echo merchant-chosen strings: no browser may sniff it into a script or page.
+        assert.equal(r.headers.get('x-content-type-options'), 'nosniff', `${r.status} ${r.text.slice(0, 80)}`);
         ids.add(id!);
       }
       assert.equal(ids.size, responses.length, 'request ids are unique');

@@ -16,6 +16,42 @@ test('csvCell: quotes what needs quoting, defuses spreadsheet formulas', () => {
   assert.equal(csvLine(['a', 1, null]), 'a,1,\r\n');
 });
 
+/** Splits a line as a spreadsheet set to `sep` does: a field is quoted only when it starts with `"`. */
+function splitAs(line: string, sep: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i <= line.length) {
+    if (line[i] === '"') {
+      let j = i + 1; let v = '';
+      while (j < line.length) {
+        if (line[j] === '"' && line[j + 1] === '"') { v += '"'; j += 2; continue; }
+        if (line[j] === '"') break;
+        v += line[j++];
+      }
+      out.push(v); i = line.indexOf(sep, j); if (i < 0) break; i++;
+    } else {
+      const j = line.indexOf(sep, i);
+      out.push(line.slice(i, j < 0 ? undefined : j)); if (j < 0) break; i = j + 1;
+    }
+  }
+  return out;
+}
+
+test('csvCell: a formula after a semicolon, tab or line break is defused too (spreadsheets with ; as separator)', () => {
+  assert.equal(csvCell('Mug;=HYPERLINK(1)'), "Mug;'=HYPERLINK(1)");
+  assert.equal(csvCell('Mug; +1'), "Mug; '+1");
+  assert.equal(csvCell('a;b'), 'a;b', 'data without a formula character is kept as is');
+  const hostile = ['x;=cmd|"/c calc"!A0', 'a,@SUM(1)', 'q\n-2+3', 'p\t=1', 'ok;;  =2', '=lead'];
+  const line = csvLine(['id', ...hostile, 'end']).replace(/\r\n$/, '');
+  for (const sep of [',', ';', '\t']) {
+    for (const rawField of splitAs(line, sep)) {
+      for (const field of rawField.split(/[\r\n]/)) {
+        assert.doesNotMatch(field.trimStart(), /^[=+\-@]/, `separator ${JSON.stringify(sep)}: ${JSON.stringify(field)}`);
+      }
+    }
+  }
+});
+
 test('orderCsvLine: token units with the token decimals, fee in fee units, line items, one cell per column', () => {
   const line = orderCsvLine({
     id: 'ord_1', dapp_order_id: 'shop,42', flow: 'DIRECT', chain_id: 31337, token_symbol: 'USDC', decimals: 6, from_address: '0xaa', pay_to_address: '0xbb',

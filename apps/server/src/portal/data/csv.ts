@@ -6,15 +6,21 @@ import type { ExportRow } from './repo.ts';
 /**
  * One CSV cell. Quoted when it holds a comma, quote or line break; a cell a spreadsheet would run as
  * a formula (leading = + - @, tab or CR: a merchant-chosen dapp_order_id or line item name) gets a
- * leading apostrophe (OWASP "CSV injection").
+ * leading apostrophe (OWASP "CSV injection"). A spreadsheet set to another separator (`;` in much of
+ * Europe) splits the line there and ignores our quotes, because the quote is then mid-field: so a
+ * formula character after any `,` `;` tab or line break inside a cell gets the apostrophe too.
  *
  * @example csvCell('a,b') // => '"a,b"'
  * @example csvCell('=HYPERLINK(1)') // => "'=HYPERLINK(1)"
+ * @example csvCell('Mug;=HYPERLINK(1)') // => "Mug;'=HYPERLINK(1)"
  */
 export function csvCell(v: string | number | null | undefined): string {
   if (v === null || v === undefined) return '';
   let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  if (typeof v === 'string') {
+    if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+    s = s.replace(/([,;\t\r\n][ \t]*)(?=[=+\-@])/g, "$1'");
+  }
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
