@@ -1,11 +1,13 @@
 // Compiles every .sol file under contracts/ with solcjs and writes the committed artifacts:
-//   artifacts/<Name>.json        { contractName, abi, bytecode }
-//   src/artifacts/<Name>.ts      `export const <Name>Artifact = { abi: [...] as const, bytecode: '0x…' as const }`
+//   artifacts/<Name>.json        { contractName, abi, bytecode, deployedBytecode, immutableReferences? }
+//   src/artifacts/<Name>.ts      `export const <Name>Artifact = { abi: [...] as const, bytecode: '0x…' as const, deployedBytecode: … }`
 //   src/artifacts/index.ts       re-exports every artifact
 // The .ts files exist so viem infers function names and argument types from the ABI literal
 // (a JSON import would widen every string to `string`). One file per contract, one ABI entry per
 // line, keeps every generated file reviewable (the settlement ABI alone is ~60 entries).
-// Runtime code never needs solc.
+// Runtime code never needs solc. `deployedBytecode` is the runtime code a deployment leaves on chain
+// (what `tollgate settlement status` and the start-up check compare an address's code with);
+// `immutableReferences` lists the byte ranges the constructor fills in (absent when none).
 //
 // Usage: npm run compile -w @tollgate/contracts   (or: npx tsx packages/contracts/scripts/compile.ts)
 //
@@ -29,7 +31,7 @@ const EXPECTED_SOLC = '0.8.30';
 const SETTINGS = {
   optimizer: { enabled: true, runs: 200 },
   evmVersion: 'paris',
-  outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+  outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object', 'evm.deployedBytecode.immutableReferences'] } },
 } as const;
 
 interface SolcError {
@@ -38,7 +40,19 @@ interface SolcError {
 }
 interface SolcContractOutput {
   abi: unknown[];
-  evm: { bytecode: { object: string } };
+  evm: { bytecode: { object: string }; deployedBytecode: { object: string; immutableReferences?: Record<string, ImmutableRef[]> } };
+}
+/** A byte range of the runtime code the constructor writes an immutable into. */
+interface ImmutableRef {
+  start: number;
+  length: number;
+}
+interface Artifact {
+  contractName: string;
+  abi: unknown[];
+  bytecode: `0x${string}`;
+  deployedBytecode: `0x${string}`;
+  immutableReferences?: ImmutableRef[];
 }
 interface SolcOutput {
   errors?: SolcError[];
@@ -60,7 +74,7 @@ function sourceName(path: string): string {
   return relative(CONTRACTS_DIR, path).split(sep).join('/');
 }
 
-function compile(): { contractName: string; abi: unknown[]; bytecode: `0x${string}` }[] {
+function compile(): Artifact[] {
   const version: string = solc.version();
   if (!version.startsWith(`${EXPECTED_SOLC}+`)) {
     throw new Error(`solc ${EXPECTED_SOLC} expected, found ${version}: pin "solc": "${EXPECTED_SOLC}"`);
@@ -91,12 +105,19 @@ function compile(): { contractName: string; abi: unknown[]; bytecode: `0x${strin
     throw new Error(`solc failed with ${errors.length} error(s):\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   }
 
-  const artifacts = [];
+  const artifacts: Artifact[] = [];
   for (const contracts of Object.values(output.contracts ?? {})) {
     for (const [contractName, out] of Object.entries(contracts)) {
       // Interfaces and abstract contracts have no bytecode: nothing to deploy, nothing to write.
       if (!out.evm.bytecode.object) continue;
-      artifacts.push({ contractName, abi: out.abi, bytecode: `0x${out.evm.bytecode.object}` as const });
+      const immutables = Object.values(out.evm.deployedBytecode.immutableReferences ?? {}).flat().sort((a, b) => a.start - b.start);
+      artifacts.push({
+        contractName,
+        abi: out.abi,
+        bytecode: `0x${out.evm.bytecode.object}`,
+        deployedBytecode: `0x${out.evm.deployedBytecode.object}`,
+        ...(immutables.length > 0 ? { immutableReferences: immutables.map(({ start, length }) => ({ start, length })) } : {}),
+      });
     }
   }
   const names = artifacts.map((a) => a.contractName);
@@ -111,18 +132,20 @@ const GENERATED_HEADER = [
   '',
 ].join('\n');
 
-function renderArtifactTs(a: ReturnType<typeof compile>[number]): string {
+function renderArtifactTs(a: Artifact): string {
   const entries = a.abi.map((entry) => `    ${JSON.stringify(entry)},`).join('\n');
   return (
     `${GENERATED_HEADER}\n` +
     `export const ${a.contractName}Artifact = {\n` +
     `  abi: [\n${entries}\n  ] as const,\n` +
     `  bytecode: '${a.bytecode}' as const,\n` +
+    `  deployedBytecode: '${a.deployedBytecode}' as const,\n` +
+    (a.immutableReferences ? `  immutableReferences: ${JSON.stringify(a.immutableReferences)} as const,\n` : '') +
     `};\n`
   );
 }
 
-function renderIndexTs(artifacts: ReturnType<typeof compile>): string {
+function renderIndexTs(artifacts: Artifact[]): string {
   const lines = artifacts.map((a) => `export { ${a.contractName}Artifact } from './${a.contractName}.ts';`);
   return `${GENERATED_HEADER}\n${lines.join('\n')}\n`;
 }

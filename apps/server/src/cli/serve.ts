@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.ts';
 import { openDatabase } from '../db/open.ts';
 import { ensureDemoDelegateMerchant, ensureDemoMerchant, ensureDemoPortalUser, startDevProfileChain, startDevProfileSolana, writeDevFile, type DevProfileChain } from '../dev/profile.ts';
 import { portalAuth } from '../portal/http.ts';
+import { SettlementContractError, verifySettlementContracts } from '../settlement/contract-check.ts';
 import type { LocalSvm } from '@tollgate/svm';
 
 /**
@@ -61,6 +62,9 @@ export async function serve(role: Role): Promise<void> {
     if (svmOutcome.status === 'rejected') throw svmOutcome.reason;
     if (dbOutcome.status === 'rejected') throw dbOutcome.reason;
     if (stopRequested) return markStarted();
+    // Every settlement_contract is the shipped code with our executor, before anything is served:
+    // a DELEGATE order must never name an address that cannot settle it (settlement/contract-check.ts).
+    await verifySettlementContracts(config, { warn: (line) => console.error(line) });
     tg = await startTollgate(config, { role, db: db! });
     if (stopRequested) return markStarted();
   } catch (err) {
@@ -68,7 +72,7 @@ export async function serve(role: Role): Promise<void> {
     await svm?.stop();
     await db?.close().catch(() => {});
     console.error(`tollgate: ${(err as Error).message}`);
-    process.exit(1);
+    process.exit(err instanceof SettlementContractError ? 78 : 1); // EX_CONFIG: the configuration names the wrong contract
   }
 
   try {
