@@ -44,6 +44,7 @@ import { adminCreateLink } from './quickpay/routes/admin_createLink.ts';
 import { adminCreateProduct } from './quickpay/routes/admin_createProduct.ts';
 import { adminDeactivateLink } from './quickpay/routes/admin_deactivateLink.ts';
 import { adminListLinks } from './quickpay/routes/admin_listLinks.ts';
+import { adminListProducts } from './quickpay/routes/admin_listProducts.ts';
 import { adminListLinkSessions } from './quickpay/routes/admin_listLinkSessions.ts';
 import { merchantCreateLink } from './quickpay/routes/merchant_createLink.ts';
 import { merchantCreateProduct } from './quickpay/routes/merchant_createProduct.ts';
@@ -202,6 +203,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminCreateProduct,
   adminCreateLink,
   adminListLinks,
+  adminListProducts,
   adminDeactivateLink,
   adminListLinkSessions,
   // operator: chains and DELEGATE settlement

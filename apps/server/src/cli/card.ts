@@ -6,7 +6,8 @@ import { print } from './print.ts';
 /** The card-rail commands of `tollgate` (thin clients of the admin API; docs/card-payments.md). */
 export const CARD_COMMANDS = ['card'];
 
-export const CARD_USAGE = `  card simulate ORDER_ID SCENARIO           TEST processor: succeeded|declined|processing|duplicate|refund|dispute_opened|dispute_won|dispute_lost
+export const CARD_USAGE = `  card enable ID | card disable ID           turn the merchant's card rail on or off (checkout \`fiat\`, link \`card\`)
+  card simulate ORDER_ID SCENARIO           TEST processor: succeeded|declined|processing|duplicate|refund|dispute_opened|dispute_won|dispute_lost
   card hold ORDER_ID --reason REASON         hold a card order (duplicate_payment|conflict|refund|dispute|balance)
   card release ORDER_ID --reason REASON      release a hold reason (no reason left: the order is invoiced)
   card refund ORDER_ID [--amount 1.00] [--reason TEXT]   refund through the processor (default: all that remains)`;
@@ -29,6 +30,11 @@ export async function runCardCommand(argv: string[]): Promise<void> {
   const base = () => `/admin/v1/orders/${enc(need(orderId, 'order ID'))}/card`;
   let out: unknown;
   switch (sub) {
+    case 'enable':
+    case 'disable':
+      // The positional after the subcommand is the merchant here, not an order.
+      out = await api.call('POST', `/admin/v1/merchants/${enc(need(orderId, 'merchant ID'))}/card-rail`, { enabled: sub === 'enable' });
+      break;
     case 'simulate':
       out = await api.call('POST', `${base()}/simulate`, { scenario: need(scenario, 'scenario') });
       break;

@@ -21,6 +21,27 @@ function int(v: string | undefined, what: string): number | undefined {
   return Number(v);
 }
 
+interface LinkItem { link_id: string; url: string; product_id?: string; min_amount?: string; max_amount?: string; payment_rails: string[]; active: boolean; max_payments?: number }
+interface ProductItem { product_id: string; name: string; price?: string; fiat_currency?: string; fiat_amount?: string; inventory?: number }
+
+/**
+ * `link list` for a person: one line per link with what it sells and for how much (the API's
+ * list names only the product id), then its URL.
+ */
+export function linkTable(links: readonly LinkItem[], products: ReadonlyMap<string, ProductItem>): string {
+  if (links.length === 0) return 'no payment links';
+  const rows = links.map((l) => {
+    const p = l.product_id !== undefined ? products.get(l.product_id) : undefined;
+    const what = p ? p.name : l.product_id ?? 'any amount';
+    const prices = p ? [p.price, p.fiat_amount !== undefined ? `${p.fiat_amount} ${p.fiat_currency}` : undefined].filter(Boolean).join(' / ') : `${l.min_amount}–${l.max_amount}`;
+    const limits = [l.max_payments !== undefined ? `max ${l.max_payments} payments` : '', p?.inventory !== undefined ? `inventory ${p.inventory}` : ''].filter(Boolean).join(', ');
+    return [l.link_id, what, prices, l.payment_rails.join(','), l.active ? 'active' : 'inactive', limits, l.url];
+  });
+  const head = ['LINK', 'SELLS', 'PRICE', 'RAILS', 'STATE', 'LIMITS', 'URL'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
 export async function runLinkCommand(argv: string[]): Promise<void> {
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
@@ -63,9 +84,13 @@ export async function runLinkCommand(argv: string[]): Promise<void> {
       }
       break;
     }
-    case 'list':
-      out = await api.call('GET', `/admin/v1/merchants/${enc(need(rest[0], 'merchant ID'))}/payment-links`);
-      break;
+    case 'list': {
+      const id = enc(need(rest[0], 'merchant ID'));
+      const links = (await api.call('GET', `/admin/v1/merchants/${id}/payment-links?limit=100`)) as { data: LinkItem[] };
+      if (o.json) return print(links, true);
+      const products = (await api.call('GET', `/admin/v1/merchants/${id}/products?limit=100`)) as { data: ProductItem[] };
+      return void console.log(linkTable(links.data, new Map(products.data.map((p) => [p.product_id, p]))));
+    }
     case 'sessions':
       out = await api.call('GET', `/admin/v1/merchants/${enc(need(rest[0], 'merchant ID'))}/payment-links/${enc(need(rest[1], 'LINK_ID'))}/sessions`);
       break;

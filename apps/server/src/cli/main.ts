@@ -67,7 +67,7 @@ async function main(argv: string[]): Promise<void> {
     },
   });
   const [cmd, sub, ...rest] = pos;
-  if (o.help || !cmd) return void console.log(USAGE);
+  if (o.help || !cmd || cmd === 'help') return void console.log(USAGE);
   if (cmd === 'serve') {
     if (!['api', 'worker', 'all'].includes(o.role!)) throw new CliError('--role must be api, worker or all');
     // Loaded only here: the gateway (fastify, viem, PGlite) would add seconds to every admin command.

@@ -137,6 +137,38 @@ for (const backend of backends()) {
       assert.deepEqual(again.body.outcomes, ['duplicate'], 'the retry is recognised');
     });
 
+    test('a signed payment.succeeded without amount or currency is held as a conflict, never invoiced', async () => {
+      const started = await startCard(s, (await createCardSession(s, m)).checkout_id);
+      assert.equal(started.status, 200, started.text);
+      const id = started.body.order_id as string;
+      const ref = (await s.db.query<{ payment_reference: string }>('SELECT payment_reference FROM card_payments WHERE order_id = $1', [id])).rows[0]!.payment_reference;
+      const r = await notify([{ id: 'tev_noamount_1', type: 'payment.succeeded', order_id: id, payment_reference: ref, charge_id: 'tch_na', created: 1 }]);
+      assert.equal(r.status, 200, r.text);
+      const o = (await s.db.query<{ status: string; held_reasons: string[] }>('SELECT status, held_reasons FROM orders WHERE id = $1', [id])).rows[0]!;
+      assert.equal(o.status, 'PAYMENT_CONFIRMED', 'paid but not fulfillable');
+      assert.deepEqual(o.held_reasons, ['conflict']);
+    });
+
+    test('a signed refund larger than what was charged is recorded as amount_conflict and changes nothing', async () => {
+      const started = await startCard(s, (await createCardSession(s, m)).checkout_id);
+      const id = started.body.order_id as string;
+      const { payment_reference: ref } = (await s.db.query<{ payment_reference: string }>('SELECT payment_reference FROM card_payments WHERE order_id = $1', [id])).rows[0]!;
+      const { amount_wei: minor, fiat_currency: cur } = (await s.db.query<{ amount_wei: string; fiat_currency: string }>('SELECT amount_wei, fiat_currency FROM orders WHERE id = $1', [id])).rows[0]!;
+      const paid = await notify([{ id: 'tev_paid_rf', type: 'payment.succeeded', order_id: id, payment_reference: ref, amount_minor: minor, currency: cur, charge_id: 'tch_rf', created: 1 }]);
+      assert.deepEqual(paid.body.outcomes, ['succeeded']);
+      const [cards, orders] = [await cardState(), await orderState()];
+      const refunds = async () => (await s.db.query('SELECT id, amount, status FROM card_refunds WHERE order_id = $1 ORDER BY id', [id])).rows;
+      const before = await refunds();
+      const huge = await notify([{ id: 'tev_huge_rf', type: 'refund.succeeded', order_id: id, payment_reference: ref, refund_id: 'tre_huge', amount_minor: '999999999', currency: cur, created: 2 }]);
+      const otherCurrency = await notify([{ id: 'tev_cur_rf', type: 'refund.succeeded', order_id: id, payment_reference: ref, refund_id: 'tre_cur', amount_minor: '1', currency: cur === 'USD' ? 'JPY' : 'USD', created: 3 }]);
+      assert.deepEqual([huge.body.outcomes, otherCurrency.body.outcomes], [['amount_conflict'], ['amount_conflict']]);
+      assert.deepEqual(await refunds(), before);
+      assert.deepEqual(await cardState(), cards);
+      assert.deepEqual(await orderState(), orders);
+      const within = await notify([{ id: 'tev_ok_rf', type: 'refund.succeeded', order_id: id, payment_reference: ref, refund_id: 'tre_ok', amount_minor: '1', currency: cur, created: 4 }]);
+      assert.deepEqual(within.body.outcomes, ['refunded'], 'a dashboard refund that fits is still recorded');
+    });
+
     test(`property: signed notifications with hostile fields answer 200 or 400, never 5xx (${RUNS} runs)`, async () => {
       const started = await startCard(s, (await createCardSession(s, m)).checkout_id);
       const orderIds = (await s.db.query<{ order_id: string; payment_reference: string }>('SELECT order_id, payment_reference FROM card_payments')).rows;

@@ -62,6 +62,12 @@ describe('README admin CLI table and config example', () => {
     return p.output();
   }
 
+  it('`tollgate help` prints the usage (it answered "unknown command")', async () => {
+    const out = await run('tollgate help');
+    assert.match(out, /^usage: tollgate <command>/m);
+    assert.match(out, /card enable ID/);
+  });
+
   it('every merchant command of the table works with its placeholders filled in', async () => {
     const cmds = tableCommands();
     assert.deepEqual(cmds.map((c) => c.split(' ').slice(0, 3).join(' ')), [
@@ -70,7 +76,7 @@ describe('README admin CLI table and config example', () => {
       'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
       'tollgate merchant callback', 'tollgate merchant callbacks', 'tollgate order refund',
       'tollgate link create', 'tollgate link list', 'tollgate link deactivate',
-      'tollgate chains', 'tollgate portal add-user', 'tollgate card simulate', 'tollgate card release', 'tollgate card refund',
+      'tollgate chains', 'tollgate portal add-user', 'tollgate card enable', 'tollgate card simulate', 'tollgate card release', 'tollgate card refund',
     ]);
     const fill = (c: string, key = '') =>
       c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
@@ -125,7 +131,9 @@ describe('README admin CLI table and config example', () => {
     const linkId = /link_id: (pl_\S+)/.exec(link)?.[1];
     assert.ok(linkId, link);
     assert.match(link, new RegExp(`url: http://127\\.0\\.0\\.1:8402/quickpay/pay/${linkId}`));
-    assert.match(await run(fill(cmds[14]!)), new RegExp(linkId));
+    const listed14 = await run(fill(cmds[14]!));
+    // One line per link naming what it sells and its price, not only the product id.
+    assert.match(listed14, new RegExp(`${linkId}\\s+Shop\\s+9\\.99\\s+crypto\\s+active`), listed14);
     const listRow = README.split('\n').find((l) => l.includes('`tollgate link list'))!;
     const sessionsCmd = /, `(tollgate link sessions [^`]+)`/.exec(listRow)?.[1];
     assert.equal(sessionsCmd, 'tollgate link sessions ID LINK_ID');
@@ -138,12 +146,15 @@ describe('README admin CLI table and config example', () => {
     const login = await fetch(`${server.url}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@cli-shop.example', password }) });
     assert.equal(login.status, 200, 'the printed password signs in');
 
-    // Card rail (TEST processor): a paid card order of a checkout session, then the three card rows.
+    // Card rail (TEST processor): enabling it, a paid card order of a checkout session, then the three card rows.
+    assert.match(await run(fill(cmds[18]!)), /card_enabled: true/);
+    assert.equal((await server.admin('GET', '/admin/v1/merchants/cli_shop')).body.card_enabled, true);
+    assert.match(await run(fill(cmds[18]!).replace('enable', 'disable')), /card_enabled: false/);
     const ord = await paidCardOrder(server);
     const card = (c: string) => c.replace('ORDER_ID', ord);
-    assert.match(await run(card(cmds[18]!)), /outcome: dispute/);
-    assert.match(await run(card(cmds[19]!)), /status: PAYMENT_CONFIRMED/); // still held for the duplicate
-    assert.match(await run(card(cmds[20]!)), /refunded_amount: 1\.00/);
+    assert.match(await run(card(cmds[19]!)), /outcome: dispute/);
+    assert.match(await run(card(cmds[20]!)), /status: PAYMENT_CONFIRMED/); // still held for the duplicate
+    assert.match(await run(card(cmds[21]!)), /refunded_amount: 1\.00/);
 
     // What the commands did, read back through the admin API.
     const m = await fetch(`${server.url}/admin/v1/merchants/cli_shop`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });

@@ -15,7 +15,7 @@ import { mayMove, mayMoveDispute, withHold, withoutHold, type DisputeStatus, typ
  * dispute was lost, is recorded as `stale` and changes nothing.
  */
 export interface Applied {
-  outcome: 'processing' | 'declined' | 'succeeded' | 'duplicate_charge' | 'refunded' | 'refund_failed' | 'dispute' | 'stale' | 'duplicate' | 'unknown_order' | 'reference_conflict' | 'ignored';
+  outcome: 'processing' | 'declined' | 'succeeded' | 'duplicate_charge' | 'refunded' | 'refund_failed' | 'dispute' | 'stale' | 'duplicate' | 'unknown_order' | 'reference_conflict' | 'amount_conflict' | 'ignored';
   orderId?: string | undefined;
 }
 
@@ -62,7 +62,8 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
       if (owner !== undefined && owner !== orderId) return done('reference_conflict');
       await repo.updateCardPayment(tx, orderId, { state: 'succeeded', charges: 1, charge_id: ev.chargeId ?? null, decline_code: null, payment_reference: ev.paymentReference });
       if (live(o)) {
-        const conflict = (ev.amountMinor !== undefined && ev.amountMinor !== BigInt(o.amount_wei)) || (ev.currency !== undefined && ev.currency.toUpperCase() !== o.fiat_currency);
+        // A success that does not say what was charged is not trusted either: held like a mismatch.
+        const conflict = ev.amountMinor === undefined || ev.currency === undefined || ev.amountMinor !== BigInt(o.amount_wei) || ev.currency.toUpperCase() !== o.fiat_currency;
         o = (await patchOrder(tx, orderId, o.status, { payment_seen_at: now, payment_reference: ev.paymentReference }))!;
         if (conflict) await setHolds(tx, o, withHold(o.held_reasons, 'conflict'));
       }
@@ -78,7 +79,13 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
       if (r && r.status !== 'pending') return done('stale');
       if (r) r = await repo.updateRefund(tx, r.id, { status, ...(ev.refundId && !r.processor_refund_id ? { processorRefundId: ev.refundId } : {}) });
       else if (status === 'succeeded' && ev.amountMinor) {
-        // A refund made in the processor's own dashboard: recorded as the processor's.
+        // A refund made in the processor's own dashboard: recorded as the processor's, but only if
+        // it fits what was charged, in the order's currency. Anything else (a signed refund of
+        // 9,999,999.99 on a 7.00 order) is recorded on the event row for the operator, not applied.
+        const before = (await repo.listRefunds(tx, orderId)).filter((x) => x.status === 'succeeded').reduce((t, x) => t + BigInt(x.amount), 0n);
+        const chargedTotal = BigInt(o.amount_wei) * BigInt(Math.max(cp.charges, 1));
+        const otherCurrency = ev.currency !== undefined && ev.currency.toUpperCase() !== o.fiat_currency;
+        if (otherCurrency || ev.amountMinor < 0n || before + ev.amountMinor > chargedTotal) return done('amount_conflict');
         await repo.insertRefund(tx, { id: `rf_${ev.refundId ?? ev.id}`.slice(0, 64), orderId, merchantId: o.merchant_id, amount: ev.amountMinor, status, processorRefundId: ev.refundId, requestedBy: 'processor' });
       } else return done('stale');
       const refunds = await repo.listRefunds(tx, orderId);
