@@ -59,6 +59,11 @@ import { publicCreateQuickPaySession } from './quickpay/routes/public_createSess
 import { publicGetAgentMd } from './quickpay/routes/public_getAgentMd.ts';
 import { publicGetLink } from './quickpay/routes/public_getLink.ts';
 import { publicGetManifest } from './quickpay/routes/public_getManifest.ts';
+import { goatCreateSession } from './quickpay/routes/goat_createSession.ts';
+import { goatGetAgentMd } from './quickpay/routes/goat_getAgentMd.ts';
+import { goatGetManifest } from './quickpay/routes/goat_getManifest.ts';
+import { goatGetMerchant } from './quickpay/routes/goat_getMerchant.ts';
+import { goatGetSession } from './quickpay/routes/goat_getSession.ts';
 import { publicGetQuickPaySession } from './quickpay/routes/public_getSession.ts';
 import { publicQuickPayTestCardPayment } from './quickpay/routes/public_testCardPayment.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
@@ -173,6 +178,11 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicGetQuickPaySession,
   publicQuickPayTestCardPayment,
   publicGetManifest,
+  goatGetManifest,
+  goatGetAgentMd,
+  goatGetMerchant,
+  goatCreateSession,
+  goatGetSession,
   publicGetAgentMd,
   // operator (admin bearer token)
   adminCreateMerchant,

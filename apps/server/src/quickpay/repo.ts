@@ -289,6 +289,21 @@ export async function getSessionByKey(q: Queryable, linkId: string, key: string)
   return rows[0] && split(rows[0]);
 }
 
+/**
+ * The payer's newest session on a link that is still waiting for its payment with these terms
+ * (order CHECKOUT_VERIFIED, its window open): what a retry without an idempotency key gets back
+ * through GOAT's quick-pay wire (quickpay/goat/sessions.ts), so a re-run never pays twice.
+ */
+export async function findLiveSession(q: Queryable, linkId: string, t: ReturningPayer, now: Date): Promise<SessionWithOrder | undefined> {
+  const { rows } = await q.query<Joined>(
+    `${SESSION_SELECT} WHERE s.link_id = $1 AND s.rail = 'crypto' AND s.from_address = $2 AND s.chain_id = $3 AND s.token_symbol = $4
+       AND s.amount::numeric = $5::numeric AND o.status = 'CHECKOUT_VERIFIED' AND o.expires_at > $6
+     ORDER BY s.created_at DESC, s.id DESC LIMIT 1`,
+    [linkId, t.fromAddress, t.chainId, t.tokenSymbol, t.amount, now],
+  );
+  return rows[0] && split(rows[0]);
+}
+
 /** A link's sessions with their orders, newest first (merchant records). */
 export async function listLinkSessions(q: Queryable, linkId: string, limit: number): Promise<SessionWithOrder[]> {
   const { rows } = await q.query<Joined>(`${SESSION_SELECT} WHERE s.link_id = $1 ORDER BY s.created_at DESC, s.id DESC LIMIT $2`, [linkId, limit]);
