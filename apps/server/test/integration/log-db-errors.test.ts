@@ -118,6 +118,8 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { product_id: ids.product_id } };
     case 'POST /api/v1/payment-links/:link_id':
       return { path, body: { active: true } };
+    case 'POST /quickpay/v1/x402/sessions':
+      return { path, body: { merchant_id: ids.merchant_id, payer_addr: PAYER, chain_id: 31337, token_contract: ids.usdc_contract, product_key: ids.link_id } };
     case 'POST /quickpay/v1/links/:link_id/sessions':
       return { path, body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER, memo: SENTINELS.clientRef } };
     case 'POST /x402/v2/verify':
@@ -254,7 +256,7 @@ for (const backend of backends()) {
       assert.equal(inv.status, 201, inv.text);
       const x402 = JSON.stringify(await x402Body({ chainId: 31337, token: chain.tokens[0]!.address, payTo: MERCHANT_WALLET, nowSeconds: Math.floor(clock.now() / 1000) }));
       const notification = JSON.stringify({ events: [{ id: 'tev_log_fixture', type: 'payment.processing', order_id: card.json.order_id, payment_reference: 'tpi_log_fixture', created: 1 }] });
-      ids = { notification_body: notification, notification_sig: signTestNotification(tg.deps.config.masterKey, notification), x402_body: x402, user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id };
+      ids = { notification_body: notification, notification_sig: signTestNotification(tg.deps.config.masterKey, notification), x402_body: x402, user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id, usdc_contract: chain.tokens[0]!.address };
     });
     after(async () => {
       await tg?.close();
