@@ -70,7 +70,10 @@ export const ERROR_CATALOG = {
   // Orders
   invalid_amount: { status: 400, description: 'The amount is not a positive integer (smallest unit) or decimal string in range.' },
   insufficient_fee_balance: { status: 400, description: 'The merchant fee balance cannot cover the fee reserve of a new order.' },
-  order_already_exists: { status: 409, description: 'An order with this `dapp_order_id` already exists; the original is not returned.' },
+  order_already_exists: {
+    status: 409,
+    description: 'An order with this `dapp_order_id` already exists; returned only with `recover_existing_order` and the same terms.',
+  },
   order_conflict: {
     status: 409,
     description: 'A live order with the same payer, pay-to, token and amount exists; the message names it: cancel it or await its expiry.',
@@ -82,6 +85,10 @@ export const ERROR_CATALOG = {
 
   // Checkout sessions
   client_reference_id_conflict: { status: 409, description: 'This merchant already used this `client_reference_id`.' },
+  delegate_checkout_unsupported: {
+    status: 400,
+    description: 'Checkout sessions are DIRECT; a DELEGATE payment is an order with `callback_calldata` (docs/migrating.md).',
+  },
   session_not_found: { status: 404, description: 'No checkout session with this ID.' },
   session_expired: { status: 410, description: 'The checkout session expired; start no new payment on it.' },
   session_not_payable: {

@@ -7,7 +7,7 @@ import { MoneyError, parseDecimal } from '@tollgate/protocol';
 
 export interface Refusal {
   kind: 'refused';
-  code: 'invalid_request' | 'invalid_amount' | 'return_url_not_allowed' | 'rail_not_enabled' | 'wallet_not_found';
+  code: 'invalid_request' | 'invalid_amount' | 'return_url_not_allowed' | 'rail_not_enabled' | 'wallet_not_found' | 'delegate_checkout_unsupported';
   message: string;
   param: string;
 }

@@ -43,7 +43,18 @@ export interface CreateSessionBody {
   cancel_url?: string | undefined;
   /** Accepted and ignored: the merchant is the API key's (interface.md). */
   merchant_id?: string | undefined;
+  /**
+   * The fields of a DELEGATE session as GOAT Network's server SDK sends them
+   * (`createDelegateCheckoutSession`): accepted by the schema so the refusal can say why.
+   */
+  chain_id?: number | undefined;
+  fixed_amount_wei?: string | undefined;
+  callback_calldata?: string | undefined;
+  acceptable_tokens?: string | undefined;
 }
+
+/** Body fields that only a DELEGATE session has. */
+const DELEGATE_ONLY = ['chain_id', 'fixed_amount_wei', 'callback_calldata', 'acceptable_tokens'] as const;
 
 /** What the merchant's configuration contributes. */
 export interface MerchantContext {
@@ -112,7 +123,15 @@ export function clampExpiresIn(requested: number | undefined): number {
  * // => { kind: 'ok', draft: { paymentRails: ['crypto'], paymentOptions: [{ …, amount_wei: '9990000' }], … } }
  */
 export function draftSession(b: CreateSessionBody, m: MerchantContext, nowMs: number): DraftOutcome {
+  // Public checkout sessions are DIRECT (interface.md). A DELEGATE session would let an anonymous
+  // page holder bind any payer to calldata the payer must sign and the merchant's adapter acts on;
+  // DELEGATE payments go through an order with callback_calldata instead (docs/migrating.md).
+  if (b.checkout_type === 'DELEGATE') {
+    return refuse('checkout_type', 'DELEGATE checkout sessions are not offered: create an order with callback_calldata (POST /api/v1/orders) instead', 'delegate_checkout_unsupported');
+  }
   if (b.checkout_type !== 'DIRECT') return refuse('checkout_type', 'checkout_type must be DIRECT');
+  const delegateField = DELEGATE_ONLY.find((k) => b[k] !== undefined);
+  if (delegateField) return refuse(delegateField, `${delegateField} belongs to DELEGATE checkout sessions, which are not offered; a DIRECT session takes price`);
 
   const rails = parsePaymentRails(b.payment_rails);
   if (isRefusal(rails)) return rails;

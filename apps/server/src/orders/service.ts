@@ -10,6 +10,7 @@ import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator, type CreateResult } from './create-batch.ts';
 import { createSuperseding, liveTermsBlocker, type Blocker } from './supersede.ts';
 import { acceptPayment, type AcceptOutcome } from './accept.ts';
+import { recoverableOrder } from './recover.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import type { CalldataSignRequest } from '@tollgate/contracts';
 import type { OrderPorts } from './ports.ts';
@@ -37,6 +38,8 @@ export interface CreateOrderInput {
    * other order (the caller answers a public route).
    */
   supersede?: boolean | undefined;
+  /** `recover_existing_order`: the same order created before is answered again (orders/recover.ts). */
+  recoverExisting?: boolean | undefined;
 }
 
 /** A refusal with the field it concerns; the route maps `code` through the error catalog. */
@@ -191,8 +194,11 @@ export class OrderService {
         return refuse('wallet_not_found', `merchant accepts no ${input.tokenSymbol} on chain ${input.chainId}`, 'token_symbol');
       case 'insufficient_fee':
         return refuse('insufficient_fee_balance', 'fee balance is too low to reserve the order fee; top up or cancel stale orders');
-      case 'duplicate_dapp_order_id':
+      case 'duplicate_dapp_order_id': {
+        const existing = input.recoverExisting ? await recoverableOrder(this.db, item) : undefined;
+        if (existing) return { kind: 'created', order: existing, ...(await this.signRequestOf(existing)) };
         return refuse('order_already_exists', `an order with dapp_order_id ${input.dappOrderId} already exists`, 'dapp_order_id');
+      }
       case 'live_terms_conflict':
       case 'blocked':
         return refuse('order_conflict', conflictMessage(input, 'blocker' in out ? out.blocker : undefined), 'amount_wei');
@@ -225,6 +231,13 @@ export class OrderService {
       if (again.kind !== 'live_terms_conflict') return again;
     }
     return { kind: 'blocked', blocker: undefined };
+  }
+
+  /** The calldata_sign_request of a stored DELEGATE order with calldata (none otherwise). */
+  private async signRequestOf(o: repo.OrderRow): Promise<{ calldataSignRequest?: CalldataSignRequest }> {
+    if (!o.callback_id || o.callback_calldata === null || !this.ports.delegate) return {};
+    const req = await this.ports.delegate.signRequestFor({ ...o, callback_id: o.callback_id, callback_calldata: o.callback_calldata });
+    return req ? { calldataSignRequest: req } : {};
   }
 
   getOrder(merchantId: string, orderId: string) {

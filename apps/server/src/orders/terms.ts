@@ -20,6 +20,8 @@ export interface PaymentTerms {
     },
   ];
   extensions: {
+    /** the same object as `paymentTerms`, under the name GOAT's SDKs read (docs/migrating.md) */
+    goatx402: PaymentTerms['extensions']['paymentTerms'];
     paymentTerms: {
       destinationChain: string;
       expiresAt: number;
@@ -37,6 +39,13 @@ export interface PaymentTerms {
   token_symbol: string;
   calldata_sign_request?: unknown;
 }
+
+/**
+ * `extensions.paymentTerms` of the 402 body. GOAT Network's own server SDKs (TypeScript 0.1.0–0.4.0
+ * and Go) read the same object under `extensions.goatx402` (`expiresAt`, `destinationChain`), so the
+ * body carries it under both names (docs/migrating.md): one object, serialized twice.
+ */
+export type PaymentTermsExtension = PaymentTerms['extensions']['paymentTerms'];
 
 /** What the terms are built from: the order as created (see orders/repo.ts `CreatedOrder`). */
 export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract' | 'decimals' | 'pay_to_address' | 'amount_wei' | 'expires_at'>;
@@ -58,6 +67,16 @@ export function buildPaymentTerms(
   const network = opts.network ?? `eip155:${order.chain_id}`;
   const expiresAt = Math.floor(order.expires_at.getTime() / 1000);
   const signed = opts.calldataSignRequest !== undefined;
+  const extension: PaymentTermsExtension = {
+    // DIRECT orders pay on their own chain (pay_to_chain_id = chain_id).
+    destinationChain: opts.network && order.pay_to_chain_id === order.chain_id ? network : `eip155:${order.pay_to_chain_id}`,
+    expiresAt,
+    paymentMethod: 'transfer',
+    receiveType: opts.receiveType,
+    ...(signed ? { signatureEndpoint: `${opts.baseUrl}/api/v1/orders/${order.id}/calldata-signature` } : {}),
+    ...(opts.paymentUrl ? { paymentUrl: opts.paymentUrl } : {}),
+    ...(opts.approve ? { approve: opts.approve } : {}),
+  };
   return {
     x402Version: 2,
     resource: {
@@ -78,18 +97,7 @@ export function buildPaymentTerms(
         extra: { flow: order.flow, tokenSymbol: order.token_symbol, decimals: order.decimals },
       },
     ],
-    extensions: {
-      paymentTerms: {
-        // DIRECT orders pay on their own chain (pay_to_chain_id = chain_id).
-        destinationChain: opts.network && order.pay_to_chain_id === order.chain_id ? network : `eip155:${order.pay_to_chain_id}`,
-        expiresAt,
-        paymentMethod: 'transfer',
-        receiveType: opts.receiveType,
-        ...(signed ? { signatureEndpoint: `${opts.baseUrl}/api/v1/orders/${order.id}/calldata-signature` } : {}),
-        ...(opts.paymentUrl ? { paymentUrl: opts.paymentUrl } : {}),
-        ...(opts.approve ? { approve: opts.approve } : {}),
-      },
-    },
+    extensions: { paymentTerms: extension, goatx402: extension },
     order_id: order.id,
     flow: order.flow,
     token_symbol: order.token_symbol,

@@ -78,7 +78,7 @@ for (const backend of backends()) {
     // Every field rule, through HTTP: status, code and param, and nothing written.
     const refusals: [string, Record<string, unknown>, number, string, string, 'card'?][] = [
       ['missing checkout_type', { checkout_type: undefined }, 400, 'invalid_request', 'checkout_type'],
-      ['checkout_type DELEGATE', { checkout_type: 'DELEGATE' }, 400, 'invalid_request', 'checkout_type'],
+      ['checkout_type DELEGATE', { checkout_type: 'DELEGATE' }, 400, 'delegate_checkout_unsupported', 'checkout_type'],
       ['payment_rails as a JSON array', { payment_rails: ['crypto'] }, 400, 'invalid_request', 'payment_rails'],
       ['an unknown rail', { payment_rails: 'crypto,card' }, 400, 'invalid_request', 'payment_rails'],
       ['a duplicated rail', { payment_rails: 'crypto,crypto' }, 400, 'invalid_request', 'payment_rails'],

@@ -61,7 +61,12 @@ describe('checkout create rules (draftSession)', () => {
   });
 
   const refusals: [string, Partial<CreateSessionBody>, string, string, Partial<MerchantContext>?][] = [
-    ['checkout_type other than DIRECT', { checkout_type: 'DELEGATE', price: '1' }, 'invalid_request', 'checkout_type'],
+    ['checkout_type DELEGATE (GOAT Network SDK: createDelegateCheckoutSession)', { checkout_type: 'DELEGATE', price: '1' }, 'delegate_checkout_unsupported', 'checkout_type'],
+    ['checkout_type other than DIRECT or DELEGATE', { checkout_type: 'direct', price: '1' }, 'invalid_request', 'checkout_type'],
+    ['a DIRECT session with chain_id (a DELEGATE field)', { price: '1', chain_id: 31337 }, 'invalid_request', 'chain_id'],
+    ['a DIRECT session with fixed_amount_wei (a DELEGATE field)', { price: '1', fixed_amount_wei: '1000000' }, 'invalid_request', 'fixed_amount_wei'],
+    ['a DIRECT session with callback_calldata (a DELEGATE field)', { price: '1', callback_calldata: '0x00' }, 'invalid_request', 'callback_calldata'],
+    ['a DIRECT session with acceptable_tokens (a DELEGATE field)', { price: '1', acceptable_tokens: '[]' }, 'invalid_request', 'acceptable_tokens'],
     ['an unknown rail', { payment_rails: 'crypto,bank', price: '1' }, 'invalid_request', 'payment_rails'],
     ['a repeated rail', { payment_rails: 'crypto,crypto', price: '1' }, 'invalid_request', 'payment_rails'],
     ['an empty rail entry', { payment_rails: 'crypto,', price: '1' }, 'invalid_request', 'payment_rails'],

@@ -117,6 +117,8 @@ const ADDED: Record<string, number> = {
   // machine payments: payer proof on open challenges (docs/machine-payments.md)
   payer_proof_required: 401,
   payer_proof_invalid: 401,
+  // GOAT Network's SDK: DELEGATE checkout sessions refused (docs/migrating.md)
+  delegate_checkout_unsupported: 400,
 };
 
 test('every code named in wire.md is in the catalog with its status', () => {

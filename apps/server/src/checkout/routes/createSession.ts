@@ -7,7 +7,7 @@ import { checkoutOf } from '../service.ts';
 // The string bounds here are generous outer limits that keep the parsers' input small.
 const Body = Type.Object(
   {
-    checkout_type: Type.String({ maxLength: 32, description: 'DIRECT' }),
+    checkout_type: Type.String({ maxLength: 32, description: 'DIRECT (DELEGATE is refused: delegate_checkout_unsupported)' }),
     payment_rails: Type.Optional(Type.String({ maxLength: 64, description: 'comma-joined: crypto, fiat (never a JSON array); default crypto' })),
     price: Type.Optional(Type.String({ maxLength: 100, description: 'positive decimal string; required when crypto is offered' })),
     fiat_currency: Type.Optional(Type.String({ maxLength: 8, description: 'ISO 4217 code of a supported currency' })),
@@ -20,6 +20,12 @@ const Body = Type.Object(
     success_url: Type.Optional(Type.String({ maxLength: 2000 })),
     cancel_url: Type.Optional(Type.String({ maxLength: 2000 })),
     merchant_id: Type.Optional(Type.String({ maxLength: 200, description: 'accepted and ignored: the merchant is the API key’s' })),
+    // GOAT Network's DELEGATE session fields: typed here so the refusal is
+    // delegate_checkout_unsupported rather than a schema error (docs/migrating.md).
+    chain_id: Type.Optional(Type.Integer({ description: 'DELEGATE sessions only: refused (delegate_checkout_unsupported)' })),
+    fixed_amount_wei: Type.Optional(Type.String({ maxLength: 100, description: 'DELEGATE sessions only: refused' })),
+    callback_calldata: Type.Optional(Type.String({ maxLength: 20_000, description: 'DELEGATE sessions only: refused' })),
+    acceptable_tokens: Type.Optional(Type.String({ maxLength: 60_000, description: 'DELEGATE sessions only: refused' })),
   },
   { additionalProperties: false },
 );

@@ -15,8 +15,46 @@ const Body = Type.Object(
     amount_wei: Type.String({ minLength: 1, maxLength: 78, description: 'integer amount in the smallest unit' }),
     callback_calldata: Type.Optional(Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 20_000 })),
     merchant_id: Type.Optional(Type.String({ maxLength: 64 })),
+    recover_existing_order: Type.Optional(Type.Boolean({
+      description: 'true: an order this merchant already created with the same dapp_order_id and the same terms, still CHECKOUT_VERIFIED, is answered again (402) instead of 409 order_already_exists',
+    })),
   },
   { additionalProperties: false },
+);
+
+const TermsExtension = Type.Object(
+  {
+    destinationChain: Type.String({ description: 'CAIP-2 of the chain the merchant is paid on' }),
+    expiresAt: Type.Integer({ description: 'Unix seconds' }),
+    paymentMethod: Type.String(),
+    receiveType: Type.String({ description: 'DIRECT | DELEGATE' }),
+    signatureEndpoint: Type.Optional(Type.String({ description: 'DELEGATE with callback_calldata: where the payer signature goes' })),
+    paymentUrl: Type.Optional(Type.String({ description: 'Solana: the Solana Pay transfer request' })),
+    approve: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'SOL_APPROVE_XFER: the approval the payer signs' })),
+  },
+  { additionalProperties: true },
+);
+
+/** The 402 body (orders/terms.ts builds it; docs/orders.md, docs/migrating.md). */
+const PaymentRequired = Type.Object(
+  {
+    x402Version: Type.Integer(),
+    resource: Type.Object({ url: Type.String(), description: Type.String(), mimeType: Type.String() }),
+    accepts: Type.Array(Type.Object({
+      scheme: Type.String(), network: Type.String(), amount: Type.String(), asset: Type.String(), payTo: Type.String(),
+      maxTimeoutSeconds: Type.Integer(), extra: Type.Object({ flow: Type.String(), tokenSymbol: Type.String(), decimals: Type.Integer() }),
+    })),
+    extensions: Type.Object({
+      paymentTerms: TermsExtension,
+      // the same object again, under the name GOAT Network's server SDKs read (docs/migrating.md)
+      goatx402: TermsExtension,
+    }),
+    order_id: Type.String(),
+    flow: Type.String(),
+    token_symbol: Type.String(),
+    calldata_sign_request: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'DELEGATE with callback_calldata: EIP-712 typed data the payer signs' })),
+  },
+  { additionalProperties: true, description: 'x402 v2 payment-required body, also base64 in the PAYMENT-REQUIRED header (docs/orders.md)' },
 );
 
 export const createOrder = defineRoute({
@@ -26,7 +64,7 @@ export const createOrder = defineRoute({
   summary: 'Create a payment order; success is HTTP 402 with the payment terms (also in the PAYMENT-REQUIRED header)',
   tags: ['orders'],
   body: Body,
-  response: { 402: Type.Object({}, { additionalProperties: true, description: 'x402 v2 payment-required body, also base64 in the PAYMENT-REQUIRED header (docs/orders.md)' }) },
+  response: { 402: PaymentRequired },
   errors: [403, 409],
   // The nonce is consumed by the statement that creates the order: one commit per request.
   nonceInHandler: true,
@@ -43,6 +81,7 @@ export const createOrder = defineRoute({
       amountWei: b.amount_wei,
       callbackCalldata: b.callback_calldata,
       bodyMerchantId: b.merchant_id,
+      recoverExisting: b.recover_existing_order === true,
       nonce: req.merchant.nonce,
     });
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);

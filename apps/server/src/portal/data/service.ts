@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { AppDeps } from '../../deps.ts';
 import { getOrderWithTransfers } from '../../orders/repo.ts';
 import { orderStatusRecord } from '../../orders/views.ts';
-import { proofHash, type ProofPayload } from '../../orders/proof.ts';
+import { paymentRecord } from '../../orders/proof.ts';
 import { webhookService } from '../../webhooks/service.ts';
 import { ORDER_COLUMNS, csvLine, orderCsvLine } from './csv.ts';
 import * as repo from './repo.ts';
@@ -57,14 +57,7 @@ export async function orderDetail(deps: AppDeps, merchantId: string, orderId: st
     repo.listTransitions(deps.db, o.id),
     webhookService(deps).listDeliveries(merchantId, { orderId: o.id, limit: 50 }),
   ]);
-  let proof: { payload: ProofPayload; signature: string } | undefined;
-  if ((o.status === 'PAYMENT_CONFIRMED' || o.status === 'INVOICED') && o.tx_hash && o.log_index !== null && o.block_number !== null && o.paid_amount_wei) {
-    const payload: ProofPayload = {
-      order_id: o.id, tx_hash: o.tx_hash, log_index: o.log_index, from_addr: o.from_address, to_addr: o.pay_to_address,
-      amount_wei: o.paid_amount_wei, from_chain_id: o.chain_id, token_contract: o.token_contract, block_number: Number(o.block_number), status: o.status,
-    };
-    proof = { payload, signature: proofHash(payload) };
-  }
+  const proof = paymentRecord(o);
   return { order: orderStatusRecord(o, o.observed), decimals: o.decimals, fee_amount: o.fee_amount, timeline, deliveries: deliveries ?? [], proof, explorerUrl: explorerTxUrl(deps, o.chain_id, o.tx_hash) };
 }
 
