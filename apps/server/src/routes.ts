@@ -30,6 +30,7 @@ import { merchantListMppPayments } from './mpp/routes/merchant_listPayments.ts';
 import { publicMppChallenge } from './mpp/routes/public_challenge.ts';
 import { publicMppPayment } from './mpp/routes/public_payment.ts';
 import { publicReceiptJwks } from './mpp/routes/public_jwks.ts';
+import { publicReceiptKey } from './mpp/routes/public_receiptKey.ts';
 import { publicMppVerify } from './mpp/routes/public_verify.ts';
 import { merchantListRoutePrices } from './mpp/routes/merchant_listRoutePrices.ts';
 import { merchantSetRoutePrice } from './mpp/routes/merchant_setRoutePrice.ts';
@@ -158,6 +159,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   publicMppVerify,
   publicMppPayment,
   publicReceiptJwks,
+  publicReceiptKey,
   // public x402 v2 facilitator (resource servers point their facilitator URL at /x402/v2)
   publicX402Supported,
   publicX402Verify,

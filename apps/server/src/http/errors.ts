@@ -1,3 +1,4 @@
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorStatus, type ErrorCode, type ErrorEnvelope } from '@tollgate/protocol';
 import { logSafeError } from '../db/log-safe.ts';
@@ -32,11 +33,23 @@ function isOutage(err: unknown): boolean {
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code) || code.startsWith('57P') || code.startsWith('08');
 }
 
+/**
+ * A route whose clients read errors in another shape (RouteDef.errorWire: GOAT's machine-payment
+ * wire on /mpp/v1/challenge and /verify puts the code in `error`). Every other route answers the
+ * envelope as it is; the wire only re-shapes it, so codes and statuses stay the catalog's.
+ */
+export interface ErrorWire {
+  /** The error body's schema (OpenAPI, and fastify's serializer keeps only what it lists). */
+  schema: TSchema;
+  body(envelope: ErrorEnvelope): object;
+}
+
 function send(reply: FastifyReply, status: number, code: ErrorCode, message: string, param?: string) {
   const body: ErrorEnvelope = { error: message, code, request_id: reply.request.id };
   if (param) body.param = param;
   if (code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
-  return reply.status(status).type('application/json').send(body);
+  const wire = (reply.request.routeOptions?.config as { errorWire?: ErrorWire } | undefined)?.errorWire;
+  return reply.status(status).type('application/json').send(wire ? wire.body(body) : body);
 }
 
 /** Maps an ajv validation error to its field name (`/chain_id` → `chain_id`). */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { AppDeps } from '../deps.ts';
 import { requireAdmin } from './admin-auth.ts';
-import { AppError } from './errors.ts';
+import { AppError, type ErrorWire } from './errors.ts';
 import { authenticateMerchant, settleNonce, type AuthedMerchant } from './merchant-auth.ts';
 import { ErrorEnvelopeSchema } from './schemas.ts';
 import { authenticatePortal, type PortalContext } from '../portal/http.ts';
@@ -66,6 +66,8 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
   response: Record<number, TSchema>;
   /** Failure codes this route can answer with (documentation only). */
   errors?: number[];
+  /** Another shape of this route's error bodies (http/errors.ts ErrorWire); the envelope when absent. */
+  errorWire?: ErrorWire;
   /** `auth: 'portal'` only: the least role the route admits (viewer < developer < owner < operator). */
   portalRole?: SessionRole;
   /** Per-IP rate limit of this route (none when absent). */
@@ -144,7 +146,7 @@ export function registerRoutes(
     const limit = r.rateLimit && limits ? limits[r.rateLimit] : undefined;
     const response: Record<string, TSchema> = {};
     for (const [status, schema] of Object.entries(r.response)) response[status] = schema;
-    for (const status of [400, 401, 404, ...(r.errors ?? [])]) response[String(status)] ??= ErrorEnvelopeSchema;
+    for (const status of [400, 401, 404, ...(r.errors ?? [])]) response[String(status)] ??= r.errorWire?.schema ?? ErrorEnvelopeSchema;
     const deferNonce = r.auth === 'merchant' && r.nonceInHandler === true;
     const byBody = r.rateLimitBy && limits ? bodyRateLimit(app, limits[r.rateLimitBy.class], r.rateLimitBy.key) : undefined;
     app.route({
@@ -153,7 +155,9 @@ export function registerRoutes(
       // A deferred nonce must be settled even when the body fails validation: the handler runs
       // and rethrows the validation error after settling (see below).
       ...(deferNonce ? { attachValidation: true } : {}),
-      ...(limit || r.rawBody ? { config: { ...(limit ? { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } : {}), ...(r.rawBody ? { rawBody: true } : {}) } } : {}),
+      ...(limit || r.rawBody || r.errorWire
+        ? { config: { ...(limit ? { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } : {}), ...(r.rawBody ? { rawBody: true } : {}), ...(r.errorWire ? { errorWire: r.errorWire } : {}) } }
+        : {}),
       schema: {
         summary: r.summary,
         tags: r.tags,

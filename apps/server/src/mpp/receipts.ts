@@ -54,6 +54,8 @@ function newKey(masterKey: Buffer): { kid: string; privateCiphertext: string; pu
 
 export class ReceiptSigner {
   private cached: { kid: string; key: KeyObject; at: number } | undefined;
+  /** Keys by kid, for other encodings of a receipt already signed (a key never changes under its kid). */
+  private readonly byKid = new Map<string, KeyObject>();
 
   constructor(
     private readonly db: Database,
@@ -76,6 +78,30 @@ export class ReceiptSigner {
     await this.activeSigner();
     const { kid, key } = this.cached!;
     return compactJws({ alg: 'EdDSA', typ, kid }, payload, key);
+  }
+
+  /**
+   * The private key of `kid` (active or retired), for another encoding of a receipt this key
+   * signed as a JWS (mpp/goat: GOAT's receipt format). Undefined for a kid this gateway never had.
+   */
+  async signingKey(kid: string): Promise<KeyObject | undefined> {
+    if (this.cached?.kid === kid) return this.cached.key;
+    let key = this.byKid.get(kid);
+    if (!key) {
+      const row = (await repo.listReceiptKeys(this.db)).find((k) => k.kid === kid);
+      if (!row) return undefined;
+      key = privateKeyOf(this.masterKey, row);
+      this.byKid.set(kid, key);
+    }
+    return key;
+  }
+
+  /** The active key's id and public half (the JWKS entry that signs new receipts). */
+  async activePublicKey(): Promise<Jwk> {
+    await this.ensureKey();
+    const row = (await repo.listReceiptKeys(this.db)).find((k) => k.retired_at === null);
+    if (!row) throw new Error('no active receipt key');
+    return row.public_jwk as unknown as Jwk;
   }
 
   /** Retires the active key and makes a new one; returns the new kid. */
@@ -103,12 +129,16 @@ export class ReceiptSigner {
       await this.ensureKey();
       const row = (await repo.listReceiptKeys(this.db)).find((k) => k.retired_at === null);
       if (!row) throw new Error('no active receipt key');
-      const der = Buffer.from(decryptSecret(this.masterKey, row.private_ciphertext, aadOf(row.kid)), 'base64');
-      this.cached = { kid: row.kid, key: createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }), at: now };
+      this.cached = { kid: row.kid, key: privateKeyOf(this.masterKey, row), at: now };
     }
     const { kid, key } = this.cached;
     return (claims) => signReceipt(claims, kid, key);
   }
+}
+
+function privateKeyOf(masterKey: Buffer, row: repo.ReceiptKeyRow): KeyObject {
+  const der = Buffer.from(decryptSecret(masterKey, row.private_ciphertext, aadOf(row.kid)), 'base64');
+  return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
 
 /** A compact JWS (EdDSA) over the claims. */
@@ -122,6 +152,11 @@ export function signReceipt(claims: ReceiptClaims, kid: string, key: KeyObject):
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   const input = `${header}.${payload}`;
   return `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}`;
+}
+
+/** The key id in the header of a receipt this gateway signed. */
+export function kidOf(jws: string): string {
+  return (JSON.parse(Buffer.from(jws.split('.')[0]!, 'base64url').toString('utf8')) as { kid: string }).kid;
 }
 
 /** The claims of a receipt this gateway signed (stored, so not re-verified here). */

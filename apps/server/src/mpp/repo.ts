@@ -65,12 +65,14 @@ export interface ChallengeRow {
   tx_hash: string | null;
   log_index: number | null;
   block_number: number | null;
+  /** The paying block's time (null on rows paid before migration 0023). */
+  block_time: Date | null;
   paid_amount_wei: string | null;
   receipt_jws: string | null;
   paid_at: Date | null;
 }
 
-export async function insertChallenge(q: Queryable, c: Omit<ChallengeRow, 'status' | 'tx_hash' | 'log_index' | 'block_number' | 'paid_amount_wei' | 'receipt_jws' | 'paid_at'>): Promise<void> {
+export async function insertChallenge(q: Queryable, c: Omit<ChallengeRow, 'status' | 'tx_hash' | 'log_index' | 'block_number' | 'block_time' | 'paid_amount_wei' | 'receipt_jws' | 'paid_at'>): Promise<void> {
   await q.query(
     `INSERT INTO mpp_challenges (id, merchant_id, route_canonical, request_canonical, payer_addr, chain_id, token_contract, recipient,
        amount_wei, route_pricing_version, mac, issued_at, expires_at)
@@ -182,7 +184,7 @@ export async function claimTransfers(q: Queryable, items: readonly (ClaimInput &
                          AND o.expires_at >= i.block_time AND o.created_at <= i.block_time + interval '${CREATED_SKEW_MS / 1000} seconds')
      ), paid AS (
        UPDATE mpp_challenges c SET status = 'PAID', tx_hash = i.tx_hash, log_index = i.log_index, block_number = i.block_number,
-         paid_amount_wei = i.paid_amount_wei, receipt_jws = i.receipt_jws, paid_at = i.paid_at
+         block_time = i.block_time, paid_amount_wei = i.paid_amount_wei, receipt_jws = i.receipt_jws, paid_at = i.paid_at
        FROM i WHERE c.id = i.id AND c.status = 'OPEN' AND i.id NOT IN (SELECT id FROM taken)
        RETURNING c.id, i.chain_id, i.tx_hash, i.log_index, i.paid_amount_wei, i.payer
      ), claimed AS (
@@ -216,7 +218,7 @@ export async function claimTransfers(q: Queryable, items: readonly (ClaimInput &
       items.map((c) => c.blockTime),
     ],
     // Named: planned once per connection, not per batch (a statement of seven CTEs is not cheap to plan).
-    { name: 'mpp_claim_transfers_v2' },
+    { name: 'mpp_claim_transfers_v3' },
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return items.map((c) => {

@@ -35,7 +35,7 @@ export const VERIFY_GRACE_SECONDS = 600;
 
 export type VerifyOutcome =
   | { kind: 'pending'; status: 'pending_inclusion' | 'pending_finality'; retryAfterSeconds: number }
-  | { kind: 'paid'; claims: ReceiptClaims; jws: string }
+  | { kind: 'paid'; claims: ReceiptClaims; jws: string; transfer: PaidTransfer }
   | { kind: 'invalid_mac' }
   | { kind: 'challenge_not_found' }
   | { kind: 'payer_mismatch' }
@@ -47,6 +47,14 @@ export type VerifyOutcome =
   | { kind: 'transfer_not_found'; reason: string }
   | { kind: 'chain_unavailable' }
   | { kind: 'request_mismatch' };
+
+/** The transfer a receipt attests beyond its claims (GOAT's receipt format states these too). */
+export interface PaidTransfer {
+  tokenContract: string;
+  blockNumber: number;
+  /** Unix seconds. */
+  blockTimestamp: number;
+}
 
 export interface VerifyInput {
   challengeId: string;
@@ -185,7 +193,9 @@ export class PaymentVerifier {
         id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
         token: t.token, payer: t.from, recipient: t.to, blockTime: new Date(Number(mined.blockTimestamp) * 1000),
       });
-      if (r === 'claimed') return { kind: 'paid', claims, jws };
+      if (r === 'claimed') {
+        return { kind: 'paid', claims, jws, transfer: { tokenContract: row.token_contract, blockNumber: Number(mined.blockNumber), blockTimestamp: Number(mined.blockTimestamp) } };
+      }
       if (r === 'not_open') {
         // Paid meanwhile (a concurrent verify of this challenge): its receipt, or consumed by another tx.
         const now = await repo.getChallenge(this.db, row.id);
@@ -200,7 +210,9 @@ export class PaymentVerifier {
     if (row.tx_hash !== tx || !row.receipt_jws) return { kind: 'challenge_already_consumed' };
     const claims = decodeClaims(row.receipt_jws);
     if (claims.payer !== payer) return { kind: 'payer_mismatch' };
-    return { kind: 'paid', claims, jws: row.receipt_jws };
+    const blockTime = row.block_time ?? row.paid_at!;
+    const transfer = { tokenContract: row.token_contract, blockNumber: Number(row.block_number), blockTimestamp: Math.floor(blockTime.getTime() / 1000) };
+    return { kind: 'paid', claims, jws: row.receipt_jws, transfer };
   }
 }
 

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
+import { goatErrorWire } from '../goat/errors.ts';
 import { EvmAddress } from '../../http/schemas.ts';
 import { issuedOrThrow } from './outcomes.ts';
 import { ChallengeBodySchema } from './views.ts';
@@ -11,6 +12,8 @@ export const publicMppChallenge = defineRoute({
   summary: 'Issue a machine-payment challenge (402 is the normal answer), also as WWW-Authenticate: Payment',
   tags: ['machine payments'],
   rateLimit: 'machine_payment',
+  // GOAT's wire (docs/machine-payments.md): its payer client reads the code from `error`.
+  errorWire: goatErrorWire,
   body: Type.Object(
     {
       merchant_id: Type.String({ minLength: 1, maxLength: 64 }),

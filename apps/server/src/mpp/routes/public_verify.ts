@@ -1,16 +1,20 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
+import { goatErrorWire } from '../goat/errors.ts';
 import { EvmAddress } from '../../http/schemas.ts';
-import { paymentReceiptHeader, verifyError } from './outcomes.ts';
+import { goatReceiptHeader } from '../goat/receipt.ts';
+import { verifyError } from './outcomes.ts';
 import { ReceiptSchema } from './views.ts';
 
 export const publicMppVerify = defineRoute({
   method: 'POST',
   url: '/mpp/v1/verify',
   auth: 'public',
-  summary: 'Verify the payment of a challenge: 202 while pending (honour Retry-After), 200 with the signed receipt once final',
+  summary: "Verify the payment of a challenge: 202 while pending (honour Retry-After), 200 once final with the JWS receipt in the body and GOAT's receipt in Payment-Receipt",
   tags: ['machine payments'],
   rateLimit: 'machine_payment',
+  // GOAT's wire (docs/machine-payments.md): its payer client reads the code from `error`.
+  errorWire: goatErrorWire,
   body: Type.Object(
     {
       challenge_id: Type.String({ minLength: 1, maxLength: 64 }),
@@ -34,7 +38,8 @@ export const publicMppVerify = defineRoute({
       return { status: out.status, challenge_id: b.challenge_id, tx_hash: b.tx_hash.toLowerCase() };
     }
     if (out.kind === 'paid') {
-      reply.header('payment-receipt', paymentReceiptHeader(out.claims, out.jws));
+      // GOAT's three-segment receipt (what its payer client and middleware read); the JWS stays in the body.
+      reply.header('payment-receipt', await goatReceiptHeader(deps.mpp.receipts, out));
       return { status: 'paid' as const, receipt: out.jws, ...out.claims };
     }
     throw verifyError(out);
