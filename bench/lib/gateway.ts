@@ -28,9 +28,10 @@ export interface BenchGateway {
 /**
  * Tollgate as an operator runs it (`serve --role api` in a child process) on `databaseUrl`, with
  * one configured chain whose RPC is never reached (creating orders needs none), and `env` added.
- * `bin` runs another checkout's `apps/server/bin/tollgate.js` (BENCH_BASELINE: before/after in one run).
+ * `bin` runs another checkout's `apps/server/bin/tollgate.js` (BENCH_BASELINE: before/after in one run),
+ * `node` another Node binary.
  */
-export async function startGateway(databaseUrl: string, opts: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string } = {}): Promise<BenchGateway> {
+export async function startGateway(databaseUrl: string, opts: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string; node?: string; startTimeoutMs?: number } = {}): Promise<BenchGateway> {
   const cfg = join(mkdtempSync(join(tmpdir(), 'tg-bench-')), 'tollgate.json');
   writeFileSync(cfg, JSON.stringify({
     environment: 'test',
@@ -42,8 +43,9 @@ export async function startGateway(databaseUrl: string, opts: { env?: Record<str
     undefined,
     opts.nodeArgs ?? [],
     opts.bin,
+    opts.node,
   );
-  const url = (await tg.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
+  const url = (await tg.waitFor(/listening on (http:\/\/\S+)/, opts.startTimeoutMs ?? 30_000))[1]!;
   return {
     tg,
     url,

@@ -28,7 +28,9 @@ import { settleSummedPayments } from './quickpay/partial.ts';
 import { portalAuth } from './portal/http.ts';
 import { createX402 } from './x402/index.ts';
 
-export type Role = 'api' | 'worker' | 'all';
+import type { Role } from './roles.ts';
+
+export type { Role };
 
 // Modules built on orders follow every order transition in its transaction: a checkout session
 // completes or fails with its order, a quick-pay session sends its completion once. Registered when

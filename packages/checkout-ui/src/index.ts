@@ -8,6 +8,7 @@ export type CheckoutAssets = PageAssets;
 
 /** @example const { html, js, css } = await buildCheckoutAssets(); */
 export const buildCheckoutAssets = pageAssets({
+  name: 'checkout',
   root: new URL('..', import.meta.url),
   entry: 'src/browser/main.ts',
   stylesheet: 'src/checkout.css',

@@ -1,11 +1,17 @@
 // The one build of Tollgate's browser pages (hosted checkout, the quick-pay link page, the merchant
 // portal): esbuild bundles a page's browser TypeScript and CSS once per process, the HTML template
 // gets content-hashed asset URLs. No CDN, no external request: a page loads only its own assets.
+// The compiled production build (scripts/build.mjs) runs these builds ahead of time instead.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+
+// Replaced by the production build (esbuild `define`) with the folder, relative to the compiled
+// module, where it wrote every page's assets as built: a compiled gateway reads them and never loads
+// esbuild (a development tool) nor the pages' sources. Undefined when running from source.
+declare const TOLLGATE_PAGES_DIR: string | undefined;
+const PAGES_DIR = typeof TOLLGATE_PAGES_DIR === 'string' ? TOLLGATE_PAGES_DIR : undefined;
 
 export interface PageAssets {
   /** The page; asset URLs are relative (`<assetBase>app.js?v=<hash>`), resolved against the page's URL. */
@@ -23,6 +29,8 @@ export interface PageAssets {
 }
 
 export interface PageSpec {
+  /** The page's name: its pre-built assets are `<name>.json` in the compiled build. */
+  name: string;
   /** The package's root folder (its `package.json`'s folder) as a file URL. */
   root: URL;
   /** Paths relative to `root`. */
@@ -43,12 +51,12 @@ export const contentHash = (s: string) => createHash('sha256').update(s).digest(
  * es2020 without source maps, CSS minified, the template filled), later calls return the same
  * result; a failed build is not cached.
  *
- * @example export const buildCheckoutAssets = pageAssets({ root: new URL('..', import.meta.url), entry: 'src/browser/main.ts', … });
+ * @example export const buildCheckoutAssets = pageAssets({ name: 'checkout', root: new URL('..', import.meta.url), entry: 'src/browser/main.ts', … });
  */
 export function pageAssets(spec: PageSpec): () => Promise<PageAssets> {
   let cached: Promise<PageAssets> | undefined;
   return () => {
-    cached ??= buildPage(spec).catch((err) => {
+    cached ??= (PAGES_DIR === undefined ? buildPage(spec) : readPrebuilt(PAGES_DIR, spec.name)).catch((err) => {
       cached = undefined;
       throw err;
     });
@@ -56,7 +64,12 @@ export function pageAssets(spec: PageSpec): () => Promise<PageAssets> {
   };
 }
 
+async function readPrebuilt(dir: string, name: string): Promise<PageAssets> {
+  return JSON.parse(await readFile(new URL(`${dir}/${name}.json`, import.meta.url), 'utf8')) as PageAssets;
+}
+
 async function buildPage(spec: PageSpec): Promise<PageAssets> {
+  const { build } = await import('esbuild');
   const common = { bundle: true, minify: true, write: false, sourcemap: false, logLevel: 'silent', absWorkingDir: fileURLToPath(spec.root) } as const;
   const [jsOut, cssOut, template, favicon] = await Promise.all([
     build({

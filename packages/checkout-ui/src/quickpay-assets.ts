@@ -11,6 +11,7 @@ import { pageAssets } from './page-assets.ts';
  * @example const { html, js, css } = await buildQuickpayAssets();
  */
 export const buildQuickpayAssets: () => Promise<CheckoutAssets> = pageAssets({
+  name: 'quickpay',
   root: new URL('..', import.meta.url),
   entry: 'src/browser/quickpay.ts',
   stylesheet: 'src/quickpay.css',

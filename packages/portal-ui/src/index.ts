@@ -8,6 +8,7 @@ export type PortalAssets = PageAssets;
 
 /** @example const { html, js, css } = await buildPortalAssets(); */
 export const buildPortalAssets = pageAssets({
+  name: 'portal',
   root: new URL('..', import.meta.url),
   entry: 'src/browser/main.ts',
   stylesheet: 'src/portal.css',

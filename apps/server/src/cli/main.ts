@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config/cli.ts';
 import { AdminClient, CliError } from './client.ts';
 import { print } from './print.ts';
+import { ROLES, type Role } from '../roles.ts';
 import { CARD_COMMANDS, CARD_USAGE, runCardCommand } from './card.ts';
 import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegate.ts';
@@ -69,10 +70,10 @@ async function main(argv: string[]): Promise<void> {
   const [cmd, sub, ...rest] = pos;
   if (o.help || !cmd || cmd === 'help') return void console.log(USAGE);
   if (cmd === 'serve') {
-    if (!['api', 'worker', 'all'].includes(o.role!)) throw new CliError('--role must be api, worker or all');
+    if (!(ROLES as readonly string[]).includes(o.role!)) throw new CliError(`--role must be ${ROLES.join(', ')}`);
     // Loaded only here: the gateway (fastify, viem, PGlite) would add seconds to every admin command.
     const { serve } = await import('./serve.ts');
-    return serve(o.role as 'api' | 'worker' | 'all');
+    return serve(o.role as Role);
   }
   if (cmd !== 'merchant') throw new CliError(`unknown command ${cmd}\n\n${USAGE}`);
 

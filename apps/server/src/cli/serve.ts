@@ -2,7 +2,7 @@ import { loadConfig, ConfigError } from '../config/load.ts';
 import { startTollgate, type Role, type Tollgate } from '../main.ts';
 import type { Config } from '../config/schema.ts';
 import { openDatabase } from '../db/open.ts';
-import { ensureDemoDelegateMerchant, ensureDemoMerchant, ensureDemoPortalUser, startDevProfileChain, startDevProfileSolana, writeDevFile, type DevProfileChain } from '../dev/profile.ts';
+import type { DevProfileChain } from '../dev/profile.ts';
 import { portalAuth } from '../portal/http.ts';
 import { SettlementContractError, verifySettlementContracts } from '../settlement/contract-check.ts';
 import type { LocalSvm } from '@tollgate/svm';
@@ -49,10 +49,13 @@ export async function serve(role: Role): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   // The embedded database's first open (PGlite initdb, ~4 s here) and the dev chain start
   // (~0.3 s) are independent: run them side by side so `npm start` answers sooner.
+  // The dev profile's module (anvil, the local SVM, the demo merchants) is loaded only for the dev
+  // profile: a production gateway never loads those development packages (nor needs them installed).
+  const dev = config.profile === 'dev' ? await import('../dev/profile.ts') : undefined;
   const [chainOutcome, dbOutcome, svmOutcome] = await Promise.allSettled([
-    config.profile === 'dev' ? startDevProfileChain(config) : Promise.resolve(undefined),
+    dev ? dev.startDevProfileChain(config) : Promise.resolve(undefined),
     openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
-    config.profile === 'dev' ? startDevProfileSolana(config) : Promise.resolve(undefined),
+    dev ? dev.startDevProfileSolana(config) : Promise.resolve(undefined),
   ]);
   chain = chainOutcome.status === 'fulfilled' ? chainOutcome.value : undefined;
   db = dbOutcome.status === 'fulfilled' ? dbOutcome.value : undefined;
@@ -85,6 +88,7 @@ export async function serve(role: Role): Promise<void> {
 /** Prints how to use the running gateway (dev profile: after making sure the demo merchant exists). */
 async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | undefined, svm: LocalSvm | undefined): Promise<void> {
   if (chain) {
+    const { ensureDemoDelegateMerchant, ensureDemoMerchant, ensureDemoPortalUser, writeDevFile } = await import('../dev/profile.ts');
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain, svm);
     const delegate = await ensureDemoDelegateMerchant(tg.deps.db, tg.deps.merchants, tg.deps.delegate, config, chain);
     const devFile = writeDevFile(config, tg.url ?? '', chain, [{ ...demo, receiveType: 'DIRECT' }, { ...delegate, receiveType: 'DELEGATE' }]);
@@ -93,6 +97,7 @@ async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | u
     const lines = [
       '',
       'Tollgate dev profile is running (test environment, embedded PGlite, local anvil chain).',
+      `  node              ${process.version}`,
       `  API base URL      ${tg.url}`,
       `  OpenAPI           ${tg.url}/openapi.json`,
       `  admin token       ${config.adminToken}   (Authorization: Bearer …; also in ${config.dataDir}/admin.token)`,
@@ -120,6 +125,6 @@ async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | u
     ];
     console.log(lines.join('\n'));
   } else {
-    console.log(`tollgate listening on ${tg.url ?? '(worker only)'}`);
+    console.log(`tollgate listening on ${tg.url ?? '(worker only)'} (node ${process.version})`);
   }
 }

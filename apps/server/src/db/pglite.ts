@@ -57,10 +57,12 @@ export function withoutWasmTierUp(): void {
   setFlagsFromString('--no-wasm-tier-up');
 }
 
-const CREATE_SCRIPT = fileURLToPath(new URL('./pglite-create.ts', import.meta.url));
-// The child runs TypeScript (it applies the migrations): it loads tsx by path, so it works from
-// any working directory.
-const TSX_LOADER = import.meta.resolve('tsx');
+// From source the child runs pglite-create.ts through tsx, loaded by path so that it works from any
+// working directory. The compiled build (scripts/build.mjs) emits pglite-create.js beside the chunk
+// holding this module, and the child runs it with plain node: no loader, no tsx installed.
+const COMPILED = import.meta.url.endsWith('.js');
+const CREATE_SCRIPT = fileURLToPath(new URL(COMPILED ? './pglite-create.js' : './pglite-create.ts', import.meta.url));
+const childArgs = (): string[] => (COMPILED ? [CREATE_SCRIPT] : ['--import', import.meta.resolve('tsx'), CREATE_SCRIPT]);
 
 export interface OpenPgliteOptions {
   /**
@@ -96,7 +98,7 @@ async function createInChild(dir: string, migrate: boolean): Promise<void> {
   const template = templateDirFor(initdbOptions());
   const copied = template !== undefined && copyTemplate(template, tmp);
   if (!copied || migrate) {
-    const args = ['--import', TSX_LOADER, CREATE_SCRIPT, tmp];
+    const args = [...childArgs(), tmp];
     if (!copied && template) args.push('--template', template);
     if (migrate) args.push('--migrate');
     let stderr = '';

@@ -16,10 +16,11 @@ export interface TollgateProcess {
 /**
  * Runs `tollgate <args>` as a child process with exactly `env` (plus PATH), the way an operator
  * would: used by tests that need a real second process (replay across processes, kill -9).
- * `bin` runs another checkout's `tollgate.js` (a benchmark comparing two versions).
+ * `bin` runs another checkout's `tollgate.js` (a benchmark comparing two versions), `node` another
+ * Node binary (bench/runtime.ts: Node 20 against 24); both default to this process's.
  */
-export function spawnTollgate(args: string[], env: Record<string, string>, cwd?: string, nodeArgs: string[] = [], bin = BIN): TollgateProcess {
-  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
+export function spawnTollgate(args: string[], env: Record<string, string>, cwd?: string, nodeArgs: string[] = [], bin = BIN, node = process.execPath): TollgateProcess {
+  const child = spawn(node, [...nodeArgs, bin, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

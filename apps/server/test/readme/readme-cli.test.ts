@@ -184,14 +184,18 @@ describe('README admin CLI table and config example', () => {
     }
   });
 
-  it('production setup: `openssl rand -hex 32` and the `npx tollgate serve` line, with the config example, on PostgreSQL', { skip: !backends().includes('postgres') && 'TEST_DATABASE_URL not set' }, async () => {
+  it('production setup: `openssl rand -hex 32`, `npm run build` and the `NODE_ENV=production npx tollgate serve` line, with the config example, on PostgreSQL', { skip: !backends().includes('postgres') && 'TEST_DATABASE_URL not set' }, async () => {
     const start = README.indexOf('## Production setup');
     const section = README.slice(start, README.indexOf('\n## ', start + 1));
     const keyCmd = /`(openssl rand -hex 32)`/.exec(section)![1]!;
     const masterKey = spawnSync('sh', ['-c', keyCmd], { encoding: 'utf8' }).stdout.trim();
     assert.match(masterKey, /^[0-9a-f]{64}$/);
-    const serveLine = /`(DATABASE_URL=postgres:\/\/… MASTER_KEY=… ADMIN_TOKEN=… TOLLGATE_CONFIG=\/etc\/tollgate\.json npx tollgate serve)`/.exec(section)?.[1];
+    const serveLine = /`(NODE_ENV=production DATABASE_URL=postgres:\/\/… MASTER_KEY=… ADMIN_TOKEN=… TOLLGATE_CONFIG=\/etc\/tollgate\.json npx tollgate serve)`/.exec(section)?.[1];
     assert.ok(serveLine, section);
+    // The compiled build the line runs, made as the README says.
+    const buildCmd = /`(npm run build)`/.exec(section)![1]!;
+    const built = spawnSync('sh', ['-c', buildCmd], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+    assert.equal(built.status, 0, `${built.stdout}\n${built.stderr}`);
 
     const dir = mkdtempSync(join(tmpdir(), 'tg-readme-prod-'));
     const db = await createScratchDatabase();

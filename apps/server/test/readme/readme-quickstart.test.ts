@@ -71,6 +71,9 @@ describe('README quick start on a fresh data directory', () => {
     server = startNpm(['start'], ROOT, env);
     await server.waitFor(/payer private key (0x[0-9a-f]{64})/, 60_000);
     const text = server.output();
+    // `npm start` runs on the pinned `node` devDependency (Node 24) whatever node runs npm itself.
+    const pinned = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies.node;
+    assert.equal(/^ {2}node\s+(v\S+)$/m.exec(text)?.[1], `v${pinned}`, 'the node `npm start` runs on');
     const apiKey = /demo API key\s+(\S+)/.exec(text)![1]!;
     const apiSecret = /demo API secret\s+(\S+)/.exec(text)![1]!;
     const payer = /funded payer\s+(0x[0-9a-fA-F]{40})/.exec(text)![1]!;
