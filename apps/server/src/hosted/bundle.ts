@@ -66,6 +66,11 @@ export interface Prepared {
 export interface BundleRoutes {
   /** Paths answered with the page's HTML. */
   pages: readonly string[];
+  /**
+   * The page's Cross-Origin-Opener-Policy for a request: `same-origin` unless the page says
+   * otherwise (the checkout page keeps its opener for GOAT's checkout SDK, hosted/routes.ts).
+   */
+  coop?: (req: FastifyRequest) => 'same-origin' | 'unsafe-none';
   /** Where `app.js`, `app.css` and `favicon.svg` are served, with a trailing slash. */
   assetsAt: string;
   csp: string;
@@ -98,14 +103,14 @@ export function serveBundle(app: FastifyInstance, r: BundleRoutes): () => Promis
       }));
   const hide = { schema: { hide: true } };
   for (const path of r.pages) {
-    app.get(path, hide, async (_req, reply) => {
+    app.get(path, hide, async (req, reply) => {
       const { html } = await prepare();
       reply.headers({
         ...COMMON_HEADERS,
         'content-security-policy': r.csp,
         'cache-control': 'no-store',
         'x-frame-options': 'DENY',
-        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-opener-policy': r.coop?.(req) ?? 'same-origin',
       });
       return reply.type('text/html; charset=utf-8').send(html);
     });

@@ -13,6 +13,7 @@ import { h, replace, setText } from './dom.ts';
 import { cardMethod, cardOnlyScreen, startCard, type CardContext } from './card.ts';
 import { paidByCard, startCountdown } from './countdown.ts';
 import { cancelled, completed, expired, failed, noOptions, tooLate } from './outcomes.ts';
+import { connectOpener } from './opener.ts';
 import { api, bare, mount, open, refresh, say, select, selected, session, setPayment, setRouter, setScreen, setTotal, termsOf, ui } from './page.ts';
 import { payByQr, payWithWallet, renderWallets, resumePayment, watchWallets } from './pay.ts';
 import { chooseScreen, loadErrorScreen, messageScreen, payLine } from './views.ts';
@@ -98,6 +99,7 @@ async function boot() {
     return bare(loadErrorScreen(e instanceof ApiError ? e : new ApiError(0, 'network_error', String(e)), () => location.reload()));
   }
   open(a, s);
+  connectOpener(s);
   watchWallets();
   route();
   startCountdown();

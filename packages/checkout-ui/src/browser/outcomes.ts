@@ -5,6 +5,7 @@
 import { safeHttpUrl, successRedirect } from '../lib/api.ts';
 import { sentTx } from '../lib/terms.ts';
 import { sessionStore as storage } from './dom.ts';
+import { openerEnd } from './opener.ts';
 import { finish, payment, session, termsOf } from './page.ts';
 import { doneScreen, messageScreen } from './views.ts';
 
@@ -22,7 +23,10 @@ export function completed(txHash?: string, card = !!session.order?.flow?.startsW
   // The explorer of the order's chain: from the terms being paid, else from the session's order.
   const o = session.order;
   const explorerUrl = payment?.terms.explorerUrl ?? (o ? termsOf(o)?.explorerUrl : undefined);
-  finish(doneScreen(merchant(), to, { explorerUrl, hash: payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined) }, card));
+  const hash = payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined);
+  // GOAT's checkout SDK (opener.ts) hears the payment before finish() would report a bare completion.
+  openerEnd('completed', { session_id: session.checkout_id, order_id: payment?.terms.orderId ?? o?.order_id, tx_hash: hash });
+  finish(doneScreen(merchant(), to, { explorerUrl, hash }, card));
   if (to) setTimeout(() => location.assign(to), REDIRECT_MS);
 }
 export const expired = () =>

@@ -11,6 +11,7 @@ import { termsFor, type PreparedWallet, type Terms } from '../lib/terms.ts';
 import type { PaymentOption, PublicSession } from '../lib/types.ts';
 import { replace, setText } from './dom.ts';
 import { lineItems, optionAmount, shell } from './views.ts';
+import { openerEnd } from './opener.ts';
 
 /** One attempt to pay by token: the bound order's terms and how far the payer got. */
 export interface Payment {
@@ -68,6 +69,8 @@ export function open(a: CheckoutApi, s: PublicSession) {
   session = s;
   document.title = `Pay ${s.merchant.name}`;
   ui = shell(s, location.origin);
+  // The payer gives up: GOAT's SDK opener (if any) hears goat:cancel before the page leaves.
+  ui.cancel?.addEventListener('click', () => openerEnd('cancelled'));
   replace(mount, ui.root);
   setTotal();
 }
@@ -80,6 +83,7 @@ export const onFinish = (stop: () => void) => void stops.push(stop);
 /** A final screen: no more polling or countdown; "cancel" makes no sense any more (screens offer "return"). */
 export function finish(node: HTMLElement) {
   finished = true;
+  openerEnd(node.dataset.screen);
   for (const stop of stops) stop();
   if (ui) {
     ui.timer.hidden = true;
