@@ -8,6 +8,7 @@ import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegate.ts';
 import { LINK_COMMANDS, LINK_USAGE, runLinkCommand } from './links.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
+import { OPS_COMMANDS, OPS_USAGE, runOpsCommand } from './ops.ts';
 import { PORTAL_COMMANDS, PORTAL_USAGE, runPortalCommand } from './portal.ts';
 import { RECONCILE_COMMANDS, RECONCILE_USAGE, runReconcileCommand } from './reconcile.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
@@ -31,9 +32,12 @@ ${CARD_USAGE}
 ${DELEGATE_USAGE}
 ${PORTAL_USAGE}
 ${RECONCILE_USAGE}
+${OPS_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
-ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.`;
+ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.
+migrate, backup, restore and rotate-master-key work on the database itself with the gateway's
+configuration (TOLLGATE_CONFIG, DATABASE_URL or DATA_DIR, MASTER_KEY).`;
 
 const enc = encodeURIComponent;
 
@@ -46,6 +50,7 @@ async function main(argv: string[]): Promise<void> {
   if (LINK_COMMANDS.includes(argv[0] ?? '')) return runLinkCommand(argv);
   if (PORTAL_COMMANDS.includes(argv[0] ?? '')) return runPortalCommand(argv);
   if (RECONCILE_COMMANDS.includes(argv[0] ?? '')) return runReconcileCommand(argv.slice(1));
+  if (OPS_COMMANDS.includes(argv[0] ?? '')) return runOpsCommand(argv);
   const { values: o, positionals: pos } = parseArgs({
     args: argv,
     allowPositionals: true,

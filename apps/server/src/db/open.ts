@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireDataDirLock } from './lockfile.ts';
 import { migrate } from './migrate.ts';
-import { withoutWasmTierUp, openPglite } from './pglite.ts';
+import { connectPglite, withoutWasmTierUp, openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 import type { Database } from './database.ts';
 
@@ -40,4 +41,27 @@ export async function openDatabase(opts: { databaseUrl?: string | undefined; dat
     throw err;
   }
   return db;
+}
+
+/** There is no database to work on (maintenance commands never create one). */
+export class NoDatabaseError extends Error {}
+
+/**
+ * Opens the configured database for a maintenance command (migrate status, backup, key rotation):
+ * nothing is created or migrated. The embedded database is taken under the same lockfile as
+ * `serve`, so a command refuses while a gateway runs on it (DataDirLockedError names the pid);
+ * PostgreSQL gets one connection without a query timeout.
+ */
+export async function openForMaintenance(opts: { databaseUrl?: string | undefined; dataDir: string }): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, { max: 1, queryTimeoutMillis: 0 });
+  const dir = join(opts.dataDir, 'pgdata');
+  if (!existsSync(join(dir, 'PG_VERSION'))) throw new NoDatabaseError(`there is no embedded database in ${dir} (DATA_DIR=${opts.dataDir})`);
+  const release = acquireDataDirLock(opts.dataDir);
+  try {
+    const inner = await connectPglite(dir);
+    return { ...inner, close: async () => { try { await inner.close(); } finally { release(); } } };
+  } catch (err) {
+    release();
+    throw err;
+  }
 }

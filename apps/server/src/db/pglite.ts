@@ -26,7 +26,7 @@ export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
 
 const settingArgs = Object.entries(PGLITE_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
 
-function pgliteOptions(): PGliteOptions {
+export function pgliteOptions(): PGliteOptions {
   return {
     startParams: [...PGlite.defaultStartParams, ...settingArgs],
     // initdb writes these into postgresql.conf and runs its bootstrap with them.

@@ -32,6 +32,9 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   const queryTimeout = opts.queryTimeoutMillis ?? 5000;
   const pool = new pg.Pool({
     connectionString: url,
+    // Names Tollgate's sessions in pg_stat_activity: operators see them, and rotate-master-key
+    // refuses while another Tollgate process is connected (a URL parameter may override it).
+    application_name: 'tollgate',
     max: opts.max ?? 20,
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5000,
     ...(queryTimeout > 0 ? { query_timeout: queryTimeout } : {}),

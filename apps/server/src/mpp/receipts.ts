@@ -41,7 +41,9 @@ export interface Jwk {
   use: 'sig';
 }
 
-const aadOf = (kid: string) => `mpp-receipt-key:${kid}`;
+/** The AAD that binds a receipt key's ciphertext to its kid (also used by ops/rotate-master-key.ts). */
+export const receiptKeyAad = (kid: string) => `mpp-receipt-key:${kid}`;
+const aadOf = receiptKeyAad;
 
 function newKey(masterKey: Buffer): { kid: string; privateCiphertext: string; publicJwk: Jwk } {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
