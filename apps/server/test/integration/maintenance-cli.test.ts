@@ -87,21 +87,18 @@ describe('maintenance commands (embedded database)', () => {
     assert.ok(existsSync(join(moved, 'PG_VERSION')), 'the replaced database is kept');
     assert.deepEqual(readdirSync(join(dir, 'data')).filter((n) => n.startsWith('.')), [], 'no staging directory left');
 
-    await serve();
-    assert.equal((await admin('GET', `/admin/v1/merchants/${first.merchant_id}`)).status, 200);
-    assert.equal((await admin('GET', `/admin/v1/merchants/${second.merchant_id}`)).status, 404, 'the restored database is the snapshot');
-    assert.equal(await signedGet(first), 200);
-    await stop();
-
     const keyFile = join(dir, 'new.key');
     const rot = await cli(env, 'rotate-master-key', '--new-key-file', keyFile, '--json');
     assert.equal(rot.code, 0, rot.out);
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
     assert.equal(JSON.parse(rot.out).new_key_created, true);
+    // The restored database is the snapshot: the first merchant's key only, not the second's.
+    assert.deepEqual(JSON.parse(rot.out).rotated.find((c: { table: string }) => c.table === 'api_keys'), { table: 'api_keys', column: 'secret_ciphertext', rows: 1 });
     const newKey = readFileSync(keyFile, 'utf8').trim();
     assert.doesNotMatch(rot.out, new RegExp(newKey), 'the key is never printed');
     await serve(newKey);
     assert.equal(await signedGet(first), 200, 'the merchant authenticates under the new key');
+    assert.equal((await admin('GET', `/admin/v1/merchants/${second.merchant_id}`)).status, 404, 'the restored database is the snapshot');
     await stop();
     const again = await cli(env, 'rotate-master-key', '--new-key-file', keyFile);
     assert.equal(again.code, 1);
