@@ -28,7 +28,7 @@ describe('maintenance commands (embedded database)', () => {
 
   const serve = async (masterKey = env.MASTER_KEY!) => {
     gw = spawnTollgate(['serve', '--role', 'api'], { ...env, MASTER_KEY: masterKey });
-    url = (await gw.waitFor(/listening on (http:\/\/\S+)/, 60_000))[1]!;
+    url = (await gw.waitFor(/listening on (http:\/\/\S+)/, 180_000))[1]!; // a first start creates the database: slow on a loaded machine
   };
   const stop = async () => {
     assert.equal(await gw!.stop(), 0, gw!.output());
