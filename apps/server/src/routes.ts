@@ -121,6 +121,8 @@ import { portalExportPayments } from './portal/routes/exportPayments.ts';
 import { portalChangePassword } from './portal/routes/changePassword.ts';
 import { portalLogoutEverywhere } from './portal/routes/logoutEverywhere.ts';
 import { portalRevokeInvitation } from './portal/routes/revokeInvitation.ts';
+import { portalSetRequireTotp, portalTotpDisable, portalTotpEnable, portalTotpRecoveryCodes, portalTotpSetup } from './portal/routes/totp.ts';
+import { adminIssuePasswordReset, portalCompletePasswordReset, portalRequestPasswordReset } from './portal/routes/passwordReset.ts';
 
 /**
  * Every HTTP route of Tollgate, in one readable list. A new capability adds its folder and its
@@ -231,6 +233,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalListUnclaimedTransfers,
   adminRefundOrder,
   // operator: portal users
+  adminIssuePasswordReset,
   adminCreatePortalUser,
   // merchant portal (session cookie + CSRF token; docs/portal.md)
   portalLogin,
@@ -240,6 +243,13 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalLogout,
   portalLogoutEverywhere,
   portalChangePassword,
+  portalRequestPasswordReset,
+  portalCompletePasswordReset,
+  portalTotpSetup,
+  portalTotpEnable,
+  portalTotpRecoveryCodes,
+  portalTotpDisable,
+  portalSetRequireTotp,
   portalListMerchants,
   portalSelectMerchant,
   portalGetOverview,

@@ -154,6 +154,13 @@ export const ERROR_CATALOG = {
   portal_user_exists: { status: 409, description: 'A portal user with this email already exists.' },
   auth_busy: { status: 429, description: 'The server is checking as many passwords as it allows at once; retry after the `Retry-After` header (a second).' },
   password_incorrect: { status: 403, description: 'The current password given to change the password is wrong (counted like a failed sign-in).' },
+  totp_required: { status: 401, description: 'The password is right and the account has a second factor: sign in again with its code or a recovery code.' },
+  totp_code_invalid: { status: 400, description: 'The authenticator code does not match, or was already used; codes change every 30 seconds.' },
+  totp_enrollment_required: { status: 403, description: 'The merchant requires a second factor: this session may only set one up first.' },
+  totp_required_by_merchant: { status: 409, description: 'The merchant requires a second factor of every user: it cannot be turned off.' },
+  reset_link_not_usable: { status: 410, description: 'The password reset link is unknown, expired or already used; ask for a new one.' },
+  password_reset_unavailable: { status: 403, description: 'Self-service password reset needs SMTP settings; ask the operator for a reset link instead.' },
+  portal_user_not_found: { status: 404, description: 'No portal user with this email.' },
   // Card rail (docs/card-payments.md)
   card_processor_unavailable: { status: 503, description: 'No card processor is configured, or the processor could not be reached; retry later.' },
   card_payment_active: { status: 409, description: 'A crypto payment is live for this checkout session, so a card payment cannot start (or the reverse).' },

@@ -7,7 +7,8 @@ import { print } from './print.ts';
 export const PORTAL_COMMANDS = ['portal'];
 
 export const PORTAL_USAGE = `  portal add-user MERCHANT_ID --email EMAIL [--role owner|developer|viewer]
-                                            a portal user (default owner); prints its password once`;
+                                            a portal user (default owner); prints its password once
+  portal reset-link EMAIL                   a single-use password reset link (24 h) to hand to the user`;
 
 export async function runPortalCommand(argv: string[]): Promise<void> {
   const { values: o, positionals: pos } = parseArgs({
@@ -16,6 +17,15 @@ export async function runPortalCommand(argv: string[]): Promise<void> {
     options: { json: { type: 'boolean', default: false }, email: { type: 'string' }, role: { type: 'string', default: 'owner' } },
   });
   const [, sub, merchantId] = pos;
+  if (sub === 'reset-link') {
+    // The positional is the user's email here (emails are unique across merchants).
+    if (!merchantId) throw new CliError(`missing EMAIL\n\n${PORTAL_USAGE}`);
+    const settings = loadCliSettings(process.env);
+    const out = await new AdminClient(settings.url, settings.adminToken).call('POST', '/admin/v1/portal-users/password-resets', { email: merchantId });
+    print(out, o.json!);
+    if (!o.json) console.log('\nThe link works once. Give it to the user over a channel you trust; it never reaches a log.');
+    return;
+  }
   if (sub !== 'add-user') throw new CliError(`unknown portal command ${sub ?? ''}\n\n${PORTAL_USAGE}`);
   if (!merchantId) throw new CliError(`missing merchant ID\n\n${PORTAL_USAGE}`);
   if (!o.email) throw new CliError(`missing --email\n\n${PORTAL_USAGE}`);

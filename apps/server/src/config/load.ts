@@ -18,6 +18,7 @@ import {
   type Env,
   type CardConfig,
   SettlementSigner,
+  SmtpSettings,
   StripeSettings,
   type SolanaChainConfig,
   type SolanaChainFile,
@@ -173,6 +174,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
   if (withContract >= 0 && !settlement) throw new ConfigError('SETTLEMENT_KEY', `required by chains.${withContract}.settlement_contract`);
   const environment = file?.environment ?? 'test';
   const card = cardConfig(file?.card, env, environment);
+  if ((env.SMTP_URL === undefined) !== (env.SMTP_FROM === undefined)) throw new ConfigError(env.SMTP_URL ? 'SMTP_FROM' : 'SMTP_URL', 'SMTP_URL and SMTP_FROM go together');
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? file?.public_base_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
     profile,
@@ -186,6 +188,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     publicBaseUrl,
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy,
+    ...(env.SMTP_URL && env.SMTP_FROM ? { smtp: new SmtpSettings(env.SMTP_URL, env.SMTP_FROM) } : {}),
     orderTtlSeconds: file?.order_ttl_seconds ?? 600,
     fees: { perOrderMicros },
     chains,

@@ -146,6 +146,13 @@ export const EnvSchema = Type.Object({
   /** Stripe secret API key (sk_…, rk_…) and webhook endpoint secret (whsec_…) of the card rail */
   STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_[A-Za-z0-9_]+$' })),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_]+$' })),
+  /**
+   * Outgoing mail for self-service portal password resets (smtp:// or smtps://, credentials in the
+   * URL); without it only the operator issues reset links (`tollgate portal reset-link`)
+   */
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  /** the From address of those mails (required with SMTP_URL) */
+  SMTP_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
   /** as the file's `x402.facilitate_for`, comma-separated (the variable wins) */
   X402_FACILITATE_FOR: Type.Optional(Type.String({ pattern: '^\\s*(\\*|0x[0-9a-fA-F]{40})\\s*(,\\s*(\\*|0x[0-9a-fA-F]{40})\\s*)*$' })),
   LOG_LEVEL: Type.Optional(
@@ -234,6 +241,8 @@ export interface Config {
    * keys on the address that results (http/client-address.ts). Absent: false.
    */
   trustProxy?: TrustProxy;
+  /** outgoing mail (portal password resets); absent: only operator-issued reset links */
+  smtp?: SmtpSettings;
   orderTtlSeconds: number;
   fees: { perOrderMicros: bigint };
   /** EVM chains (every pre-Solana module reads these) */
@@ -296,6 +305,26 @@ export class StripeSettings {
  * logger serializing the config) and string conversion all show `[redacted]`, so no config dump
  * or error object can carry the key. Only `privateKey()` reveals it, for signing.
  */
+/** SMTP_URL + SMTP_FROM, kept like SettlementSigner: the URL's credentials never print. */
+export class SmtpSettings {
+  readonly #url: string;
+  constructor(url: string, readonly from: string) {
+    this.#url = url;
+  }
+  url(): string {
+    return this.#url;
+  }
+  toJSON() {
+    return { from: this.from, url: '[redacted]' };
+  }
+  toString() {
+    return `SmtpSettings(from ${this.from}, url [redacted])`;
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return this.toString();
+  }
+}
+
 export class SettlementSigner {
   readonly #key: `0x${string}`;
   constructor(

@@ -20,6 +20,8 @@ import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { getMerchant } from '../merchants/repo.ts';
 import { BUSY, HashGate, type HashGateOptions } from './hashgate.ts';
+import { PortalMfa } from './mfa.ts';
+import { merchantRequiresTotp } from './mfa-repo.ts';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import * as repo from './repo.ts';
 
@@ -43,8 +45,11 @@ export interface NewSession {
   expiresAt: Date;
 }
 
-/** `busy`: the process is hashing as much as it allows (HashGate); retry in a second. */
-export type LoginOutcome = { kind: 'ok'; session: NewSession } | { kind: 'failed' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' };
+/**
+ * `busy`: the process is hashing as much as it allows (HashGate); retry in a second.
+ * `totp_required`: the password is right and the user has a second factor: send it too (`totp`).
+ */
+export type LoginOutcome = { kind: 'ok'; session: NewSession } | { kind: 'failed' } | { kind: 'totp_required' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' };
 
 /** A new password that breaks the rules (passwords.ts), with the reason. */
 export type PasswordRefused = { kind: 'password_invalid'; reason: string };
@@ -52,6 +57,7 @@ export type PasswordRefused = { kind: 'password_invalid'; reason: string };
 export class PortalAuth {
   /** Bounds the password hashing of this process (shared by every route that hashes). */
   readonly gate: HashGate;
+  readonly mfa: PortalMfa;
 
   constructor(
     private readonly db: Database,
@@ -60,6 +66,7 @@ export class PortalAuth {
     gate: HashGateOptions = {},
   ) {
     this.gate = new HashGate(gate);
+    this.mfa = new PortalMfa(db, config.masterKey, clock);
   }
 
   private now() {
@@ -76,14 +83,14 @@ export class PortalAuth {
     return t ? createHmac('sha256', this.config.masterKey).update(`tollgate portal operator session\0${t}`).digest('hex') : null;
   }
 
-  private async openSession(q: Pick<Database, 'query'>, s: { userId: string | null; merchantId: string | null; role: repo.SessionRole; replacing?: string | undefined }): Promise<NewSession> {
+  private async openSession(q: Pick<Database, 'query'>, s: { userId: string | null; merchantId: string | null; role: repo.SessionRole; replacing?: string | undefined; totpEnrollment?: boolean }): Promise<NewSession> {
     const now = this.now();
     const sessionId = token();
     const csrfToken = token();
     const expiresAt = new Date(now.getTime() + SESSION_TTL_SECONDS * 1000);
     if (s.replacing) await repo.deleteSession(q as Database, sha256(s.replacing));
     const operatorKeyFp = s.role === 'operator' ? (this.operatorKeyFingerprint() ?? undefined) : undefined;
-    await repo.insertSession(q as Database, { idHash: sha256(sessionId), userId: s.userId, merchantId: s.merchantId, role: s.role, csrfToken, now, expiresAt, operatorKeyFp });
+    await repo.insertSession(q as Database, { idHash: sha256(sessionId), userId: s.userId, merchantId: s.merchantId, role: s.role, csrfToken, now, expiresAt, operatorKeyFp, totpEnrollment: s.totpEnrollment });
     return { sessionId, csrfToken, expiresAt };
   }
 
@@ -91,7 +98,7 @@ export class PortalAuth {
    * Counts this attempt against `keys` (one statement, before any hashing); returns the seconds
    * until they may try again when a limit is passed, else 0.
    */
-  private async attempt(keys: string[]): Promise<number> {
+  async attempt(keys: string[]): Promise<number> {
     const now = this.now();
     const counts = await repo.countAttempt(this.db, keys, now, THROTTLE_WINDOW_SECONDS);
     let wait = 0;
@@ -102,8 +109,13 @@ export class PortalAuth {
     return wait;
   }
 
-  /** Email + password sign-in. `presented` is the session cookie the browser sent, if any (deleted). */
-  async login(input: { email: string; password: string; ip: string; presented?: string | undefined }): Promise<LoginOutcome> {
+  /**
+   * Email + password (+ second factor, when the user has one) sign-in. `presented` is the session
+   * cookie the browser sent, if any (deleted). A wrong code counts like a wrong password; a right
+   * password without a code answers `totp_required` and does not count (the sign-in form's first
+   * step). A user of a merchant that requires a factor and has none gets an enrollment session.
+   */
+  async login(input: { email: string; password: string; totp?: string | undefined; ip: string; presented?: string | undefined }): Promise<LoginOutcome> {
     const email = normalizeEmail(input.email);
     const keys = { acct: `acct:${email}`, ip: `ip:${input.ip}` };
     const ticket = this.gate.ticket(input.ip);
@@ -119,10 +131,16 @@ export class PortalAuth {
       return { kind: 'busy' };
     }
     if (!user || !ok || user.disabled_at) return { kind: 'failed' };
+    if (user.totp_secret && !input.totp) {
+      await repo.uncountAttempt(this.db, [keys.acct, keys.ip]);
+      return { kind: 'totp_required' };
+    }
+    const enroll = !user.totp_secret && (await merchantRequiresTotp(this.db, user.merchant_id));
     return this.db.transaction(async (tx) => {
+      if (user.totp_secret && !(await this.mfa.check(tx, user, input.totp!))) return { kind: 'failed' } as const;
       await repo.clearLoginFailures(tx, keys.acct);
       await repo.uncountAttempt(tx, [keys.ip]);
-      return { kind: 'ok', session: await this.openSession(tx, { userId: user.id, merchantId: user.merchant_id, role: user.role, replacing: input.presented }) } as const;
+      return { kind: 'ok', session: await this.openSession(tx, { userId: user.id, merchantId: user.merchant_id, role: user.role, replacing: input.presented, totpEnrollment: enroll }) } as const;
     });
   }
 

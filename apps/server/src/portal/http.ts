@@ -22,7 +22,14 @@ export interface PortalContext {
   merchantId: string | null;
   merchantName: string | null;
   csrfToken: string;
+  /** the user has a second factor (false for the operator) */
+  totpEnabled: boolean;
+  /** signed in without the factor the merchant requires: only ENROLLMENT_ROUTES answer */
+  totpEnrollment: boolean;
 }
+
+/** What an enrollment session may do: read itself, set up its factor, sign out. */
+const ENROLLMENT_ROUTES = new Set(['GET /portal/api/session', 'POST /portal/api/totp/setup', 'POST /portal/api/totp/enable', 'POST /portal/api/logout']);
 
 const auths = new WeakMap<AppDeps, PortalAuth>();
 /** The portal account service of these deps. */
@@ -81,8 +88,14 @@ export async function authenticatePortal(req: FastifyRequest, deps: AppDeps, min
     const ok = typeof sent === 'string' && sent.length === s.csrf_token.length && timingSafeEqual(Buffer.from(sent), Buffer.from(s.csrf_token));
     if (!ok) throw new AppError('csrf_token_invalid', 'missing or wrong X-CSRF-Token header');
   }
+  if (s.totp_enrollment && !ENROLLMENT_ROUTES.has(`${req.method} ${req.routeOptions.url}`)) {
+    throw new AppError('totp_enrollment_required', 'this merchant requires a second factor: set one up first (POST /portal/api/totp/setup)');
+  }
   if (ROLE_RANK[s.role] < ROLE_RANK[minRole]) throw new AppError('forbidden', `this needs the ${minRole} role; you are ${s.role}`);
-  return { sessionHash: sha256(id!), role: s.role, userId: s.user_id, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token };
+  return {
+    sessionHash: sha256(id!), role: s.role, userId: s.user_id, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token,
+    totpEnabled: s.totp_enabled === true, totpEnrollment: s.totp_enrollment,
+  };
 }
 
 /** The merchant a portal request acts on; the operator must have picked one. */

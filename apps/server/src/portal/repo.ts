@@ -1,4 +1,5 @@
-// SQL of portal accounts: users, sessions, invitations, sign-in throttling (migrations 0011, 0018).
+// SQL of portal accounts: users, sessions, invitations, sign-in throttling (migrations 0011, 0018,
+// 0022, 0023; the second factor's and reset links' own SQL is in mfa-repo.ts).
 import type { Queryable } from '../db/database.ts';
 
 export type UserRole = 'owner' | 'developer' | 'viewer';
@@ -12,6 +13,11 @@ export interface UserRow {
   role: UserRole;
   created_at: Date;
   disabled_at: Date | null;
+  /** encrypted TOTP secret (mfa.ts); null: no second factor */
+  totp_secret: string | null;
+  totp_pending_secret: string | null;
+  /** the last accepted TOTP time step (a code is accepted once) */
+  totp_last_step: string | null;
 }
 
 export interface SessionRow {
@@ -24,6 +30,10 @@ export interface SessionRow {
   expires_at: Date;
   /** operator sessions: fingerprint of the ADMIN_TOKEN they signed in with (auth.ts) */
   operator_key_fp: string | null;
+  /** signed in without the second factor the merchant requires: may only set one up (mfa.ts) */
+  totp_enrollment: boolean;
+  /** whether the session's user has a second factor */
+  totp_enabled: boolean;
   email: string | null;
   merchant_name: string | null;
 }
@@ -78,11 +88,11 @@ export async function disableUser(q: Queryable, merchantId: string, userId: stri
 
 export async function insertSession(
   q: Queryable,
-  s: { idHash: string; userId: string | null; merchantId: string | null; role: SessionRole; csrfToken: string; now: Date; expiresAt: Date; operatorKeyFp?: string | undefined },
+  s: { idHash: string; userId: string | null; merchantId: string | null; role: SessionRole; csrfToken: string; now: Date; expiresAt: Date; operatorKeyFp?: string | undefined; totpEnrollment?: boolean | undefined },
 ): Promise<void> {
   await q.query(
-    `INSERT INTO portal_sessions (id_hash, user_id, merchant_id, role, csrf_token, created_at, expires_at, operator_key_fp) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [s.idHash, s.userId, s.merchantId, s.role, s.csrfToken, s.now, s.expiresAt, s.operatorKeyFp ?? null],
+    `INSERT INTO portal_sessions (id_hash, user_id, merchant_id, role, csrf_token, created_at, expires_at, operator_key_fp, totp_enrollment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [s.idHash, s.userId, s.merchantId, s.role, s.csrfToken, s.now, s.expiresAt, s.operatorKeyFp ?? null, s.totpEnrollment ?? false],
   );
 }
 
@@ -105,7 +115,7 @@ export async function deleteOperatorSessions(q: Queryable): Promise<number> {
  */
 export async function findSession(q: Queryable, idHash: string, now: Date, operatorKeyFp: string | null): Promise<SessionRow | undefined> {
   const { rows } = await q.query<SessionRow>(
-    `SELECT s.*, u.email, m.name AS merchant_name
+    `SELECT s.*, u.email, m.name AS merchant_name, (u.totp_secret IS NOT NULL) AS totp_enabled
        FROM portal_sessions s
        LEFT JOIN portal_users u ON u.id = s.user_id
        LEFT JOIN merchants m ON m.id = s.merchant_id

@@ -43,6 +43,13 @@ const FROM_WIRE: Record<string, number> = {
 
 // The codes the server needs beyond wire.md, with the statuses chosen for them.
 const ADDED: Record<string, number> = {
+  totp_required: 401,
+  totp_code_invalid: 400,
+  totp_enrollment_required: 403,
+  totp_required_by_merchant: 409,
+  reset_link_not_usable: 410,
+  password_reset_unavailable: 403,
+  portal_user_not_found: 404,
   challenge_not_found: 404,
   not_found: 404,
   method_not_allowed: 405,

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
 import { merchantOf } from '../http.ts';
+import { merchantRequiresTotp } from '../mfa-repo.ts';
 
 export const SettingsSchema = Type.Object({
   merchant_id: Type.String(),
@@ -10,6 +11,7 @@ export const SettingsSchema = Type.Object({
   receive_type: Type.String(),
   return_urls: Type.Array(Type.String()),
   wallets: Type.Array(Type.Object({ chain_id: Type.Integer(), token_symbol: Type.String(), address: Type.String() })),
+  require_totp: Type.Boolean({ description: 'every portal user of the merchant must sign in with a second factor' }),
 });
 
 export const portalGetSettings = defineRoute({
@@ -27,6 +29,7 @@ export const portalGetSettings = defineRoute({
     return {
       merchant_id: m.id, name: m.name, logo_url: m.logo_url, receive_type: m.receive_type, return_urls: m.return_urls,
       wallets: wallets.map((w) => ({ chain_id: w.chain_id, token_symbol: w.token_symbol, address: w.address })),
+      require_totp: await merchantRequiresTotp(deps.db, id),
     };
   },
 });

@@ -28,14 +28,16 @@ export async function answerLogin(out: LoginOutcome | { kind: 'disabled' }, repl
     case 'busy':
       throw busy(reply);
     case 'failed':
-      throw new AppError('login_failed', 'wrong email or password');
+      throw new AppError('login_failed', 'wrong email, password or code');
+    case 'totp_required':
+      throw new AppError('totp_required', 'enter the code of your authenticator app (or a recovery code)', 'totp');
     case 'disabled':
       throw new AppError('forbidden', 'operator sign-in is disabled: set ADMIN_TOKEN to enable it');
     case 'ok': {
       setSessionCookie(reply, deps, out.session);
       const s = await portalAuth(deps).session(out.session.sessionId);
       if (!s) throw new AppError('service_unavailable', 'the new session could not be read back');
-      return sessionView({ role: s.role, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token });
+      return sessionView({ role: s.role, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token, totpEnabled: s.totp_enabled === true, totpEnrollment: s.totp_enrollment });
     }
   }
 }
@@ -44,13 +46,17 @@ export const portalLogin = defineRoute({
   method: 'POST',
   url: '/portal/api/login',
   auth: 'public',
-  summary: 'Portal sign-in with email and password: sets the session cookie (a new session id every time) and returns the CSRF token; throttled per account and per address (attempts counted before the password is checked); 429 auth_busy when the server is hashing as much as it allows',
+  summary: 'Portal sign-in with email and password (and `totp`, the second factor, when the user has one: 401 totp_required without it): sets the session cookie (a new session id every time) and returns the CSRF token; throttled per account and per address (attempts counted before the password is checked); 429 auth_busy when the server is hashing as much as it allows',
   tags: ['portal'],
-  body: Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false }),
+  body: Type.Object({
+    email: Email,
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+    totp: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'the authenticator code (or a recovery code) of a user with a second factor' })),
+  }, { additionalProperties: false }),
   response: { 200: SessionSchema },
   errors: [429],
   async handler(req, reply, deps) {
-    const out = await portalAuth(deps).login({ email: req.body.email, password: req.body.password, ip: clientAddress(req.raw), presented: presentedSession(req.raw, deps) });
+    const out = await portalAuth(deps).login({ email: req.body.email, password: req.body.password, totp: req.body.totp, ip: clientAddress(req.raw), presented: presentedSession(req.raw, deps) });
     return answerLogin(out, reply, deps);
   },
 });

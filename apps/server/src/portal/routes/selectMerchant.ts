@@ -19,6 +19,6 @@ export const portalSelectMerchant = defineRoute({
       throw new AppError('merchant_not_found', `merchant ${req.body.merchant_id} not found`, 'merchant_id');
     }
     const s = (await portalAuth(deps).session(presentedSession(req.raw, deps)!))!;
-    return sessionView({ role: s.role, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token });
+    return sessionView({ role: s.role, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token, totpEnabled: false, totpEnrollment: false });
   },
 });

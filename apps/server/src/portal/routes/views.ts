@@ -14,15 +14,19 @@ export const SessionSchema = Type.Object({
   merchant_id: Type.Optional(Type.String({ description: 'the merchant whose data this session sees (the operator picks one)' })),
   merchant_name: Type.Optional(Type.String()),
   csrf_token: Type.String({ description: 'send it as X-CSRF-Token on every POST, PUT and DELETE of this session' }),
+  totp_enabled: Type.Boolean({ description: 'the user signs in with a second factor (TOTP)' }),
+  totp_enrollment_required: Type.Boolean({ description: 'the merchant requires a second factor and this user has none: only setting one up is allowed' }),
 });
 
-export function sessionView(c: Pick<PortalContext, 'role' | 'email' | 'merchantId' | 'merchantName' | 'csrfToken'>) {
+export function sessionView(c: Pick<PortalContext, 'role' | 'email' | 'merchantId' | 'merchantName' | 'csrfToken' | 'totpEnabled' | 'totpEnrollment'>) {
   return {
     role: c.role,
     ...(c.email ? { email: c.email } : {}),
     ...(c.merchantId ? { merchant_id: c.merchantId } : {}),
     ...(c.merchantName ? { merchant_name: c.merchantName } : {}),
     csrf_token: c.csrfToken,
+    totp_enabled: c.totpEnabled,
+    totp_enrollment_required: c.totpEnrollment,
   };
 }
 
