@@ -1,4 +1,4 @@
-// SQL of the portal's second factor (TOTP + recovery codes) and password reset links (migration 0023).
+// SQL of the portal's second factor (TOTP + recovery codes) and password reset links (migration 0024).
 import type { Queryable } from '../db/database.ts';
 
 export async function setPendingTotp(q: Queryable, userId: string, encrypted: string): Promise<void> {

@@ -1,5 +1,5 @@
 // SQL of portal accounts: users, sessions, invitations, sign-in throttling (migrations 0011, 0018,
-// 0022, 0023; the second factor's and reset links' own SQL is in mfa-repo.ts).
+// 0022, 0024; the second factor's and reset links' own SQL is in mfa-repo.ts).
 import type { Queryable } from '../db/database.ts';
 
 export type UserRole = 'owner' | 'developer' | 'viewer';
