@@ -1,13 +1,14 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { decryptSecret, encryptSecret } from '../merchants/secrets.ts';
 import { receiptKeyAad } from '../mpp/receipts.ts';
+import { totpAad } from '../portal/mfa.ts';
 
 /**
  * Every column that holds AES-256-GCM ciphertext under MASTER_KEY (merchants/secrets.ts), with the
  * AAD its owner binds it to. A new encrypted column must be added here: test/integration/
  * rotate-master-key.test.ts compares this list with every `*_ciphertext` column of the schema.
- * (Quick-pay manifests are signed with the receipt keys; portal passwords and tokens are hashes,
- * not ciphertext; Stripe's secrets live in the environment, not the database.)
+ * (Quick-pay manifests are signed with the receipt keys; portal passwords, tokens and recovery codes are
+ * hashes, not ciphertext; Stripe's secrets live in the environment, not the database.)
  */
 export interface EncryptedTable {
   table: string;
@@ -21,6 +22,7 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedTable[] = [
   { table: 'api_keys', key: 'api_key', columns: ['secret_ciphertext'], aad: (k) => k },
   { table: 'webhook_endpoints', key: 'id', columns: ['secret_ciphertext', 'previous_secret_ciphertext'], aad: (k) => k },
   { table: 'mpp_receipt_keys', key: 'kid', columns: ['private_ciphertext'], aad: receiptKeyAad },
+  { table: 'portal_users', key: 'id', columns: ['totp_secret_ciphertext', 'totp_pending_ciphertext'], aad: totpAad },
 ];
 
 /** A refusal: nothing was changed. */

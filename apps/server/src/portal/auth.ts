@@ -131,13 +131,13 @@ export class PortalAuth {
       return { kind: 'busy' };
     }
     if (!user || !ok || user.disabled_at) return { kind: 'failed' };
-    if (user.totp_secret && !input.totp) {
+    if (user.totp_secret_ciphertext && !input.totp) {
       await repo.uncountAttempt(this.db, [keys.acct, keys.ip]);
       return { kind: 'totp_required' };
     }
-    const enroll = !user.totp_secret && (await merchantRequiresTotp(this.db, user.merchant_id));
+    const enroll = !user.totp_secret_ciphertext && (await merchantRequiresTotp(this.db, user.merchant_id));
     return this.db.transaction(async (tx) => {
-      if (user.totp_secret && !(await this.mfa.check(tx, user, input.totp!))) return { kind: 'failed' } as const;
+      if (user.totp_secret_ciphertext && !(await this.mfa.check(tx, user, input.totp!))) return { kind: 'failed' } as const;
       await repo.clearLoginFailures(tx, keys.acct);
       await repo.uncountAttempt(tx, [keys.ip]);
       return { kind: 'ok', session: await this.openSession(tx, { userId: user.id, merchantId: user.merchant_id, role: user.role, replacing: input.presented, totpEnrollment: enroll }) } as const;

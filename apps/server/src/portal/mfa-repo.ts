@@ -2,20 +2,20 @@
 import type { Queryable } from '../db/database.ts';
 
 export async function setPendingTotp(q: Queryable, userId: string, encrypted: string): Promise<void> {
-  await q.query('UPDATE portal_users SET totp_pending_secret = $2 WHERE id = $1', [userId, encrypted]);
+  await q.query('UPDATE portal_users SET totp_pending_ciphertext = $2 WHERE id = $1', [userId, encrypted]);
 }
 
 /** The pending secret becomes the user's factor (the confirming code's step is recorded as used). */
 export async function enableTotp(q: Queryable, userId: string, step: number): Promise<boolean> {
   const { rowCount } = await q.query(
-    'UPDATE portal_users SET totp_secret = totp_pending_secret, totp_pending_secret = NULL, totp_last_step = $2 WHERE id = $1 AND totp_pending_secret IS NOT NULL',
+    'UPDATE portal_users SET totp_secret_ciphertext = totp_pending_ciphertext, totp_pending_ciphertext = NULL, totp_last_step = $2 WHERE id = $1 AND totp_pending_ciphertext IS NOT NULL',
     [userId, step],
   );
   return rowCount === 1;
 }
 
 export async function disableTotp(q: Queryable, userId: string): Promise<void> {
-  await q.query('UPDATE portal_users SET totp_secret = NULL, totp_pending_secret = NULL, totp_last_step = NULL WHERE id = $1', [userId]);
+  await q.query('UPDATE portal_users SET totp_secret_ciphertext = NULL, totp_pending_ciphertext = NULL, totp_last_step = NULL WHERE id = $1', [userId]);
   await q.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [userId]);
 }
 
@@ -26,7 +26,7 @@ export async function disableTotp(q: Queryable, userId: string): Promise<void> {
  */
 export async function useTotpStep(q: Queryable, userId: string, step: number): Promise<boolean> {
   const { rowCount } = await q.query(
-    'UPDATE portal_users SET totp_last_step = $2 WHERE id = $1 AND totp_secret IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)',
+    'UPDATE portal_users SET totp_last_step = $2 WHERE id = $1 AND totp_secret_ciphertext IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)',
     [userId, step],
   );
   return rowCount === 1;

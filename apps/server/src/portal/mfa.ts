@@ -18,7 +18,9 @@ const STEP_SECONDS = 30;
 const RECOVERY_CODES = 10;
 const ISSUER = 'Tollgate';
 
-const aad = (userId: string) => `portal-totp:${userId}`;
+/** The AAD a user's TOTP secret is bound to (ops/rotate-master-key.ts re-encrypts with it). */
+export const totpAad = (userId: string) => `portal-totp:${userId}`;
+const aad = totpAad;
 const totp = (base32: string, label = '') => new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: 6, period: STEP_SECONDS, secret: Secret.fromBase32(base32) });
 
 /** `abcd-efgh-ijkl` (60 random bits, base32 without look-alikes); compared without case and dashes. */
@@ -61,9 +63,9 @@ export class PortalMfa {
 
   /** Confirms set-up with a code from the app; returns the recovery codes (shown once). */
   async enable(user: UserRow, code: string): Promise<{ kind: 'enabled'; recoveryCodes: string[] } | { kind: 'no_setup' } | { kind: 'code_invalid' }> {
-    if (!user.totp_pending_secret) return { kind: 'no_setup' };
+    if (!user.totp_pending_ciphertext) return { kind: 'no_setup' };
     const digits = asTotpCode(code);
-    const step = digits === undefined ? undefined : this.step(decryptSecret(this.masterKey, user.totp_pending_secret, aad(user.id)), digits);
+    const step = digits === undefined ? undefined : this.step(decryptSecret(this.masterKey, user.totp_pending_ciphertext, aad(user.id)), digits);
     if (step === undefined) return { kind: 'code_invalid' };
     const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
     const ok = await this.db.transaction(async (tx) => {
@@ -80,10 +82,10 @@ export class PortalMfa {
    * recovery code (then used up). The caller counts the attempt against the throttle first.
    */
   async check(q: Queryable, user: UserRow, code: string): Promise<'totp' | 'recovery' | undefined> {
-    if (!user.totp_secret) return undefined;
+    if (!user.totp_secret_ciphertext) return undefined;
     const digits = asTotpCode(code);
     if (digits) {
-      const step = this.step(decryptSecret(this.masterKey, user.totp_secret, aad(user.id)), digits);
+      const step = this.step(decryptSecret(this.masterKey, user.totp_secret_ciphertext, aad(user.id)), digits);
       return step !== undefined && (await mrepo.useTotpStep(q, user.id, step)) ? 'totp' : undefined;
     }
     if (normalizeRecovery(code).length !== 12) return undefined;

@@ -14,8 +14,8 @@ export interface UserRow {
   created_at: Date;
   disabled_at: Date | null;
   /** encrypted TOTP secret (mfa.ts); null: no second factor */
-  totp_secret: string | null;
-  totp_pending_secret: string | null;
+  totp_secret_ciphertext: string | null;
+  totp_pending_ciphertext: string | null;
   /** the last accepted TOTP time step (a code is accepted once) */
   totp_last_step: string | null;
 }
@@ -115,7 +115,7 @@ export async function deleteOperatorSessions(q: Queryable): Promise<number> {
  */
 export async function findSession(q: Queryable, idHash: string, now: Date, operatorKeyFp: string | null): Promise<SessionRow | undefined> {
   const { rows } = await q.query<SessionRow>(
-    `SELECT s.*, u.email, m.name AS merchant_name, (u.totp_secret IS NOT NULL) AS totp_enabled
+    `SELECT s.*, u.email, m.name AS merchant_name, (u.totp_secret_ciphertext IS NOT NULL) AS totp_enabled
        FROM portal_sessions s
        LEFT JOIN portal_users u ON u.id = s.user_id
        LEFT JOIN merchants m ON m.id = s.merchant_id

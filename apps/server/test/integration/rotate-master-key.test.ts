@@ -10,6 +10,13 @@ import { startTollgate, type Tollgate } from '../../src/main.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { buildConfig, fakeChain, TestClock, TestServer, type Creds } from '../helpers/server.ts';
 import { createEndpoint, dispatch, Receiver, trigger } from './webhook-fixtures.ts';
+import { Secret, TOTP } from 'otpauth';
+import { PortalMfa } from '../../src/portal/mfa.ts';
+import { findUserByEmail } from '../../src/portal/repo.ts';
+import { addPortalUser, PortalClient } from '../helpers/portal.ts';
+
+/** A portal user's current code (the secret read back through the key that encrypts it). */
+const codeOf = (secretBase32: string, ms: number) => new TOTP({ secret: Secret.fromBase32(secretBase32) }).generate({ timestamp: ms });
 
 /** Every ciphertext column with its rows' AAD, read straight from the database. */
 async function allCiphertexts(t: TestDatabase): Promise<{ where: string; stored: string; aad: string }[]> {
@@ -32,6 +39,8 @@ for (const backend of backends()) {
     let endpoint: { id: string; secret: string };
     let rotatedSecret: string;
     let jwksBefore: string;
+    let portalPassword: string;
+    let totpSecret: string;
 
     const start = async (masterKey: Buffer): Promise<TestServer> => {
       const tg: Tollgate = await startTollgate(buildConfig({ chains: [fakeChain()], masterKey }), { db: database.db, clock, http: { logger: false }, role: 'api' });
@@ -56,6 +65,12 @@ for (const backend of backends()) {
       await signer.ensureKey();
       await signer.rotate(); // a retired key and an active one
       jwksBefore = JSON.stringify(await signer.jwks());
+      // A portal user with a second factor: its TOTP secret is a ciphertext too.
+      portalPassword = await addPortalUser(s, merchants[1]!.merchantId, 'totp@rotate.example', 'viewer');
+      const mfa = new PortalMfa(database.db, oldKey, clock);
+      totpSecret = (await mfa.setup((await findUserByEmail(database.db, 'totp@rotate.example'))!)).secret;
+      const on = await mfa.enable((await findUserByEmail(database.db, 'totp@rotate.example'))!, codeOf(totpSecret, clock.ms));
+      assert.equal(on.kind, 'enabled');
       await s.tg.close();
     });
     after(async () => {
@@ -105,6 +120,7 @@ for (const backend of backends()) {
         assert.equal(count('webhook_endpoints', 'secret_ciphertext'), 1);
         assert.equal(count('webhook_endpoints', 'previous_secret_ciphertext'), 1);
         assert.equal(count('mpp_receipt_keys', 'private_ciphertext'), 2);
+        assert.equal(count('portal_users', 'totp_secret_ciphertext'), 1);
       } finally {
         if (backend === 'postgres') {
           await target.close();
@@ -113,7 +129,7 @@ for (const backend of backends()) {
       }
 
       const stored = await allCiphertexts(database);
-      assert.equal(stored.length, 7);
+      assert.equal(stored.length, 8);
       for (const c of stored) {
         assert.throws(() => decryptSecret(oldKey, c.stored, c.aad), `${c.where} still opens with the old key`);
         assert.doesNotThrow(() => decryptSecret(newKey, c.stored, c.aad));
@@ -125,6 +141,9 @@ for (const backend of backends()) {
           const r = await s.signed(m, 'GET', '/api/v1/merchant');
           assert.equal(r.status, 200, r.text);
         }
+        clock.advance(30); // the enabling code's step is used
+        const signIn = await new PortalClient(s).call('POST', '/portal/api/login', { email: 'totp@rotate.example', password: portalPassword, totp: codeOf(totpSecret, clock.ms) });
+        assert.equal(signIn.status, 200, `the second factor still works after the rotation: ${signIn.text}`);
         await trigger(s, merchants[0]!, 'order.invoiced');
         await dispatch(s);
         const got = rx.received.at(-1)!;

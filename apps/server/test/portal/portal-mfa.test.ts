@@ -91,9 +91,9 @@ for (const backend of backends()) {
       assert.equal((await c.login('totp@mfa.example', pw)).body.totp_enabled, false);
       const { key, recovery } = await enroll(c);
       assert.equal((await c.call('GET', '/portal/api/session')).body.totp_enabled, true);
-      const { rows } = await server.db.query<{ totp_secret: string }>("SELECT totp_secret FROM portal_users WHERE email = 'totp@mfa.example'");
-      assert.match(rows[0]!.totp_secret, /^v1:/, 'encrypted at rest');
-      assert.ok(!rows[0]!.totp_secret.includes(key.toString('hex')));
+      const { rows } = await server.db.query<{ totp_secret_ciphertext: string }>("SELECT totp_secret_ciphertext FROM portal_users WHERE email = 'totp@mfa.example'");
+      assert.match(rows[0]!.totp_secret_ciphertext, /^v1:/, 'encrypted at rest');
+      assert.ok(!rows[0]!.totp_secret_ciphertext.includes(key.toString('hex')));
 
       const fresh = new PortalClient(server);
       const first = await fresh.login('totp@mfa.example', pw);

@@ -2,10 +2,10 @@
 -- merchant, and single-use password reset links (issued by the operator, or mailed when SMTP is set).
 
 -- The TOTP secret is encrypted at rest (MASTER_KEY, AES-256-GCM, bound to the user id) like every
--- other secret. totp_pending_secret is the one shown at set-up, until a first code confirms it.
+-- other secret. totp_pending_ciphertext is the one shown at set-up, until a first code confirms it.
 -- totp_last_step: the last accepted 30-second step, so one code signs in once.
-ALTER TABLE portal_users ADD COLUMN totp_secret text;
-ALTER TABLE portal_users ADD COLUMN totp_pending_secret text;
+ALTER TABLE portal_users ADD COLUMN totp_secret_ciphertext text;
+ALTER TABLE portal_users ADD COLUMN totp_pending_ciphertext text;
 ALTER TABLE portal_users ADD COLUMN totp_last_step bigint;
 
 -- An owner may require a second factor of every user of the merchant: a user without one is then

@@ -38,7 +38,7 @@ export const portalTotpSetup = defineRoute({
   response: { 200: Type.Object({ secret: Type.String({ description: 'base32; shown once' }), otpauth_url: Type.String() }) },
   async handler(req, reply, deps) {
     const user = await userOf(req.portal, deps);
-    if (user.totp_secret) throw new AppError('invalid_request', 'a second factor is already set up; turn it off first to replace it');
+    if (user.totp_secret_ciphertext) throw new AppError('invalid_request', 'a second factor is already set up; turn it off first to replace it');
     reply.header('cache-control', 'no-store');
     const s = await portalAuth(deps).mfa.setup(user);
     return { secret: s.secret, otpauth_url: s.otpauthUrl };
@@ -74,7 +74,7 @@ export const portalTotpRecoveryCodes = defineRoute({
   errors: [429],
   async handler(req, reply, deps) {
     const user = await userOf(req.portal, deps);
-    if (!user.totp_secret) throw new AppError('invalid_request', 'no second factor is set up');
+    if (!user.totp_secret_ciphertext) throw new AppError('invalid_request', 'no second factor is set up');
     await requireFactor(user, req.body.code, clientAddress(req.raw), reply, deps);
     reply.header('cache-control', 'no-store');
     return { recovery_codes: await portalAuth(deps).mfa.regenerate(user.id) };
@@ -92,7 +92,7 @@ export const portalTotpDisable = defineRoute({
   errors: [429],
   async handler(req, reply, deps) {
     const user = await userOf(req.portal, deps);
-    if (!user.totp_secret) return { enabled: false };
+    if (!user.totp_secret_ciphertext) return { enabled: false };
     if (await merchantRequiresTotp(deps.db, user.merchant_id)) throw new AppError('totp_required_by_merchant', 'this merchant requires a second factor of every user');
     await requireFactor(user, req.body.code, clientAddress(req.raw), reply, deps);
     await portalAuth(deps).mfa.disable(user.id);
