@@ -5,6 +5,7 @@ import { rpcRequest } from '@tollgate/devchain';
 import { getAddress } from 'viem';
 import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import { backends } from '../helpers/db.ts';
+import { startTestServer } from '../helpers/server.ts';
 import { challenge, finalize, pay, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
 
 /**
@@ -231,6 +232,21 @@ for (const backend of backends()) {
       const payment = await st.s.request('POST', '/mpp/v1/payment', { body: { merchant_id: 'mch_nobody', route_canonical: ROUTE, request_canonical: ROUTE } });
       assert.equal(payment.status, 404, payment.text);
       assert.notEqual(payment.body.error, payment.body.code);
+    });
+
+    it('a rate-limited /mpp/v1 request is 429 with Retry-After and the code in `error` (what GOAT\'s client retries on)', async () => {
+      const limited = await startTestServer({ backend, role: 'api', http: { rateLimits: { machine_payment: { max: 1, timeWindowMs: 60_000 } } } });
+      try {
+        const body = { merchant_id: 'mch_nobody', route_canonical: ROUTE, request_canonical: ROUTE, payer_addr: payer };
+        const first = await limited.request('POST', '/mpp/v1/challenge', { body });
+        assert.deepEqual([first.status, first.body.error], [404, 'merchant_not_found'], first.text);
+        const second = await limited.request('POST', '/mpp/v1/challenge', { body });
+        assert.deepEqual([second.status, second.body.error, second.body.code], [429, 'rate_limited', 'rate_limited'], second.text);
+        assert.match(second.headers.get('retry-after')!, /^\d+$/);
+        assert.equal(clientError(second.body, 429).code, 'rate_limited');
+      } finally {
+        await limited.close();
+      }
     });
   });
 }
