@@ -82,7 +82,8 @@ for (const backend of backends()) {
     it('the registry names every ciphertext column of the schema', async () => {
       const { rows } = await database.db.query<{ t: string; c: string }>(
         `SELECT table_name AS t, column_name AS c FROM information_schema.columns
-          WHERE table_schema = current_schema() AND (column_name LIKE '%ciphertext%' OR column_name LIKE '%encrypted%') ORDER BY 1, 2`,
+          WHERE table_schema = current_schema() AND data_type = 'text'
+            AND (column_name LIKE '%ciphertext%' OR column_name LIKE '%encrypted%' OR column_name LIKE '%secret%') ORDER BY 1, 2`,
       );
       const registered = ENCRYPTED_COLUMNS.flatMap((s) => s.columns.map((c) => `${s.table}.${c}`)).sort();
       assert.deepEqual(rows.map((r) => `${r.t}.${r.c}`), registered);
