@@ -34,6 +34,7 @@ export function goatHeaders(creds: GoatCreds, body: Record<string, unknown> | un
 export interface GoatAnswer {
   status: number;
   body: any;
+  headers: Headers;
   /** What GOAT's SDK would throw: message from `error` (else `message`), `code` as sent; undefined on success. */
   error?: { message: string; code: string | undefined; status: number };
 }
@@ -61,8 +62,13 @@ export async function goatRequest(
     /* GOAT's SDK keeps a non-JSON answer as text */
   }
   const ok = res.ok || (res.status === 402 && opts.expect402 === true);
-  if (ok) return { status: res.status, body };
-  return { status: res.status, body, error: { message: body.error || body.message || text || `HTTP ${res.status}`, code: body.code, status: res.status } };
+  if (ok) return { status: res.status, body, headers: res.headers };
+  return { status: res.status, body, headers: res.headers, error: { message: body.error || body.message || text || `HTTP ${res.status}`, code: body.code, status: res.status } };
+}
+
+/** `parseX402Header` of both SDKs: the `PAYMENT-REQUIRED` header, standard base64 of the 402 JSON. */
+export function parseX402Header(value: string | null): unknown {
+  return value === null ? null : JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
 }
 
 /** The Go SDK's `request`: anything but 200 (or 402) is an APIError. */

@@ -13,7 +13,7 @@ import { backends } from '../helpers/db.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { waitUntil } from '../helpers/reliability.ts';
 import type { Creds } from '../helpers/server.ts';
-import { GO, goDecodeProblems, goStatusOk, goatOrderOf, goatRequest, type GoatAnswer } from '../helpers/goat-wire.ts';
+import { GO, goDecodeProblems, goStatusOk, goatOrderOf, goatRequest, parseX402Header, type GoatAnswer } from '../helpers/goat-wire.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
 
 const LOGO = 'https://shop.example/logo.png';
@@ -77,6 +77,7 @@ for (const backend of backends()) {
       assert.equal(r.status, 402, JSON.stringify(r.body));
       noGoProblems(r, GO.X402PaymentRequired);
       assert.deepEqual(r.body.extensions.goatx402, r.body.extensions.paymentTerms, 'one object under both names');
+      assert.deepEqual(parseX402Header(r.headers.get('payment-required')), r.body, 'parseX402Header reads the same terms from the header');
       const order = goatOrderOf(r.body, { chainId: body.chain_id, tokenSymbol: body.token_symbol, amountWei: body.amount_wei });
       const rec = (await call(direct, 'GET', `/api/v1/orders/${order.orderId}`)).body;
       const usdt = st.chain.tokens.find((t) => t.symbol === 'USDT')!;
