@@ -7,6 +7,8 @@ export interface Session {
   merchant_id?: string;
   merchant_name?: string;
   csrf_token: string;
+  totp_enabled?: boolean;
+  totp_enrollment_required?: boolean;
 }
 
 export class ApiError extends Error {

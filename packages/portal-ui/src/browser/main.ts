@@ -7,6 +7,7 @@ import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './
 import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
 import { checkoutPage, orderPage, ordersPage, overviewPage } from './pages-orders.ts';
 import { transfersPage } from './pages-transfers.ts';
+import { enrollmentPage, resetPage } from './pages-security.ts';
 
 const app = document.getElementById('app')!;
 let session: Session | undefined;
@@ -33,7 +34,7 @@ function shell(s: Session, current: string, content: Node): HTMLElement {
 function onSession(s: Session) {
   session = s;
   setCsrf(s.csrf_token);
-  if (/^#\/(login|invite)/.test(location.hash) || !location.hash) location.hash = s.merchant_id ? '#/overview' : '#/merchants';
+  if (/^#\/(login|invite|reset)/.test(location.hash) || !location.hash) location.hash = s.merchant_id ? '#/overview' : '#/merchants';
   else void route();
 }
 
@@ -42,6 +43,7 @@ async function route(): Promise<void> {
   const [path = '', query = ''] = hash.split('?');
   const [name = 'overview', arg] = path.split('/');
   if (name === 'invite' && arg) return replace(app, h('main', { id: 'main' }, invitePage(arg, onSession)));
+  if (name === 'reset' && arg) return replace(app, h('main', { id: 'main' }, resetPage(arg)));
   if (!session) {
     try {
       session = await api<Session>('GET', 'session');
@@ -51,6 +53,7 @@ async function route(): Promise<void> {
     }
   }
   const s = session;
+  if (s.totp_enrollment_required) return replace(app, h('main', { id: 'main' }, enrollmentPage(() => { session = undefined; location.hash = '#/overview'; void route(); })));
   if (name === 'login') return void (location.hash = '#/overview');
   const needsMerchant = name !== 'merchants';
   if (needsMerchant && !s.merchant_id) return void (location.hash = '#/merchants');

@@ -2,11 +2,10 @@
 import { api, type Session } from './api.ts';
 import { h } from '@tollgate/checkout-ui/dom';
 import { field, fmtTime, message, page, secretBox, select, table } from './ui.ts';
+import { forgotPassword, loginForm, totpSection } from './pages-security.ts';
 
 export function loginPage(onSession: (s: Session) => void): HTMLElement {
   const out = h('div', {});
-  const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true });
-  const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
   const token = h('input', { type: 'password', name: 'admin_token', autocomplete: 'off', required: true });
   const submit = (path: string, body: () => unknown) => async (e: Event) => {
     e.preventDefault();
@@ -19,7 +18,8 @@ export function loginPage(onSession: (s: Session) => void): HTMLElement {
   return page(
     'Sign in',
     out,
-    h('form', { class: 'card', onsubmit: submit('login', () => ({ email: email.value, password: password.value })) }, field('Email', email), field('Password', password), h('button', { type: 'submit', class: 'primary' }, 'Sign in')),
+    loginForm(onSession, out),
+    forgotPassword(),
     h('details', {}, h('summary', {}, 'Operator sign-in'),
       h('form', { class: 'card', onsubmit: submit('operator/login', () => ({ admin_token: token.value })) }, field('Admin token', token), h('button', { type: 'submit' }, 'Sign in as operator'))),
   );
@@ -68,6 +68,7 @@ export async function settingsPage(session: Session): Promise<HTMLElement> {
     h('h2', {}, 'Return URLs'),
     owner ? returnUrlsForm(s.return_urls) : s.return_urls.length ? h('ul', {}, s.return_urls.map((u: string) => h('li', {}, u))) : h('p', {}, 'None: the hosted checkout accepts no success/cancel URL.'),
     accountSection(session),
+    totpSection(session, s.require_totp === true, () => location.reload()),
   );
 }
 
