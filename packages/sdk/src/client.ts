@@ -118,7 +118,7 @@ export class TollgateClient {
     const body = orderCreateBody(params);
     return this.#transport.call({
       method: 'POST', path: '/api/v1/orders', body, auth: 'merchant', safe: false, expect: 402,
-      check: normalizeCreatedOrder, reference: { dappOrderId: body.dapp_order_id as string }, ...opts,
+      check: (b) => normalizeCreatedOrder(b, params.chainId), reference: { dappOrderId: body.dapp_order_id as string }, ...opts,
     });
   }
 

@@ -62,7 +62,7 @@ export interface PaymentRequiredBody {
   resource: { url: string; description: string; mimeType: string };
   accepts: {
     scheme: string;
-    /** `eip155:<source chain id>` */
+    /** CAIP-2 of the chain: `eip155:<chain id>`, or `solana:<genesis hash prefix>` for a Solana cluster */
     network: string;
     amount: string;
     asset: string;
@@ -72,12 +72,16 @@ export interface PaymentRequiredBody {
   }[];
   extensions: {
     paymentTerms: {
-      /** `eip155:<pay-to chain id>` */
+      /** CAIP-2 of the pay-to chain (`eip155:<chain id>` or `solana:…`) */
       destinationChain: string;
       expiresAt: number;
       paymentMethod: string;
       receiveType: 'DIRECT' | 'DELEGATE' | (string & {});
       signatureEndpoint?: string;
+      /** Solana: the Solana Pay transfer request URL (`solana:<recipient>?amount=…&spl-token=…&reference=…`) a wallet opens */
+      paymentUrl?: string;
+      /** SOL_APPROVE_XFER: the `approveChecked` the payer signs instead of a transfer (docs/solana.md) */
+      approve?: Record<string, unknown>;
     };
   };
   order_id: string;
@@ -94,6 +98,9 @@ export interface CreatedOrder {
   tokenContract: string;
   /** The address the payer must transfer to (merchant wallet or settlement address). */
   payToAddress: string;
+  /** CAIP-2 network of the order (`accepts[0].network`): `eip155:<chain id>` or `solana:…` */
+  network: string;
+  /** Tollgate's chain id of the order (the one you created it with; for EVM also the eip155 id). */
   fromChainId: number;
   payToChainId: number;
   /** Integer amount in the token's smallest unit (a string: JSON-safe for your frontend). */
@@ -102,6 +109,10 @@ export interface CreatedOrder {
   decimals: number;
   /** Unix seconds. */
   expiresAt: number;
+  /** Solana orders: the Solana Pay URL a wallet opens (`extensions.paymentTerms.paymentUrl`). */
+  paymentUrl?: string;
+  /** SOL_APPROVE_XFER orders: the approval the payer signs (`extensions.paymentTerms.approve`). */
+  approve?: Record<string, unknown>;
   /** Present for callback-enabled DELEGATE orders: have the payer sign it, then submitCalldataSignature. */
   calldataSignRequest?: CalldataSignRequest;
   /** The raw 402 body exactly as parsed. */

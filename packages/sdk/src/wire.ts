@@ -150,30 +150,42 @@ function need(ok: boolean, what: string, body: unknown): asserts ok {
   if (!ok) throw new TollgateResponseError(`unexpected response body: ${what}`, { body });
 }
 
-/** `eip155:2345` → 2345. */
-function caip2ChainId(network: unknown): number | undefined {
-  const m = typeof network === 'string' ? /^eip155:([0-9]{1,15})$/.exec(network) : null;
-  return m ? Number(m[1]) : undefined;
+/**
+ * The chain id of a CAIP-2 network. `eip155:2345` → 2345. Other namespaces (`solana:<genesis
+ * hash prefix>`, docs/solana.md) do not carry Tollgate's integer chain id: the order is on the chain
+ * the request named, so that id is the answer. Refusing them used to throw after the gateway had
+ * created the order, and a retry with the same dappOrderId was then a 409.
+ *
+ * @example chainIdOf('eip155:137', 137) // => 137
+ * @example chainIdOf('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', 101) // => 101
+ */
+function chainIdOf(network: unknown, requested: number | undefined): number | undefined {
+  if (typeof network !== 'string') return undefined;
+  const evm = /^eip155:([0-9]{1,15})$/.exec(network);
+  if (evm) return Number(evm[1]);
+  // CAIP-2: a namespace of 3–8 [-a-z0-9] and a reference of 1–32 [-_a-zA-Z0-9].
+  return /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/.test(network) ? requested : undefined;
 }
 
 /**
- * Normalizes the 402 body of order creation into the shape of wire.md "SDK normalization".
+ * Normalizes the 402 body of order creation into the SDK's one normalized shape. `requestedChainId`
+ * is the `chainId` the order was created with: the chain id of a non-EVM network (see chainIdOf).
  *
  * @example
- * const order = normalizeCreatedOrder(await res.json());
+ * const order = normalizeCreatedOrder(await res.json(), 2345);
  * order.payToAddress; order.amountWei; order.x402.accepts[0].payTo === order.payToAddress // => true
  */
-export function normalizeCreatedOrder(body: unknown): CreatedOrder {
+export function normalizeCreatedOrder(body: unknown, requestedChainId?: number): CreatedOrder {
   need(isObj(body), 'not a JSON object', body);
   const a = Array.isArray(body.accepts) ? body.accepts[0] : undefined;
   const t = isObj(body.extensions) ? body.extensions.paymentTerms : undefined;
   need(typeof body.order_id === 'string' && body.order_id.length > 0, 'order_id missing', body);
   need(isObj(a), 'accepts[0] missing', body);
   need(isObj(t), 'extensions.paymentTerms missing', body);
-  const fromChainId = caip2ChainId(a.network);
-  const payToChainId = caip2ChainId(t.destinationChain);
-  need(fromChainId !== undefined, 'accepts[0].network is not eip155:<chain id>', body);
-  need(payToChainId !== undefined, 'extensions.paymentTerms.destinationChain is not eip155:<chain id>', body);
+  const fromChainId = chainIdOf(a.network, requestedChainId);
+  const payToChainId = chainIdOf(t.destinationChain, requestedChainId);
+  need(fromChainId !== undefined, 'accepts[0].network is not a CAIP-2 network of the requested chain', body);
+  need(payToChainId !== undefined, 'extensions.paymentTerms.destinationChain is not a CAIP-2 network of the requested chain', body);
   need(typeof a.payTo === 'string' && typeof a.asset === 'string', 'accepts[0].payTo or asset missing', body);
   need(typeof a.amount === 'string' && /^[0-9]+$/.test(a.amount), 'accepts[0].amount is not an integer string', body);
   need(Number.isSafeInteger(t.expiresAt), 'extensions.paymentTerms.expiresAt missing', body);
@@ -188,6 +200,7 @@ export function normalizeCreatedOrder(body: unknown): CreatedOrder {
     tokenSymbol,
     tokenContract: a.asset,
     payToAddress: a.payTo,
+    network: a.network,
     fromChainId,
     payToChainId,
     amountWei: a.amount,
@@ -195,6 +208,8 @@ export function normalizeCreatedOrder(body: unknown): CreatedOrder {
     expiresAt: t.expiresAt,
     x402: body as unknown as PaymentRequiredBody,
   };
+  if (typeof t.paymentUrl === 'string') order.paymentUrl = t.paymentUrl;
+  if (isObj(t.approve)) order.approve = t.approve;
   if (body.calldata_sign_request !== undefined) {
     need(isObj(body.calldata_sign_request), 'calldata_sign_request is not an object', body);
     order.calldataSignRequest = body.calldata_sign_request as unknown as CalldataSignRequest;

@@ -31,9 +31,17 @@ describe('normalizeCreatedOrder', () => {
     const o = normalizeCreatedOrder(TERMS);
     assert.deepEqual(
       { ...o, x402: undefined },
-      { orderId: 'ord_x', flow: 'ERC20_DIRECT', tokenSymbol: 'USDT', tokenContract: '0xa', payToAddress: '0xb', fromChainId: 137, payToChainId: 2345, amountWei: '42', decimals: 6, expiresAt: 1_800_000_000, x402: undefined },
+      { orderId: 'ord_x', flow: 'ERC20_DIRECT', tokenSymbol: 'USDT', tokenContract: '0xa', payToAddress: '0xb', network: 'eip155:137', fromChainId: 137, payToChainId: 2345, amountWei: '42', decimals: 6, expiresAt: 1_800_000_000, x402: undefined },
     );
     assert.equal(o.x402, TERMS);
+  });
+
+  it('takes a Solana order: the chain id is the requested one, the Solana Pay URL is kept', () => {
+    const network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
+    const paymentUrl = 'solana:9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin?amount=1.5&spl-token=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+    const body = { ...TERMS, flow: 'SOL_DIRECT', accepts: [{ ...TERMS.accepts[0], network }], extensions: { paymentTerms: { ...TERMS.extensions.paymentTerms, destinationChain: network, paymentUrl } } };
+    const o = normalizeCreatedOrder(body, 101);
+    assert.deepEqual([o.flow, o.network, o.fromChainId, o.payToChainId, o.paymentUrl], ['SOL_DIRECT', network, 101, 101, paymentUrl]);
   });
 
   it('names the first missing piece of a malformed body', () => {
@@ -41,7 +49,8 @@ describe('normalizeCreatedOrder', () => {
       ['text', /not a JSON object/],
       [{ ...TERMS, order_id: undefined }, /order_id/],
       [{ ...TERMS, accepts: [] }, /accepts\[0\]/],
-      [{ ...TERMS, accepts: [{ ...TERMS.accepts[0], network: 'solana:1' }] }, /network/],
+      [{ ...TERMS, accepts: [{ ...TERMS.accepts[0], network: 'eip155' }] }, /network/],
+      [{ ...TERMS, accepts: [{ ...TERMS.accepts[0], network: 'x:1' }] }, /network/],
       [{ ...TERMS, accepts: [{ ...TERMS.accepts[0], amount: 42 }] }, /amount/],
       [{ ...TERMS, extensions: {} }, /paymentTerms/],
     ];

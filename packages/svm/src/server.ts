@@ -11,6 +11,7 @@ import {
   appendTransactionMessageInstructions,
   createKeyPairSignerFromPrivateKeyBytes,
   createTransactionMessage,
+  getAddressEncoder,
   getBase58Decoder,
   getTransactionEncoder,
   pipe,
@@ -56,6 +57,12 @@ export interface LocalSvm {
   ledger: Ledger;
   tokens: LocalToken[];
   payers: KeyPairSigner[];
+  /**
+   * The payers' keypairs as the Solana CLI writes them (`solana-keygen new -o FILE`: a JSON array
+   * of 64 bytes, private seed ‖ public key), for tools outside this process (the dev profile's
+   * dev.json). Derived from public seeds, like anvil's keys: never a real key.
+   */
+  payerKeypairs: number[][];
   /** mint authority of both test tokens (also the faucet's fee payer) */
   authority: KeyPairSigner;
   /** mints tokens to a wallet's associated token account (created when missing) */
@@ -63,8 +70,10 @@ export interface LocalSvm {
   stop(): Promise<void>;
 }
 
+const seedOf = (label: string): Buffer => createHash('sha256').update(`tollgate-svm:${label}`).digest();
+
 async function signerFromSeed(label: string): Promise<KeyPairSigner> {
-  return createKeyPairSignerFromPrivateKeyBytes(createHash('sha256').update(`tollgate-svm:${label}`).digest());
+  return createKeyPairSignerFromPrivateKeyBytes(seedOf(label));
 }
 
 export async function startLocalSvm(opts: LocalSvmOptions = {}): Promise<LocalSvm> {
@@ -112,8 +121,10 @@ export async function startLocalSvm(opts: LocalSvmOptions = {}): Promise<LocalSv
   }
 
   const payers: KeyPairSigner[] = [];
+  const payerKeypairs: number[][] = [];
   for (let i = 0; i < (opts.payers ?? 3); i++) {
     const p = await signerFromSeed(`payer:${i}`);
+    payerKeypairs.push([...seedOf(`payer:${i}`), ...getAddressEncoder().encode(p.address)]);
     ledger.airdrop(p.address, 100_000_000_000n);
     for (const t of tokens) await fund(p.address, t.symbol, opts.fundAmount ?? 1_000_000_000_000n);
     payers.push(p);
@@ -148,6 +159,7 @@ export async function startLocalSvm(opts: LocalSvmOptions = {}): Promise<LocalSv
     ledger,
     tokens,
     payers,
+    payerKeypairs,
     authority,
     fund,
     async stop() {

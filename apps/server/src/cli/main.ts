@@ -6,6 +6,7 @@ import { ROLES, type Role } from '../roles.ts';
 import { CARD_COMMANDS, CARD_USAGE, runCardCommand } from './card.ts';
 import { CHAINS_COMMANDS, CHAINS_USAGE, runChainsCommand } from './chains.ts';
 import { DELEGATE_USAGE, isDelegateCommand, runDelegateCommand } from './delegate.ts';
+import { KEYS_COMMANDS, KEYS_USAGE, runKeysCommand } from './keys.ts';
 import { LINK_COMMANDS, LINK_USAGE, runLinkCommand } from './links.ts';
 import { MPP_COMMANDS, MPP_USAGE, runMppCommand } from './mpp.ts';
 import { OPS_COMMANDS, OPS_USAGE, runOpsCommand } from './ops.ts';
@@ -33,6 +34,7 @@ ${DELEGATE_USAGE}
 ${PORTAL_USAGE}
 ${RECONCILE_USAGE}
 ${OPS_USAGE}
+${KEYS_USAGE}
 
 Admin commands talk to a running Tollgate: TOLLGATE_URL (default http://127.0.0.1:8402) and
 ADMIN_TOKEN (default: the dev profile's .tollgate/admin.token). Add --json for machine output.
@@ -45,6 +47,7 @@ async function main(argv: string[]): Promise<void> {
   if (WEBHOOK_COMMANDS.includes(argv[0] ?? '')) return runWebhookCommand(argv);
   if (MPP_COMMANDS.includes(argv[0] ?? '')) return runMppCommand(argv);
   if (CHAINS_COMMANDS.includes(argv[0] ?? '')) return runChainsCommand(argv);
+  if (KEYS_COMMANDS.includes(argv[0] ?? '')) return runKeysCommand(argv);
   if (CARD_COMMANDS.includes(argv[0] ?? '')) return runCardCommand(argv);
   if (isDelegateCommand(argv)) return runDelegateCommand(argv);
   if (LINK_COMMANDS.includes(argv[0] ?? '')) return runLinkCommand(argv);

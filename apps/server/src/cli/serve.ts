@@ -65,6 +65,9 @@ export async function serve(role: Role): Promise<void> {
     if (svmOutcome.status === 'rejected') throw svmOutcome.reason;
     if (dbOutcome.status === 'rejected') throw dbOutcome.reason;
     if (stopRequested) return markStarted();
+    // A remote signer that is down or does not hold the configured address would fail every
+    // settlement later: refuse to start with one line instead (signers/port.ts check()).
+    if (config.settlement) await config.settlement.check().catch((err: Error) => Promise.reject(new Error(`settlement signer (${config.settlement!.mode}): ${err.message}`)));
     // Every settlement_contract is the shipped code with our executor, before anything is served:
     // a DELEGATE order must never name an address that cannot settle it (settlement/contract-check.ts).
     await verifySettlementContracts(config, { warn: (line) => console.error(line) });
@@ -91,7 +94,7 @@ async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | u
     const { ensureDemoDelegateMerchant, ensureDemoMerchant, ensureDemoPortalUser, writeDevFile } = await import('../dev/profile.ts');
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain, svm);
     const delegate = await ensureDemoDelegateMerchant(tg.deps.db, tg.deps.merchants, tg.deps.delegate, config, chain);
-    const devFile = writeDevFile(config, tg.url ?? '', chain, [{ ...demo, receiveType: 'DIRECT' }, { ...delegate, receiveType: 'DELEGATE' }]);
+    const devFile = writeDevFile(config, tg.url ?? '', chain, [{ ...demo, receiveType: 'DIRECT' }, { ...delegate, receiveType: 'DELEGATE' }], svm);
     const portal = await ensureDemoPortalUser(portalAuth(tg.deps), config.dataDir);
     const payer = chain.payers[0]!;
     const lines = [
@@ -116,7 +119,7 @@ async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | u
         ? [
             `  solana            ${config.solanaChains?.[0]?.chainId} (${svm.caip2}) local SVM at ${svm.rpcUrl}  (docs/solana.md)`,
             ...svm.tokens.map((t) => `  token ${t.symbol.padEnd(12)}${t.mint} (${t.decimals} decimals, ${t.symbol === 'USDT' ? 'Token-2022' : 'SPL Token'})`),
-            `  solana payer      ${svm.payers[0]!.address}  (key derived from a public seed in packages/svm)`,
+            `  solana payer      ${svm.payers[0]!.address}  (keypair in the dev file; derived from a public seed in packages/svm)`,
           ]
         : []),
       '',

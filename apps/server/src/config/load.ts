@@ -4,7 +4,10 @@ import { join, resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { parseDecimal } from '@tollgate/protocol';
-import { privateKeyToAccount } from 'viem/accounts';
+import type { EvmSigner } from '../signers/port.ts';
+import { RawKeySigner } from '../signers/raw/index.ts';
+import { KeystoreError, passphraseFromFile, readKeystoreSigner } from '../signers/keystore/index.ts';
+import { RemoteSigner, RemoteSignerError } from '../signers/remote/index.ts';
 import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
 import {
   ChainFileSchema,
@@ -17,13 +20,12 @@ import {
   type ConfigFile,
   type Env,
   type CardConfig,
-  SettlementSigner,
   SmtpSettings,
   StripeSettings,
   type SolanaChainConfig,
   type SolanaChainFile,
 } from './schema.ts';
-import { solanaChainFromFile, solanaDelegateKey } from './solana.ts';
+import { solanaChainFromFile, solanaDelegateKey, solanaDelegateKeypairFile } from './solana.ts';
 import { parseTrustProxy } from './trust-proxy.ts';
 
 /** Fee balances are kept in micro-units of the fee currency (USD): 6 decimals, like USDC. */
@@ -167,11 +169,14 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
     if (isSolana) solanaChains.push(c as SolanaChainConfig);
     else chains.push(c as ChainConfig);
   });
-  const settlement = settlementSigner(env.SETTLEMENT_KEY);
-  const solanaDelegate = solanaDelegateKey(env.SOLANA_DELEGATE_KEY);
+  const settlement = settlementSigner(env, cwd);
+  if (env.SOLANA_DELEGATE_KEY && env.SOLANA_DELEGATE_KEYPAIR) throw new ConfigError('SOLANA_DELEGATE_KEYPAIR', 'set SOLANA_DELEGATE_KEY or SOLANA_DELEGATE_KEYPAIR, not both');
+  const solanaDelegate = env.SOLANA_DELEGATE_KEYPAIR ? solanaDelegateKeypairFile(resolve(cwd, env.SOLANA_DELEGATE_KEYPAIR)) : solanaDelegateKey(env.SOLANA_DELEGATE_KEY);
   const withContract = chains.findIndex((c) => c.settlementContract);
   // A settlement contract without an executor would advertise DELEGATE mode that can never settle.
-  if (withContract >= 0 && !settlement) throw new ConfigError('SETTLEMENT_KEY', `required by chains.${withContract}.settlement_contract`);
+  if (withContract >= 0 && !settlement) {
+    throw new ConfigError('SETTLEMENT_KEY', `a settlement signer (SETTLEMENT_KEY, SETTLEMENT_KEYSTORE or SETTLEMENT_SIGNER_URL) is required by chains.${withContract}.settlement_contract`);
+  }
   const environment = file?.environment ?? 'test';
   const card = cardConfig(file?.card, env, environment);
   if ((env.SMTP_URL === undefined) !== (env.SMTP_FROM === undefined)) throw new ConfigError(env.SMTP_URL ? 'SMTP_FROM' : 'SMTP_URL', 'SMTP_URL and SMTP_FROM go together');
@@ -226,17 +231,43 @@ function cardConfig(c: ConfigFile['card'], env: Env, environment: 'test' | 'prod
 }
 
 /**
- * The executor key, checked to be a usable secp256k1 key. The error names the variable only: the
- * value (or viem's message, which may quote it) never reaches a log.
+ * The executor's signer: exactly one of SETTLEMENT_KEY (raw), SETTLEMENT_KEYSTORE (+ a passphrase
+ * from a file or the environment) and SETTLEMENT_SIGNER_URL (+ SETTLEMENT_SIGNER_ADDRESS). Errors
+ * name the variable and the cause; never a value (a key, a passphrase, or a signer URL, which may
+ * carry credentials).
  */
-function settlementSigner(raw: string | undefined): SettlementSigner | undefined {
-  if (!raw) return undefined;
-  const key = (raw.startsWith('0x') ? raw : `0x${raw}`).toLowerCase() as `0x${string}`;
-  let address: `0x${string}`;
-  try {
-    address = privateKeyToAccount(key).address;
-  } catch {
-    throw new ConfigError('SETTLEMENT_KEY', 'not a valid secp256k1 private key');
+function settlementSigner(env: Env, cwd: string): EvmSigner | undefined {
+  const modes = (['SETTLEMENT_KEY', 'SETTLEMENT_KEYSTORE', 'SETTLEMENT_SIGNER_URL'] as const).filter((k) => env[k] !== undefined);
+  if (modes.length > 1) throw new ConfigError(modes[1]!, `set one settlement signer, not ${modes.join(' and ')}`);
+  const passVars = (['SETTLEMENT_KEYSTORE_PASSPHRASE', 'SETTLEMENT_KEYSTORE_PASSPHRASE_FILE'] as const).filter((k) => env[k] !== undefined);
+  if (passVars.length > 0 && modes[0] !== 'SETTLEMENT_KEYSTORE') throw new ConfigError(passVars[0]!, 'only used with SETTLEMENT_KEYSTORE');
+  if (env.SETTLEMENT_SIGNER_ADDRESS && modes[0] !== 'SETTLEMENT_SIGNER_URL') throw new ConfigError('SETTLEMENT_SIGNER_ADDRESS', 'only used with SETTLEMENT_SIGNER_URL');
+  switch (modes[0]) {
+    case undefined:
+      return undefined;
+    case 'SETTLEMENT_KEY':
+      try {
+        return new RawKeySigner((env.SETTLEMENT_KEY!.startsWith('0x') ? env.SETTLEMENT_KEY! : `0x${env.SETTLEMENT_KEY}`).toLowerCase() as `0x${string}`);
+      } catch {
+        throw new ConfigError('SETTLEMENT_KEY', 'not a valid secp256k1 private key');
+      }
+    case 'SETTLEMENT_KEYSTORE': {
+      if (passVars.length === 2) throw new ConfigError('SETTLEMENT_KEYSTORE_PASSPHRASE', 'set SETTLEMENT_KEYSTORE_PASSPHRASE_FILE or SETTLEMENT_KEYSTORE_PASSPHRASE, not both');
+      if (passVars.length === 0) throw new ConfigError('SETTLEMENT_KEYSTORE_PASSPHRASE_FILE', 'required by SETTLEMENT_KEYSTORE (or SETTLEMENT_KEYSTORE_PASSPHRASE)');
+      try {
+        const passphrase = env.SETTLEMENT_KEYSTORE_PASSPHRASE ?? passphraseFromFile(resolve(cwd, env.SETTLEMENT_KEYSTORE_PASSPHRASE_FILE!));
+        return readKeystoreSigner(resolve(cwd, env.SETTLEMENT_KEYSTORE!), passphrase);
+      } catch (err) {
+        if (err instanceof KeystoreError) throw new ConfigError('SETTLEMENT_KEYSTORE', err.message);
+        throw new ConfigError('SETTLEMENT_KEYSTORE', 'cannot be used');
+      }
+    }
+    case 'SETTLEMENT_SIGNER_URL':
+      if (!env.SETTLEMENT_SIGNER_ADDRESS) throw new ConfigError('SETTLEMENT_SIGNER_ADDRESS', 'required by SETTLEMENT_SIGNER_URL: the account the remote signer holds for Tollgate');
+      try {
+        return new RemoteSigner({ url: env.SETTLEMENT_SIGNER_URL!, address: env.SETTLEMENT_SIGNER_ADDRESS as `0x${string}` });
+      } catch (err) {
+        throw new ConfigError('SETTLEMENT_SIGNER_URL', err instanceof RemoteSignerError ? err.message : 'cannot be used');
+      }
   }
-  return new SettlementSigner(key, address);
 }

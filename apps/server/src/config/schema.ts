@@ -1,5 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { EvmSigner } from '../signers/port.ts';
 import type { TrustProxy } from './trust-proxy.ts';
+
+/**
+ * The raw-key signer under its historical name: `new SettlementSigner(key, address)` is how tests
+ * and the dev profile hold an executor key. Config holds any {@link EvmSigner} (signers/port.ts).
+ */
+export { RawKeySigner as SettlementSigner } from '../signers/raw/index.ts';
 
 /**
  * The one schema of Tollgate's configuration: the JSON config file (snake_case, as documented in
@@ -135,14 +142,27 @@ export const EnvSchema = Type.Object({
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** which peers may set the client address through X-Forwarded-For (config/trust-proxy.ts) */
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  /** the DELEGATE executor's private key (hex, 32 bytes); it pays settlement gas */
+  /**
+   * The DELEGATE executor's signer (it pays settlement gas), one of three (docs/operations.md "Keys"):
+   * SETTLEMENT_KEY, the private key itself (hex, 32 bytes);
+   */
   SETTLEMENT_KEY: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{64}$' })),
+  /** or SETTLEMENT_KEYSTORE, a Web3 Secret Storage v3 file (geth, `cast wallet`, ethers, `tollgate keys new`), */
+  SETTLEMENT_KEYSTORE: Type.Optional(Type.String({ minLength: 1 })),
+  /** with its passphrase in SETTLEMENT_KEYSTORE_PASSPHRASE_FILE (a file: preferred) or SETTLEMENT_KEYSTORE_PASSPHRASE; */
+  SETTLEMENT_KEYSTORE_PASSPHRASE_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  SETTLEMENT_KEYSTORE_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
+  /** or SETTLEMENT_SIGNER_URL, a remote JSON-RPC signer (Web3Signer, Clef) holding SETTLEMENT_SIGNER_ADDRESS */
+  SETTLEMENT_SIGNER_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  SETTLEMENT_SIGNER_ADDRESS: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })),
   /**
    * SOL_APPROVE_XFER (DELEGATE on Solana): the gateway's delegate key, base58 of the 64-byte
    * keypair (what `solana-keygen` and wallets export) or of its 32-byte private part. Payers approve
    * its public key; it signs (and pays the fees of) the pull transactions.
    */
   SOLANA_DELEGATE_KEY: Type.Optional(Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{43,90}$' })),
+  /** or the path of a Solana CLI keypair file (`solana-keygen new -o FILE`: a JSON array of 64 bytes) */
+  SOLANA_DELEGATE_KEYPAIR: Type.Optional(Type.String({ minLength: 1 })),
   /** Stripe secret API key (sk_…, rk_…) and webhook endpoint secret (whsec_…) of the card rail */
   STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_[A-Za-z0-9_]+$' })),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=_]+$' })),
@@ -249,9 +269,9 @@ export interface Config {
   chains: ChainConfig[];
   /** Solana clusters (chain/solana); optional so configs built by hand in tests stay valid */
   solanaChains?: SolanaChainConfig[];
-  /** DELEGATE executor (from SETTLEMENT_KEY); absent when DELEGATE mode is off. */
-  settlement?: SettlementSigner;
-  /** DELEGATE on Solana (from SOLANA_DELEGATE_KEY): the delegate payers approve; absent when off. */
+  /** DELEGATE executor (raw key, keystore or remote signer); absent when DELEGATE mode is off. */
+  settlement?: EvmSigner;
+  /** DELEGATE on Solana (SOLANA_DELEGATE_KEY or SOLANA_DELEGATE_KEYPAIR): the delegate payers approve; absent when off. */
   solanaDelegate?: SolanaDelegateKey;
   /**
    * x402 pay-to addresses (lowercase) the facilitator settles for besides the merchants' wallets
@@ -270,7 +290,7 @@ export type CardConfig =
   | { processor: 'TEST' }
   | { processor: 'STRIPE'; stripe: StripeSettings };
 
-/** Stripe credentials behind a wrapper that prints as [redacted] (like SettlementSigner). */
+/** Stripe credentials behind a wrapper that prints as [redacted] (like the signers, signers/port.ts). */
 export class StripeSettings {
   readonly #secretKey: string;
   readonly #webhookSecret: string;
@@ -300,12 +320,7 @@ export class StripeSettings {
   }
 }
 
-/**
- * The executor key behind a wrapper that never prints it: JSON, `util.inspect` (console.log, a
- * logger serializing the config) and string conversion all show `[redacted]`, so no config dump
- * or error object can carry the key. Only `privateKey()` reveals it, for signing.
- */
-/** SMTP_URL + SMTP_FROM, kept like SettlementSigner: the URL's credentials never print. */
+/** SMTP_URL + SMTP_FROM, kept like the signers (signers/port.ts): the URL's credentials never print. */
 export class SmtpSettings {
   readonly #url: string;
   constructor(url: string, readonly from: string) {
@@ -325,31 +340,8 @@ export class SmtpSettings {
   }
 }
 
-export class SettlementSigner {
-  readonly #key: `0x${string}`;
-  constructor(
-    key: `0x${string}`,
-    /** Checksummed address derived from the key: public, shown by GET /admin/v1/chains. */
-    readonly executorAddress: `0x${string}`,
-  ) {
-    this.#key = key;
-  }
-  privateKey(): `0x${string}` {
-    return this.#key;
-  }
-  toJSON() {
-    return { executorAddress: this.executorAddress, key: '[redacted]' };
-  }
-  toString() {
-    return `SettlementSigner(${this.executorAddress}, key [redacted])`;
-  }
-  [Symbol.for('nodejs.util.inspect.custom')]() {
-    return this.toString();
-  }
-}
-
 /**
- * The Solana delegate key of SOL_APPROVE_XFER, kept like SettlementSigner: no JSON, string or
+ * The Solana delegate key of SOL_APPROVE_XFER, kept like the EVM signers: no JSON, string or
  * inspect form carries the private bytes; only `privateKey()` reveals them, for signing.
  */
 export class SolanaDelegateKey {

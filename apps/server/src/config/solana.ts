@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
 import { ConfigError } from './errors.ts';
 import { SolanaDelegateKey, type SolanaChainConfig, type SolanaChainFile } from './schema.ts';
@@ -71,5 +72,29 @@ export function solanaDelegateKey(raw: string | undefined): SolanaDelegateKey | 
   if (bytes.length === 64 && getBase58Decoder().decode(bytes.subarray(32)) !== key.address) {
     throw new ConfigError('SOLANA_DELEGATE_KEY', 'the public half of the keypair does not match its private key');
   }
+  return key;
+}
+
+/**
+ * SOLANA_DELEGATE_KEYPAIR: a Solana CLI keypair file (`solana-keygen new -o FILE`), a JSON array
+ * of the 64 keypair bytes (private seed ‖ public key); the public half must match. Errors name the
+ * file and the cause, never a byte of it.
+ */
+export function solanaDelegateKeypairFile(path: string): SolanaDelegateKey {
+  let bytes: unknown;
+  try {
+    bytes = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError('SOLANA_DELEGATE_KEYPAIR', code ? `cannot read ${path} (${code})` : `${path} is not JSON`);
+  }
+  if (!Array.isArray(bytes) || bytes.length !== 64 || !bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
+    throw new ConfigError('SOLANA_DELEGATE_KEYPAIR', `${path} must be a JSON array of 64 bytes (a Solana CLI keypair file)`);
+  }
+  const all = Uint8Array.from(bytes as number[]);
+  const key = solanaDelegateKeyFromSeed(all.subarray(0, 32));
+  const matches = getBase58Decoder().decode(all.subarray(32)) === key.address;
+  all.fill(0);
+  if (!matches) throw new ConfigError('SOLANA_DELEGATE_KEYPAIR', `the public half of ${path} does not match its private key`);
   return key;
 }

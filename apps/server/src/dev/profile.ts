@@ -1,10 +1,10 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { deploySettlement, startDevChain, type DevChain } from '@tollgate/devchain';
-import { privateKeyToAccount } from 'viem/accounts';
 import { startLocalSvm, type LocalSvm } from '@tollgate/svm';
 import { solanaChainFromFile } from '../config/solana.ts';
 import { CHAIN_PRESETS } from '../config/presets.ts';
-import { SettlementSigner, type Config } from '../config/schema.ts';
+import type { Config } from '../config/schema.ts';
+import { RawKeySigner } from '../signers/raw/index.ts';
 import type { DelegateService } from '../settlement/delegate.ts';
 import type { Database } from '../db/database.ts';
 import { decryptSecret } from '../merchants/secrets.ts';
@@ -59,7 +59,7 @@ export async function startDevProfileChain(config: Config): Promise<DevProfileCh
   }
   if (!config.settlement) {
     const key = chain.payers[8]!.privateKey;
-    config.settlement = new SettlementSigner(key, privateKeyToAccount(key).address);
+    config.settlement = new RawKeySigner(key);
   }
   let dep;
   try {
@@ -189,16 +189,21 @@ async function ensureMerchant(
 }
 
 /**
- * wire.md "Dev profile file": DATA_DIR/dev.json (mode 0600: it holds the admin token and the demo
- * secrets), so tools and tests need not scrape the banner. Rewritten at every start.
+ * The dev profile file: DATA_DIR/dev.json (mode 0600: it holds the admin token and the demo
+ * secrets), so tools and tests need not scrape the banner. Rewritten at every start. `solana` is
+ * what a newcomer needs to pay a Solana order with their own code (docs/solana.md "Paying locally"):
+ * the local SVM's RPC URL, its mints and a payer funded with SOL and both tokens, whose keypair is
+ * in the Solana CLI's file format (64 bytes: seed ‖ public key).
  */
 export function writeDevFile(
   config: Config,
   baseUrl: string,
   chain: DevProfileChain,
   merchants: (DemoMerchant & { receiveType: 'DIRECT' | 'DELEGATE' })[],
+  svm?: LocalSvm,
 ): string {
   const payer = chain.payers[0]!;
+  const cluster = config.solanaChains?.[0];
   const file = {
     base_url: baseUrl,
     admin_token: config.adminToken,
@@ -212,6 +217,19 @@ export function writeDevFile(
       api_secret: m.apiSecret,
       ...(m.receiveType === 'DELEGATE' ? { callback_contract: chain.adapter.address } : {}),
     })),
+    ...(svm && cluster
+      ? {
+          solana: {
+            chain_id: cluster.chainId,
+            network: cluster.network,
+            rpc_url: svm.rpcUrl,
+            genesis_hash: svm.genesisHash,
+            tokens: cluster.tokens.map((t) => ({ symbol: t.symbol, mint: t.mint, decimals: t.decimals, program_id: t.programId })),
+            payer: { address: svm.payers[0]!.address, keypair: svm.payerKeypairs[0]! },
+            ...(config.solanaDelegate ? { delegate_address: config.solanaDelegate.address } : {}),
+          },
+        }
+      : {}),
   };
   const path = join(config.dataDir, 'dev.json');
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });

@@ -1,6 +1,5 @@
 import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact } from '@tollgate/contracts';
-import { BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, http, keccak256, type Hex, type PublicClient } from 'viem';
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, http, keccak256, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import type { ChainConfig } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { KeyedBatcher } from '../db/batcher.ts';
@@ -60,7 +59,7 @@ type Recorded = { ok: PrepareOutcome } | { err: unknown };
 
 export class SettlementExecutor {
   readonly client: PublicClient;
-  readonly #account: PrivateKeyAccount;
+  readonly #account: LocalAccount;
   readonly #db: Database;
   readonly #chain: ChainConfig;
   readonly #marginBps: bigint;
@@ -76,7 +75,8 @@ export class SettlementExecutor {
     // (x402 settlements call the token itself); settle/refund refuse there (#contract).
     this.#chain = opts.chain;
     this.#db = opts.db;
-    this.#account = privateKeyToAccount(opts.signer.privateKey());
+    // Raw key, keystore or remote signer (signers/port.ts): each signs exactly the fields given.
+    this.#account = opts.signer.account();
     this.#marginBps = BigInt(opts.gasMarginBps ?? 2_500);
     this.client = createPublicClient({ transport: http(opts.chain.rpcUrl, { timeout: opts.timeoutMs ?? 10_000, retryCount: 0 }) });
     // One batch in flight: the batches are the nonce lock (two must not read the same next nonce).

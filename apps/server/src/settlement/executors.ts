@@ -1,4 +1,5 @@
-import type { ChainConfig, SettlementSigner } from '../config/schema.ts';
+import type { ChainConfig } from '../config/schema.ts';
+import type { EvmSigner } from '../signers/port.ts';
 import type { Database } from '../db/database.ts';
 import { SettlementExecutor } from './executor.ts';
 
@@ -10,7 +11,7 @@ import { SettlementExecutor } from './executor.ts';
  */
 const byDb = new WeakMap<Database, Map<string, SettlementExecutor>>();
 
-export function sharedExecutor(db: Database, chain: ChainConfig, signer: SettlementSigner): SettlementExecutor {
+export function sharedExecutor(db: Database, chain: ChainConfig, signer: EvmSigner): SettlementExecutor {
   let map = byDb.get(db);
   if (!map) byDb.set(db, (map = new Map()));
   const key = `${chain.chainId}:${signer.executorAddress.toLowerCase()}:${chain.rpcUrl}:${chain.settlementContract ?? ''}`;

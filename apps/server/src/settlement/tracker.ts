@@ -1,5 +1,5 @@
 import { BaseError, keccak256, parseTransaction, type Hex, type PublicClient } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
+import type { LocalAccount } from 'viem';
 import type { ChainConfig } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { logLine } from '../log.ts';
@@ -10,7 +10,7 @@ export interface TrackerDeps {
   db: Database;
   chain: ChainConfig;
   client: PublicClient;
-  account: PrivateKeyAccount;
+  account: LocalAccount;
   /** Sends a recorded row and marks it sent (the executor's step 3). */
   broadcast(rec: SettlementRecord): Promise<SettlementRecord>;
   /** Sends a row's bytes again ("already known" is success). */

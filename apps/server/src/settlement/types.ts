@@ -1,6 +1,7 @@
 import type { SettlementCallbackData } from '@tollgate/contracts';
 import type { Hex } from 'viem';
-import type { ChainConfig, SettlementSigner } from '../config/schema.ts';
+import type { ChainConfig } from '../config/schema.ts';
+import type { EvmSigner } from '../signers/port.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import type { CompanionInsert, SettlementKind, SettlementRecord } from './repo.ts';
 
@@ -54,7 +55,7 @@ export interface Plan {
 export interface ExecutorOptions {
   db: Database;
   chain: ChainConfig;
-  signer: SettlementSigner;
+  signer: EvmSigner;
   /** Added to the gas estimate, in basis points (default 2,500 = +25 %): state can change between estimate and inclusion. */
   gasMarginBps?: number;
   /** RPC timeout per request in ms (default 10,000). */

@@ -5,7 +5,46 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { signedHeaders } from '@tollgate/protocol';
+import { createKeyPairSignerFromBytes, type Address } from '@solana/kit';
+import { payWithReference, rpcClient } from '@tollgate/svm';
+import { TollgateClient } from '../../../../packages/sdk/src/index.ts';
 import { spawnTollgate } from '../helpers/process.ts';
+
+/**
+ * What docs/solana.md "Paying locally" tells a newcomer: only dev.json and their own code — the
+ * SDK creates a SOL_DIRECT order for the demo merchant, the dev file's payer (its keypair in the
+ * Solana CLI's 64-byte format) pays the order's Solana Pay URL on the local SVM, and the order
+ * becomes INVOICED.
+ */
+async function payLocalSolanaOrder(dev: any): Promise<void> {
+  const sol = dev.solana;
+  assert.match(sol.rpc_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.deepEqual(sol.tokens.map((t: any) => [t.symbol, t.decimals]), [['USDC', 6], ['USDT', 6]]);
+  assert.equal(sol.payer.keypair.length, 64);
+  // createKeyPairSignerFromBytes checks that the public half belongs to the private half.
+  const payer = await createKeyPairSignerFromBytes(Uint8Array.from(sol.payer.keypair));
+  assert.equal(payer.address, sol.payer.address);
+  const demo = dev.merchants.find((m: any) => m.merchant_id === 'demo');
+  const sdk = new TollgateClient({ baseUrl: dev.base_url, apiKey: demo.api_key, apiSecret: demo.api_secret });
+  const order = await sdk.createOrder({ dappOrderId: `dev-sol-${Date.now()}`, chainId: sol.chain_id, tokenSymbol: 'USDC', fromAddress: payer.address, amountWei: 500_000n });
+  assert.equal(order.flow, 'SOL_DIRECT');
+  const url = new URL(order.paymentUrl!);
+  const usdc = sol.tokens.find((t: any) => t.symbol === 'USDC');
+  assert.equal(url.searchParams.get('spl-token'), usdc.mint);
+  await payWithReference(rpcClient(sol.rpc_url), {
+    payer,
+    recipient: url.pathname as Address,
+    mint: usdc.mint,
+    tokenProgram: usdc.program_id,
+    decimals: usdc.decimals,
+    amount: 500_000n,
+    references: url.searchParams.getAll('reference') as Address[],
+    createRecipientAccount: true,
+  });
+  // 400 ms slots, finalized 8 slots after processed: a few seconds.
+  const final = await sdk.waitForOrder(order.orderId, { timeoutMs: 30_000, intervalMs: 200 });
+  assert.equal(final.status, 'INVOICED');
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -123,6 +162,10 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       const chains = (await (await fetch(`http://127.0.0.1:${port}/admin/v1/chains`, { headers: { authorization: `Bearer ${admin}` } })).json()) as any;
       const c0 = (Array.isArray(chains) ? chains : chains.data ?? chains.chains)[0];
       assert.equal(c0.delegate.enabled, true, JSON.stringify(chains));
+      // The local SVM is listed too, and dev.json holds what a newcomer needs to pay a Solana order.
+      const sol = chains.find((c: any) => c.kind === 'solana');
+      assert.deepEqual([sol.chain_id, sol.network], [dev.solana.chain_id, dev.solana.network]);
+      await payLocalSolanaOrder(dev);
 
       const code = await p.stop('SIGINT');
       assert.equal(code, 0, p.output());

@@ -8,6 +8,7 @@ import { inspect } from 'node:util';
 import { after, describe, it } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
+import type { RawKeySigner } from '../../src/signers/raw/index.ts';
 
 const MASTER_KEY = 'ab'.repeat(32);
 // anvil's public test account 7: never a real key
@@ -65,13 +66,14 @@ describe('config: DELEGATE settlement', () => {
     );
     assert.equal(c.chains[0]!.settlementContract, SETTLEMENT.toLowerCase());
     assert.equal(c.settlement?.executorAddress, EXECUTOR);
-    assert.equal(c.settlement?.privateKey(), KEY);
+    assert.equal(c.settlement?.mode, 'raw');
+    assert.equal((c.settlement as RawKeySigner).privateKey(), KEY);
   });
 
   it('accepts the key without 0x and in upper case', () => {
     const c = load([chain()], { SETTLEMENT_KEY: KEY.slice(2).toUpperCase() });
     assert.equal(c.settlement?.executorAddress, EXECUTOR);
-    assert.equal(c.settlement?.privateKey(), KEY);
+    assert.equal((c.settlement as RawKeySigner).privateKey(), KEY);
   });
 
   it('leaves DELEGATE off without SETTLEMENT_KEY and without a contract', () => {

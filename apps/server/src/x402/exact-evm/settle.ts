@@ -1,5 +1,5 @@
 import { encodeAbiParameters, keccak256, type Hex } from 'viem';
-import type { SettlementSigner } from '../../config/schema.ts';
+import type { EvmSigner } from '../../signers/port.ts';
 import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
 import type { Plan, SettlementExecutor } from '../../settlement/executor.ts';
 import { findSettlement, type SettlementRecord } from '../../settlement/repo.ts';
@@ -11,7 +11,7 @@ import { transferArgs, transferCalldata, type ExactEvmChain } from './chain.ts';
 import { checkPayment, checkScope, checkSignature, parsePayment, type CheckContext, type Checked } from './verify.ts';
 
 export interface SettleContext extends CheckContext {
-  signer: SettlementSigner | undefined;
+  signer: EvmSigner | undefined;
   executorOf(reader: ExactEvmChain): SettlementExecutor;
   /** How long settle waits for the receipt before answering pending (ms). */
   waitMs: number;
