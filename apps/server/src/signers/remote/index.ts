@@ -1,5 +1,6 @@
 import {
   getAddress,
+  getTypesForEIP712Domain,
   type Hex,
   type LocalAccount,
   parseTransaction,
@@ -68,7 +69,11 @@ export class RemoteSigner extends RedactedSigner {
       address,
       signTransaction: (tx) => this.#signTransaction(tx as TransactionSerializable),
       signTypedData: async (typedData) => {
-        const signature = await this.#call<Hex>('eth_signTypedData_v4', [address, serializeTypedData(typedData as never)]);
+        // As viem's own JSON-RPC accounts send it: the EIP712Domain type spelled out (the signer hashes
+        // the domain with the types it is given; without it the domain would be empty).
+        const t = typedData as { domain?: Record<string, unknown>; types: Record<string, unknown> };
+        const types = { EIP712Domain: getTypesForEIP712Domain({ domain: t.domain as never }), ...t.types };
+        const signature = await this.#call<Hex>('eth_signTypedData_v4', [address, serializeTypedData({ ...(typedData as object), types } as never)]);
         this.#expectHex(signature, 'eth_signTypedData_v4', 65);
         if (!this.#same(await recoverTypedDataAddress({ ...(typedData as Record<string, unknown>), signature } as never))) throw new RemoteSignerError(`the remote signer at ${this.#origin} signed typed data with another key`);
         return signature;
