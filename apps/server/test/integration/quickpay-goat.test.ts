@@ -75,7 +75,7 @@ for (const backend of backends()) {
       const byContract = Object.fromEntries(x.tokens.map((t: any) => [t.token_contract, t]));
       assert.deepEqual(byContract[usdc], { chain_id: dev.chainId, token_symbol: 'USDC', token_contract: usdc, decimals: 6, min_amount_wei: '1000000', max_amount_wei: '50500000' });
       assert.equal(byContract[usdt].max_amount_wei, '50500000');
-      assert.deepEqual(mm.rails.mpp, { enabled: false, routes: [] });
+      assert.deepEqual(mm.rails.mpp, { enabled: false, challenge_endpoint: `${s.url}/mpp/v1/challenge`, verify_endpoint: `${s.url}/mpp/v1/verify`, routes: [] });
       // a fixed link alone: one product, no custom amount
       const lf = await goatManifest(`${s.url}/quickpay/${fixed.link_id}`);
       assert.deepEqual([lf.rails.x402.custom_amount, lf.rails.x402.products.map((p: any) => p.product_key), lf.rails.x402.tokens[0].min_amount_wei], [false, [fixed.link_id], '0']);
@@ -92,9 +92,25 @@ for (const backend of backends()) {
         display_name: 'Goat Shop',
         quickpay_enabled: true,
         links: { web: `${s.url}/quickpay/${m.merchantId}`, agent_md: `${s.url}/quickpay/${m.merchantId}/agent.md`, manifest: `${s.url}/quickpay/${m.merchantId}/manifest.json` },
-        rails: { x402: { enabled: true, custom_amount: true, products: 1, tokens: 2 }, mpp: { enabled: false } },
+        rails: { x402: { enabled: true, custom_amount: true, products: 1, tokens: 2 }, mpp: { enabled: false, routes: 0 } },
       });
       for (const path of ['/quickpay/nobody/manifest.json', '/quickpay/pl_nope/agent.md', '/quickpay/v1/merchants/nobody']) assert.equal((await s.request('GET', path)).status, 404, path);
+    });
+
+    it('pay-mpp: a merchant id lists the merchant’s machine-payment routes as GOAT’s MPP routes; the challenge route takes them', async () => {
+      const put = await s.signed(m, 'PUT', '/api/v1/mpp/routes/GET:api:data', { body: { amount_wei: '250000', chain_id: dev.chainId, token_symbol: 'USDC' } });
+      assert.equal(put.status, 200, put.text);
+      const mm = await goatManifest(`${s.url}/quickpay/${m.merchantId}`);
+      assert.equal(mm.rails.mpp.enabled, true);
+      assert.deepEqual(mm.rails.mpp.routes, [{ route_canonical: 'GET:api:data', route_pricing_version: 1, chain_id: dev.chainId, token_symbol: 'USDC', token_decimals: 6, token_contract: usdc, amount_wei: '250000' }]);
+      // a link id has no machine-payment routes (GOAT's MPP client would name the link as the merchant)
+      assert.equal((await goatManifest(`${s.url}/quickpay/${any.link_id}`)).rails.mpp.enabled, false);
+      // what GOAT's MPP client asks next, on the same origin: the challenge of that route
+      const payer = dev.payers[6]!.address;
+      const ch = await s.request('POST', '/mpp/v1/challenge', { body: { merchant_id: m.merchantId, route_canonical: 'GET:api:data', request_canonical: 'GET:api:data', payer_addr: payer } });
+      assert.equal(ch.status, 402, ch.text);
+      assert.equal((await s.request('GET', `/quickpay/v1/merchants/${m.merchantId}`)).body.rails.mpp.routes, 1);
+      assert.ok((await s.request('GET', `/quickpay/${m.merchantId}/agent.md`)).text.includes('`GET:api:data`: 250000 base units of USDC'));
     });
 
     it('pay-product: the session’s terms are the manifest price in the chosen token; paid on anvil, the status reports the hash and amount', async () => {

@@ -13,6 +13,7 @@ import type { GoatLink, GoatTarget, GoatToken } from './target.ts';
 export const GOAT_SCHEMA = 'goatx402.quickpay.v1';
 
 export interface GoatUrls {
+  base: string;
   web: string;
   agent_md: string;
   manifest: string;
@@ -23,6 +24,7 @@ export interface GoatUrls {
 export function goatUrls(baseUrl: string, id: string): GoatUrls {
   const base = baseUrl.replace(/\/+$/, '');
   return {
+    base,
     web: `${base}/quickpay/${id}`,
     agent_md: `${base}/quickpay/${id}/agent.md`,
     manifest: `${base}/quickpay/${id}/manifest.json`,
@@ -95,9 +97,22 @@ export function buildGoatManifest(t: GoatTarget, baseUrl: string) {
         tokens,
         products,
       },
-      // Machine payments are per merchant route on Tollgate (docs/machine-payments.md), not part
-      // of a link: no quick-pay MPP routes are advertised.
-      mpp: { enabled: false, routes: [] as never[] },
+      // Machine payments are priced per route of the merchant (docs/machine-payments.md): a
+      // merchant id lists them; a link id has none. GOAT's client pays them through /mpp/v1.
+      mpp: {
+        enabled: t.mppRoutes.length > 0,
+        challenge_endpoint: `${urls.base}/mpp/v1/challenge`,
+        verify_endpoint: `${urls.base}/mpp/v1/verify`,
+        routes: t.mppRoutes.map((r) => ({
+          route_canonical: r.route_canonical,
+          route_pricing_version: r.version,
+          chain_id: r.chain_id,
+          token_symbol: r.token_symbol,
+          token_decimals: r.decimals,
+          token_contract: r.token_contract,
+          amount_wei: r.amount_wei,
+        })),
+      },
     },
     tollgate: {
       scope: t.scope,
@@ -115,6 +130,7 @@ export function goatAgentMarkdown(m: GoatManifest, baseUrl: string): string {
   const x = m.rails.x402;
   const tokens = x.tokens.map((t) => `- chain ${t.chain_id}: ${t.token_symbol} \`${t.token_contract}\` (${t.decimals} decimals)${t.max_amount_wei ? `, custom amount ${t.min_amount_wei} to ${t.max_amount_wei} base units` : ''}`).join('\n') || '- none';
   const products = x.products.map((p) => `- \`${p.product_key}\`: ${p.name}, ${p.price} (token-agnostic; on-chain amount = price × 10^decimals)`).join('\n') || '- none';
+  const routes = m.rails.mpp.routes.map((r) => `- \`${r.route_canonical}\`: ${r.amount_wei} base units of ${r.token_symbol} on chain ${r.chain_id}`).join('\n') || '- none';
   const custom = x.custom_amount ? `any amount from ${m.tollgate.min_amount} to ${m.tollgate.max_amount}` : 'not offered';
   return `# Pay ${m.merchant.display_name} (quick-pay)
 
@@ -129,11 +145,15 @@ ${products}
 
 Custom amount: ${custom}.
 
+Machine-payment routes (MPP, paid through ${urls.base}/mpp/v1):
+${routes}
+
 With GOAT's quick-pay CLI (payer key in \`QUICKPAY_PRIVATE_KEY\`, RPC in \`QUICKPAY_RPC_<chainId>\`):
 
     goatx402-quickpay inspect ${urls.agent_md}
     goatx402-quickpay pay-product ${urls.agent_md} --product <product_key> --token-contract <address> --chain <id>
     goatx402-quickpay pay-x402 ${urls.agent_md} --amount <decimal> --token-contract <address> --chain <id>
+    goatx402-quickpay pay-mpp ${urls.agent_md} --route <route_canonical>
 
 Over HTTP:
 

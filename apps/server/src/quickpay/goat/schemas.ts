@@ -36,7 +36,23 @@ export const GoatManifestSchema = Type.Object({
       tokens: Type.Array(Token),
       products: Type.Array(Product),
     }),
-    mpp: Type.Object({ enabled: Type.Boolean(), routes: Type.Array(Type.Object({}, { additionalProperties: true })) }),
+    mpp: Type.Object({
+      enabled: Type.Boolean(),
+      challenge_endpoint: Type.String(),
+      verify_endpoint: Type.String(),
+      routes: Type.Array(
+        Type.Object({
+          route_canonical: Type.String(),
+          route_pricing_version: Type.Integer(),
+          chain_id: Type.Integer(),
+          token_symbol: Type.String(),
+          token_decimals: Type.Integer(),
+          token_contract: Type.String(),
+          amount_wei: Type.String(),
+        }),
+        { description: 'merchant id: the merchant’s machine-payment routes; link id: none' },
+      ),
+    }),
   }),
   tollgate: Type.Object({
     scope: Type.String({ description: 'link: the id is a payment link; merchant: every active link of the merchant' }),
@@ -55,7 +71,7 @@ export const GoatDiscoverySchema = Type.Object({
   links: Type.Object({ web: Type.String(), agent_md: Type.String(), manifest: Type.String() }),
   rails: Type.Object({
     x402: Type.Object({ enabled: Type.Boolean(), custom_amount: Type.Boolean(), products: Type.Integer(), tokens: Type.Integer() }),
-    mpp: Type.Object({ enabled: Type.Boolean() }),
+    mpp: Type.Object({ enabled: Type.Boolean(), routes: Type.Integer() }),
   }),
 });
 

@@ -1,5 +1,6 @@
 import { isId, parseDecimal } from '@tollgate/protocol';
 import type { AppDeps } from '../../deps.ts';
+import { listRoutes } from '../../mpp/repo.ts';
 import * as repo from '../repo.ts';
 import { linkPaymentOptions } from '../rails/crypto.ts';
 import { quickpayOf } from '../service.ts';
@@ -10,8 +11,9 @@ import { quickpayOf } from '../service.ts';
  * Tollgate's is per link. The id in GOAT's path may therefore be either:
  *  - a link id (`pl_…`): that one link — its product, or its amount range;
  *  - a merchant id: every active crypto link of the merchant — each fixed-price link is one product
- *    (`product_key` = the link id, so the link's own limits and options apply), and the newest
- *    any-amount link carries the custom amount.
+ *    (`product_key` = the link id, so the link's own limits and options apply), the newest
+ *    any-amount link carries the custom amount, and the merchant's machine-payment routes are
+ *    GOAT's fixed MPP routes (paid through `/mpp/v1`, docs/machine-payments.md).
  * Both shapes pass GOAT's client path check (`^[A-Za-z0-9_-]{1,64}$`).
  */
 
@@ -43,6 +45,8 @@ export interface GoatTarget {
   products: GoatLink[];
   /** the any-amount link taking payments: GOAT's custom amount */
   custom: GoatLink | undefined;
+  /** merchant scope: the merchant's priced machine-payment routes (EVM tokens) */
+  mppRoutes: (GoatToken & { route_canonical: string; version: number; amount_wei: string })[];
 }
 
 async function entry(deps: AppDeps, link: repo.LinkRow, product: repo.ProductRow | undefined): Promise<GoatLink | undefined> {
@@ -79,6 +83,7 @@ export async function resolveGoatTarget(deps: AppDeps, id: string): Promise<Goat
       merchant: found.merchant,
       products: e && found.product ? [e] : [],
       custom: e && !found.product ? e : undefined,
+      mppRoutes: [],
     };
   }
   const m = await deps.merchants.getMerchant(id);
@@ -93,5 +98,11 @@ export async function resolveGoatTarget(deps: AppDeps, id: string): Promise<Goat
     if (product) products.push(e);
     else custom ??= e; // listLinks is newest first
   }
-  return { id, scope: 'merchant', merchant: { id: m.id, name: m.name, logo_url: m.logo_url }, products, custom };
+  const mppRoutes = [];
+  for (const r of await listRoutes(deps.db, m.id)) {
+    const t = deps.merchants.resolveToken(r.chain_id, r.token_symbol);
+    if (typeof t === 'string' || !EVM_CONTRACT.test(r.token_contract)) continue;
+    mppRoutes.push({ route_canonical: r.route_canonical, version: r.version, chain_id: r.chain_id, token_symbol: r.token_symbol, token_contract: r.token_contract, decimals: t.decimals, amount_wei: r.amount_wei });
+  }
+  return { id, scope: 'merchant', merchant: { id: m.id, name: m.name, logo_url: m.logo_url }, products, custom, mppRoutes };
 }

@@ -24,9 +24,9 @@ export const goatGetMerchant = defineRoute({
       merchant_id: m.merchant.merchant_id,
       display_name: m.merchant.display_name,
       ...(m.merchant.logo_url ? { logo_url: m.merchant.logo_url } : {}),
-      quickpay_enabled: x.enabled,
+      quickpay_enabled: x.enabled || m.rails.mpp.enabled,
       links: m.links,
-      rails: { x402: { enabled: x.enabled, custom_amount: x.custom_amount, products: x.products.length, tokens: x.tokens.length }, mpp: { enabled: false } },
+      rails: { x402: { enabled: x.enabled, custom_amount: x.custom_amount, products: x.products.length, tokens: x.tokens.length }, mpp: { enabled: m.rails.mpp.enabled, routes: m.rails.mpp.routes.length } },
     };
   },
 });
