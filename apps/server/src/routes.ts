@@ -94,6 +94,7 @@ import { portalLogin } from './portal/routes/public_login.ts';
 import { portalOperatorLogin } from './portal/routes/public_operatorLogin.ts';
 import { portalAcceptInvitation } from './portal/routes/public_acceptInvitation.ts';
 import { portalGetSession } from './portal/routes/getSession.ts';
+import { portalGetSessionState } from './portal/routes/getSessionState.ts';
 import { portalLogout } from './portal/routes/logout.ts';
 import { portalListMerchants } from './portal/routes/listMerchants.ts';
 import { portalSelectMerchant } from './portal/routes/selectMerchant.ts';
@@ -240,6 +241,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalOperatorLogin,
   portalAcceptInvitation,
   portalGetSession,
+  portalGetSessionState,
   portalLogout,
   portalLogoutEverywhere,
   portalChangePassword,

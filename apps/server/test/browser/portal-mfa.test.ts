@@ -110,7 +110,12 @@ describe('portal two-factor sign-in and reset (browser, pglite)', { skip, timeou
     const context = await browser.newContext({ viewport: { width: 375, height: 900 } });
     const watch = await watchPage(context);
     const page = await context.newPage();
+    const consoleErrors: string[] = [];
+    page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())));
     await page.goto(`${server.url}/portal`);
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    // The first visit asks /portal/api/session/state (200 either way): no 401 in the console.
+    assert.deepEqual(consoleErrors, [], 'a visitor who is not signed in sees no error in the console');
     await page.getByText('Forgot password?').click();
     await page.getByLabel('Sign-in address').fill('dev-strict@2fa.example');
     await page.getByRole('button', { name: 'Send reset link' }).click();

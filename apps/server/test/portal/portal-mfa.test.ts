@@ -88,7 +88,9 @@ for (const backend of backends()) {
     test('TOTP: set up with a confirming code; sign-in then needs a current code, each code works once, recovery codes once each', async () => {
       const pw = await addPortalUser(server, merchantId, 'totp@mfa.example', 'developer');
       const c = new PortalClient(server);
+      assert.deepEqual((await c.call('GET', '/portal/api/session/state')).body, { signed_in: false });
       assert.equal((await c.login('totp@mfa.example', pw)).body.totp_enabled, false);
+      assert.deepEqual((await c.call('GET', '/portal/api/session/state')).body, { signed_in: true });
       const { key, recovery } = await enroll(c);
       assert.equal((await c.call('GET', '/portal/api/session')).body.totp_enabled, true);
       const { rows } = await server.db.query<{ totp_secret_ciphertext: string }>("SELECT totp_secret_ciphertext FROM portal_users WHERE email = 'totp@mfa.example'");

@@ -46,6 +46,8 @@ async function route(): Promise<void> {
   if (name === 'reset' && arg) return replace(app, h('main', { id: 'main' }, resetPage(arg)));
   if (!session) {
     try {
+      // Asked first so a visitor who is not signed in gets the form without a 401 in the console.
+      if (!(await api<{ signed_in: boolean }>('GET', 'session/state')).signed_in) return replace(app, h('main', { id: 'main' }, loginPage(onSession)));
       session = await api<Session>('GET', 'session');
       setCsrf(session.csrf_token);
     } catch {
