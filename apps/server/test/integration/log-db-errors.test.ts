@@ -20,7 +20,7 @@ import { ROUTES } from '../../src/routes.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { buildOrderBody, MERCHANT_WALLET, PAYER } from '../helpers/orders.ts';
 import { privateKeyToAccount } from 'viem/accounts';
-import { SettlementSigner } from '../../src/config/schema.ts';
+import { SettlementSigner, SmtpSettings } from '../../src/config/schema.ts';
 import { buildConfig, fakeChain, TEST_ADMIN_TOKEN, TestClock, type Creds } from '../helpers/server.ts';
 import { send, TABLES, type Answer } from './fuzz-fixtures.ts';
 import { signTestNotification } from '../../src/rails/card/test/processor.ts';
@@ -34,7 +34,7 @@ const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'transfer_claims', 'mpp_rece
 const NO_DATABASE = new Set(['GET /x402/v2/supported']);
 const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
 const QUICKPAY_TABLES = ['quickpay_products', 'quickpay_links', 'quickpay_sessions'];
-const PORTAL_TABLES = ['portal_users', 'portal_sessions', 'portal_invitations', 'portal_login_failures'];
+const PORTAL_TABLES = ['portal_users', 'portal_sessions', 'portal_invitations', 'portal_login_failures', 'portal_password_resets', 'portal_recovery_codes'];
 /** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE, portal and card tables). */
 const CARD_TABLES = ['card_payments', 'card_events', 'card_refunds'];
 const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...PORTAL_TABLES, ...CARD_TABLES];
@@ -141,6 +141,13 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, query: `chain_id=31337&merchant_id=${SENTINELS.queryValue}` };
     case 'POST /portal/api/login':
       return { path, body: { email: 'owner@log-fixture.example', password: ids.portal_password } };
+    case 'POST /admin/v1/portal-users/password-resets':
+    case 'POST /portal/api/password-resets':
+      return { path, body: { email: 'owner@log-fixture.example' } };
+    case 'POST /portal/api/password-resets/complete':
+      return { path, body: { token: 'x'.repeat(43), password: `pw-${T}-long-enough` } };
+    case 'GET /portal/api/session/state':
+      return { path, headers: { cookie: ids.portal_cookie! } };
     case 'POST /portal/api/operator/login':
       return { path, body: { admin_token: TEST_ADMIN_TOKEN } };
     case 'POST /portal/api/invitations/accept':
@@ -218,7 +225,8 @@ for (const backend of backends()) {
       const chain = fakeChain();
       const x402Chain = { ...chain, tokens: chain.tokens.map((t) => (t.symbol === 'USDC' ? { ...t, eip3009: true } : t)) };
       const executorKey = `0x${'11'.repeat(32)}` as const;
-      tg = await startTollgate(buildConfig({ chains: [x402Chain], settlement: new SettlementSigner(executorKey, privateKeyToAccount(executorKey).address) }), { db: database.db, clock, role: 'api', http: { rateLimits: false, logger: { level: 'trace', stream } } });
+      // SMTP set (to a port nothing listens on): the self-service reset route reaches the database.
+      tg = await startTollgate(buildConfig({ chains: [x402Chain], settlement: new SettlementSigner(executorKey, privateKeyToAccount(executorKey).address), smtp: new SmtpSettings('smtp://127.0.0.1:9', 'portal@log-fixture.example') }), { db: database.db, clock, role: 'api', http: { rateLimits: false, logger: { level: 'trace', stream } } });
       const created = await admin('POST', '/admin/v1/merchants', { name: 'Log fixture', return_urls: ['https://fixture.example/'] });
       m = { merchantId: created.merchant_id, apiKey: created.api_key, apiSecret: created.api_secret };
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, { amount: '10.00' });
@@ -256,7 +264,7 @@ for (const backend of backends()) {
       assert.equal(inv.status, 201, inv.text);
       const x402 = JSON.stringify(await x402Body({ chainId: 31337, token: chain.tokens[0]!.address, payTo: MERCHANT_WALLET, nowSeconds: Math.floor(clock.now() / 1000) }));
       const notification = JSON.stringify({ events: [{ id: 'tev_log_fixture', type: 'payment.processing', order_id: card.json.order_id, payment_reference: 'tpi_log_fixture', created: 1 }] });
-      ids = { notification_body: notification, notification_sig: signTestNotification(tg.deps.config.masterKey, notification), x402_body: x402, user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id, usdc_contract: chain.tokens[0]!.address };
+      ids = { portal_cookie: portal.cookie, notification_body: notification, notification_sig: signTestNotification(tg.deps.config.masterKey, notification), x402_body: x402, user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id, usdc_contract: chain.tokens[0]!.address };
     });
     after(async () => {
       await tg?.close();
