@@ -133,6 +133,7 @@ describe('tollgate doctor', () => {
         assert.match(byName(ok.report!, `chain ${dev.chainId} settlement`).detail, /shipped code, executor 0x[0-9a-f]{40}, not paused/);
         assert.match(byName(ok.report!, `chain ${dev.chainId} rpc ${dev.rpcUrl}`).detail, /head \d+ advancing/);
         assert.match(byName(ok.report!, 'master key').detail, /opens the secrets at rest/);
+        assert.equal(byName(ok.report!, 'settlement signer').detail, `raw, ${privateKeyToAccount(executorKey()).address}`);
         assert.match(byName(ok.report!, 'webhook egress').detail, /test environment: .* 2 enabled endpoint\(s\) pass/);
         const human = await doctor(env);
         assert.equal(human.code, 0);
@@ -151,7 +152,10 @@ describe('tollgate doctor', () => {
           ],
         });
         await withDb(backend, scratch?.url, join(dir, `data-${backend}`), (db) => db.query(`DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)`));
-        const bad = await doctor({ ...env, TOLLGATE_CONFIG: broken, MASTER_KEY: randomBytes(32).toString('hex') }, '--json', '--head-timeout', '8', '--min-balance', `${dev.chainId}=100000000`);
+        // The executor's key behind a remote signer that is down.
+        const { SETTLEMENT_KEY: _raw, ...withoutKey } = env;
+        const signerEnv = { SETTLEMENT_SIGNER_URL: `http://127.0.0.1:${await freePort()}`, SETTLEMENT_SIGNER_ADDRESS: privateKeyToAccount(executorKey()).address };
+        const bad = await doctor({ ...withoutKey, ...signerEnv, TOLLGATE_CONFIG: broken, MASTER_KEY: randomBytes(32).toString('hex') }, '--json', '--head-timeout', '8', '--min-balance', `${dev.chainId}=100000000`);
         assert.equal(bad.code, 1, bad.out);
         const r = bad.report!;
         assert.equal(r.ok, false);
@@ -168,6 +172,7 @@ describe('tollgate doctor', () => {
         fail('chain 31339 clock', /this clock is 3\d{3} s behind the latest block's time/);
         fail('chain 31340 rpc http://127.0.0.1:' + new URL(dead).port + '/…', /unreachable/);
         assert.equal(byName(r, 'chain 31340 clock').status, 'skip');
+        fail('settlement signer', /^remote, 0x[0-9a-fA-F]{40}: /);
         fail('migrations', /1 pending \(first \d{4}_\w+\): run tollgate migrate/);
         fail('master key', /MASTER_KEY does not open api_keys\.secret_ciphertext/);
         fail('webhook egress', /production: https to public addresses only.*1 of 2 enabled endpoint\(s\) refused/);

@@ -3,7 +3,7 @@ import type { Config } from '../../config/schema.ts';
 import { checkDatabase } from './database.ts';
 import { checkEvmChain } from './evm.ts';
 import { checkSolanaCluster } from './solana.ts';
-import type { CheckResult, DoctorOptions } from './types.ts';
+import { within, type CheckResult, type DoctorOptions } from './types.ts';
 
 export interface DoctorReport {
   /** false when any check failed (warnings and skips do not fail) */
@@ -28,6 +28,7 @@ export async function runDoctor(env: Record<string, string | undefined>, opts: D
   const executor = config.settlement?.executorAddress;
   const groups = await Promise.all([
     checkDatabase(config, opts),
+    ...(config.settlement ? [checkSigner(config.settlement, opts)] : []),
     ...config.chains.map((c) => checkEvmChain(c, executor, opts, now)),
     ...(config.solanaChains ?? []).map((c) => checkSolanaCluster(c, config.solanaDelegate?.address, opts)),
   ]);
@@ -50,4 +51,20 @@ function configLine(c: Config): CheckResult {
     return { name: 'config', status: 'warn', detail: `valid; ${parts.join(', ')}; PUBLIC_BASE_URL ${c.publicBaseUrl} is not https: payers' pages and links would be served without TLS`, data };
   }
   return { name: 'config', status: 'ok', detail: `valid; ${parts.join(', ')}`, data };
+}
+
+/**
+ * The executor's signer as serve checks it at start (signers/port.ts check()): a remote signer
+ * must answer and hold the configured address; a raw key or a keystore is usable once loaded.
+ * Its messages name no key material and no credential of the signer's URL.
+ */
+async function checkSigner(signer: NonNullable<Config['settlement']>, opts: DoctorOptions): Promise<CheckResult[]> {
+  const name = 'settlement signer';
+  const data = { mode: signer.mode, executor: signer.executorAddress };
+  try {
+    await within(signer.check(), Math.max(opts.callTimeoutMs, 10_000));
+    return [{ name, status: 'ok', detail: `${signer.mode}, ${signer.executorAddress}${signer.mode === 'remote' ? ': the remote signer answers and holds it' : ''}`, data }];
+  } catch (err) {
+    return [{ name, status: 'fail', detail: `${signer.mode}, ${signer.executorAddress}: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 300)}`, data }];
+  }
 }
