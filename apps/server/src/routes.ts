@@ -68,6 +68,7 @@ import { goatGetSession } from './quickpay/routes/goat_getSession.ts';
 import { publicGetQuickPaySession } from './quickpay/routes/public_getSession.ts';
 import { publicQuickPayTestCardPayment } from './quickpay/routes/public_testCardPayment.ts';
 import { adminListChains } from './settlement/routes/admin_listChains.ts';
+import { adminSettlementStatus } from './settlement/routes/admin_settlementStatus.ts';
 import { adminRegisterCallback } from './settlement/routes/admin_registerCallback.ts';
 import { adminRefundOrder } from './settlement/routes/admin_refundOrder.ts';
 import { submitCalldataSignature } from './settlement/routes/merchant_submitCalldataSignature.ts';
@@ -223,6 +224,7 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   adminListLinkSessions,
   // operator: chains and DELEGATE settlement
   adminListChains,
+  adminSettlementStatus,
   // operator: card rail
   adminRefundCardOrder,
   adminHoldCardOrder,

@@ -129,6 +129,9 @@ export const ERROR_CATALOG = {
   // DELEGATE mode (docs/delegate.md)
   callback_not_registered: { status: 400, description: '`callback_calldata` was sent but the merchant has no callback contract registered on this chain.' },
   delegate_not_enabled: { status: 400, description: 'DELEGATE settlement is not set up on this chain (no settlement contract or no executor key).' },
+  adapter_no_code: { status: 400, description: 'No contract code at `callback_contract` on this chain: deploy the adapter first.' },
+  adapter_domain_missing: { status: 400, description: 'The adapter has no EIP-5267 `eip712Domain()`: the settlement contract cannot verify calldata for it.' },
+  adapter_domain_mismatch: { status: 400, description: 'The adapter\'s `eip712Domain()` differs from the registration; the message names the field.' },
   invalid_calldata_signature: { status: 400, description: 'The signature does not recover to the order\'s `from_address` for its `calldata_sign_request`.' },
   calldata_signature_expired: { status: 400, description: 'The `deadline` of the order\'s `calldata_sign_request` has passed.' },
   calldata_signature_exists: { status: 409, description: 'A different calldata signature was already submitted for this order.' },

@@ -13,6 +13,7 @@ import { OPS_COMMANDS, OPS_USAGE, runOpsCommand } from './ops.ts';
 import { PORTAL_COMMANDS, PORTAL_USAGE, runPortalCommand } from './portal.ts';
 import { RECONCILE_COMMANDS, RECONCILE_USAGE, runReconcileCommand } from './reconcile.ts';
 import { WEBHOOK_COMMANDS, WEBHOOK_USAGE, runWebhookCommand } from './webhooks.ts';
+import { SETTLEMENT_USAGE } from './settlement-usage.ts';
 
 const USAGE = `usage: tollgate <command> [options]
 
@@ -31,6 +32,7 @@ ${LINK_USAGE}
 ${CHAINS_USAGE}
 ${CARD_USAGE}
 ${DELEGATE_USAGE}
+${SETTLEMENT_USAGE}
 ${PORTAL_USAGE}
 ${RECONCILE_USAGE}
 ${OPS_USAGE}
@@ -50,6 +52,8 @@ async function main(argv: string[]): Promise<void> {
   if (KEYS_COMMANDS.includes(argv[0] ?? '')) return runKeysCommand(argv);
   if (CARD_COMMANDS.includes(argv[0] ?? '')) return runCardCommand(argv);
   if (isDelegateCommand(argv)) return runDelegateCommand(argv);
+  // Loaded only here: it signs transactions itself (viem accounts), which admin commands never need.
+  if (argv[0] === 'settlement') return (await import('./settlement.ts')).runSettlementCommand(argv);
   if (LINK_COMMANDS.includes(argv[0] ?? '')) return runLinkCommand(argv);
   if (PORTAL_COMMANDS.includes(argv[0] ?? '')) return runPortalCommand(argv);
   if (RECONCILE_COMMANDS.includes(argv[0] ?? '')) return runReconcileCommand(argv.slice(1));

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { WHOLE_TX, type ClaimPurpose } from '../orders/claims.ts';
 
 /** SQL of the executor's rows (`settlements`): one row per signed transaction, recorded before it is sent. */
@@ -26,6 +26,8 @@ export interface SettlementRecord {
   status: SettlementStatus;
   failureReason: string | null;
   blockNumber: number | null;
+  /** The chain history the nonce belongs to (executor_epochs, migration 0023). */
+  epoch: number;
   /** Milliseconds since the row was recorded, by the database clock (only from `unfinishedSettlements`). */
   ageMs?: number;
 }
@@ -43,10 +45,11 @@ interface Row {
   status: SettlementStatus;
   failure_reason: string | null;
   block_number: number | string | null;
+  epoch: number | string;
   age_ms?: number | string;
 }
 
-const COLUMNS = 'id, chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status, failure_reason, block_number';
+const COLUMNS = 'id, chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status, failure_reason, block_number, epoch';
 
 function toRecord(r: Row): SettlementRecord {
   return {
@@ -62,6 +65,7 @@ function toRecord(r: Row): SettlementRecord {
     status: r.status,
     failureReason: r.failure_reason,
     blockNumber: r.block_number === null ? null : Number(r.block_number),
+    epoch: Number(r.epoch),
     ...(r.age_ms !== undefined ? { ageMs: Number(r.age_ms) } : {}),
   };
 }
@@ -89,15 +93,70 @@ export async function settlementAttempts(q: Queryable, chainId: number, orderId:
   return rows.map(toRecord);
 }
 
-/** The highest nonce the executor has recorded on the chain, or -1. */
-export async function lastRecordedNonce(q: Queryable, chainId: number, executor: string): Promise<number> {
+/**
+ * The highest nonce the executor holds in the chain's epoch (-1: none), and the highest of its
+ * confirmed transactions. A row failed without being mined (its nonce went to another
+ * transaction, or its chain was reset) holds none: counting it would leave a gap the chain never
+ * fills, and every later transaction would wait behind it.
+ */
+export async function recordedNonces(q: Queryable, chainId: number, executor: string, epoch: number): Promise<{ last: number; confirmed: number }> {
   // attempt = 0: replacements reuse their first attempt's nonce, and the partial unique index
-  // (settlements_nonce_key) answers max() with one index probe only for a query that names it.
-  const { rows } = await q.query<{ n: number | string | null }>('SELECT max(nonce) AS n FROM settlements WHERE chain_id = $1 AND executor = $2 AND attempt = 0', [chainId, executor]);
-  return rows[0]?.n === null || rows[0]?.n === undefined ? -1 : Number(rows[0].n);
+  // (settlements_nonce_key) serves a query that names it.
+  const { rows } = await q.query<{ n: number | string | null; c: number | string | null }>(
+    `SELECT max(nonce) FILTER (WHERE NOT (status = 'failed' AND block_number IS NULL)) AS n, max(nonce) FILTER (WHERE status = 'confirmed') AS c
+       FROM settlements WHERE chain_id = $1 AND executor = $2 AND epoch = $3 AND attempt = 0`,
+    [chainId, executor, epoch],
+  );
+  const num = (v: number | string | null | undefined) => (v === null || v === undefined ? -1 : Number(v));
+  return { last: num(rows[0]?.n), confirmed: num(rows[0]?.c) };
 }
 
-type NewRow = Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor' | 'nonce' | 'rawTx' | 'txHash'> & { attempt?: number };
+/** What `adoptGenesis` found; `epoch` is the chain's executor epoch now. */
+export type EpochOutcome = { kind: 'same' | 'first'; epoch: number } | { kind: 'reset'; epoch: number; failed: number };
+
+/**
+ * Records the genesis (block 0 hash) the executor sees on a chain. First look: adopted as epoch 0
+ * (rows from before migration 0023 are epoch 0). Another genesis than the recorded one: the chain
+ * was reset under the same id: a new epoch (resetEpoch).
+ */
+export async function adoptGenesis(db: Database, chainId: number, genesis: string): Promise<EpochOutcome> {
+  const g = genesis.toLowerCase();
+  const ins = await db.query<{ epoch: number }>('INSERT INTO executor_epochs (chain_id, genesis) VALUES ($1, $2) ON CONFLICT (chain_id) DO NOTHING RETURNING epoch', [chainId, g]);
+  if (ins.rows[0]) return { kind: 'first', epoch: Number(ins.rows[0].epoch) };
+  const { rows } = await db.query<{ genesis: string; epoch: number }>('SELECT genesis, epoch FROM executor_epochs WHERE chain_id = $1', [chainId]);
+  const cur = rows[0]!;
+  if (cur.genesis === g) return { kind: 'same', epoch: Number(cur.epoch) };
+  return resetEpoch(db, chainId, Number(cur.epoch), g, `chain reset: genesis ${cur.genesis.slice(0, 10)}… became ${g.slice(0, 10)}…`);
+}
+
+/**
+ * Moves the chain to the next executor epoch (unless another process did already: its epoch is
+ * returned) and fails the unfinished rows of older epochs, in one transaction: their transactions
+ * exist on no chain this gateway talks to, and the orders they settled follow the failed row as
+ * after a revert. Called on a new genesis, and when the chain's nonce is below one of our
+ * confirmed transactions (its history was replaced: executor.ts #recordLocked).
+ */
+export async function resetEpoch(db: Database, chainId: number, fromEpoch: number, genesis: string, reason: string): Promise<EpochOutcome> {
+  return db.transaction(async (tx) => {
+    const up = await tx.query<{ epoch: number }>(
+      'UPDATE executor_epochs SET epoch = epoch + 1, genesis = $3, updated_at = now() WHERE chain_id = $1 AND epoch = $2 RETURNING epoch',
+      [chainId, fromEpoch, genesis.toLowerCase()],
+    );
+    if (!up.rows[0]) {
+      const { rows } = await tx.query<{ epoch: number }>('SELECT epoch FROM executor_epochs WHERE chain_id = $1', [chainId]);
+      return { kind: 'same', epoch: Number(rows[0]!.epoch) };
+    }
+    const epoch = Number(up.rows[0].epoch);
+    const failed = await tx.query(
+      `UPDATE settlements SET status = 'failed', failure_reason = $3, updated_at = now()
+        WHERE chain_id = $1 AND status IN ('pending', 'sent') AND epoch < $2 RETURNING id`,
+      [chainId, epoch, `${reason}; this transaction exists on no current chain`],
+    );
+    return { kind: 'reset', epoch, failed: failed.rows.length };
+  });
+}
+
+type NewRow = Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor' | 'nonce' | 'rawTx' | 'txHash' | 'epoch'> & { attempt?: number };
 
 /**
  * Records the intent (status pending). Undefined when the (order, kind) already has a row of this
@@ -109,7 +168,7 @@ type NewRow = Pick<SettlementRecord, 'chainId' | 'orderId' | 'kind' | 'executor'
  * is broadcast, so no watcher or verify can count what it moves for anything else.
  */
 export async function insertSettlement(q: Queryable, r: NewRow, companion?: CompanionInsert): Promise<SettlementRecord | undefined> {
-  const values = [r.chainId, r.orderId, r.kind, r.attempt ?? 0, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase()];
+  const values = [r.chainId, r.orderId, r.kind, r.attempt ?? 0, r.executor.toLowerCase(), r.nonce, r.rawTx.toLowerCase(), r.txHash.toLowerCase(), r.epoch];
   const claim = companion?.claim ?? defaultClaim(r);
   const n = companion?.params.length ?? 0;
   const v = (i: number) => `$${n + i + 1}`;
@@ -120,7 +179,7 @@ export async function insertSettlement(q: Queryable, r: NewRow, companion?: Comp
   const { rows } = await q.query<Row>(
     `WITH ${companion ? `companion AS (${companion.sql}),` : ''}
      s AS (
-       INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, status)
+       INSERT INTO settlements (chain_id, order_id, kind, attempt, executor, nonce, raw_tx, tx_hash, epoch, status)
        SELECT ${values.map((_, i) => v(i)).join(', ')}, 'pending' ${companion ? 'WHERE EXISTS (SELECT 1 FROM companion)' : ''}
        ON CONFLICT (chain_id, order_id, kind, attempt) DO NOTHING RETURNING ${COLUMNS}
      ), claimed AS (

@@ -13,6 +13,7 @@ import * as repo from './repo.ts';
 import { isPayerSignature, signRequestOf } from './sign-request.ts';
 import type { SettlementExecutor } from './executor.ts';
 import { sharedExecutor } from './executors.ts';
+import { checkAdapter, type AdapterProblem } from './adapter-check.ts';
 import { relayAuthorization, type AuthorizationOutcome, type Eip3009Authorization } from './authorization.ts';
 
 /** wire.md: `callback_calldata` is at most 8 KiB. */
@@ -40,7 +41,9 @@ export type RegisterOutcome =
   | { kind: 'merchant_not_found' }
   | { kind: 'not_delegate' }
   | { kind: 'chain_not_supported' }
-  | { kind: 'delegate_not_enabled' };
+  | { kind: 'delegate_not_enabled' }
+  /** the chain says the adapter cannot be called as registered (settlement/adapter-check.ts) */
+  | { kind: 'adapter_invalid'; problem: AdapterProblem };
 
 // What a DELEGATE order is created with, decided before the insert: the order service's port.
 export type { DelegatePlan, PlanOutcome };
@@ -124,15 +127,19 @@ export class DelegateService {
 
   async registerCallback(merchantId: string, r: { chainId: number; callbackContract: string; eip712Name: string; eip712Version: string }): Promise<RegisterOutcome> {
     const chain = this.chain(r.chainId);
-    return this.db.transaction(async (tx) => {
-      const m = await getMerchant(tx, merchantId);
-      if (!m) return { kind: 'merchant_not_found' } as const;
-      if (m.receive_type !== 'DELEGATE') return { kind: 'not_delegate' } as const;
-      if (!chain) return { kind: 'chain_not_supported' } as const;
-      if (!this.settlementOf(r.chainId)) return { kind: 'delegate_not_enabled' } as const;
-      const row = await repo.insertCallback(tx, { id: `cb_${randomBytes(12).toString('hex')}`, merchantId, ...r });
-      return { kind: 'registered', callback: callbackView(row, chain) } as const;
-    });
+    const m = await getMerchant(this.db, merchantId);
+    if (!m) return { kind: 'merchant_not_found' };
+    if (m.receive_type !== 'DELEGATE') return { kind: 'not_delegate' };
+    if (!chain) return { kind: 'chain_not_supported' };
+    const ex = this.executorFor(r.chainId);
+    if (!ex) return { kind: 'delegate_not_enabled' };
+    // The chain is read before anything is written: an adapter the settlement contract cannot call
+    // as registered is refused now, not when a paid order fails at settlement.
+    const problem = await checkAdapter(ex.client, { chainId: r.chainId, address: r.callbackContract as Hex, eip712Name: r.eip712Name, eip712Version: r.eip712Version });
+    if (problem) return { kind: 'adapter_invalid', problem };
+    // One transaction: the previous registration is closed and the new one opened together.
+    const row = await this.db.transaction((tx) => repo.insertCallback(tx, { id: `cb_${randomBytes(12).toString('hex')}`, merchantId, ...r }));
+    return { kind: 'registered', callback: callbackView(row, chain) };
   }
 
   async listCallbacks(merchantId: string): Promise<CallbackView[] | undefined> {

@@ -1,15 +1,19 @@
 import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact } from '@tollgate/contracts';
-import { BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, http, keccak256, type Hex, type LocalAccount, type PublicClient } from 'viem';
+import { createPublicClient, encodeFunctionData, http, keccak256, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import type { ChainConfig } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { KeyedBatcher } from '../db/batcher.ts';
 import { describeError } from '../chain/evm/rpc.ts';
 import { AttemptTracker } from './tracker.ts';
+import { refusalOf } from './revert-reason.ts';
 import type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
+import { logLine } from '../log.ts';
 import {
+  adoptGenesis,
   findSettlement,
   insertSettlement,
-  lastRecordedNonce,
+  recordedNonces,
+  resetEpoch,
   markSentMany,
   settlementAttempts,
   unfinishedSettlements,
@@ -39,7 +43,10 @@ import {
  * returned (and so nothing is broadcast) before its commit: record-before-send holds per row.
  *
  * One executor instance per chain and key at a time (the caller holds the chain's lease): the
- * nonce is allocated by the batch, from max(chain pending nonce, last recorded + 1).
+ * nonce is allocated by the batch, from max(chain pending nonce, last recorded + 1), counting only
+ * rows of the chain's current epoch: a chain restarted under the same id (another block 0, or its
+ * nonce below one of our confirmed transactions) starts a new epoch and the executor continues from
+ * the chain's own nonce (#epochNow, #recordLocked, migration 0023).
  */
 
 export type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
@@ -53,7 +60,8 @@ interface Queued {
   /** Nonce-lock reads started with the simulation while no batch was running (see #prepare). */
   early?: { epoch: number; reads: Promise<LockReads> };
 }
-type LockReads = [fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, chainNonce: number, lastRecorded: number];
+type Epoch = { genesis: Hex; epoch: number };
+type LockReads = [fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, chainNonce: number, recorded: Epoch & { last: number; confirmed: number }];
 /** A batch answers each item, or the error of that item alone (see #recordBatch). */
 type Recorded = { ok: PrepareOutcome } | { err: unknown };
 
@@ -69,6 +77,8 @@ export class SettlementExecutor {
   /** Batches finished (committed or failed): nonce reads made before the latest finish are stale. */
   #epoch = 0;
   #recording = 0;
+  /** The chain's genesis and executor epoch as last adopted (adoptGenesis); read again on every reconcile(). */
+  #epochRead: Promise<Epoch> | undefined;
 
   constructor(opts: ExecutorOptions) {
     // A chain without a settlement contract still has an executor for calls to other contracts
@@ -180,8 +190,8 @@ export class SettlementExecutor {
     ]);
     if (existing) return { kind: 'existing', record: existing };
     if ('err' in estimated) {
-      const name = revertName(estimated.err);
-      if (name) return { kind: 'refused', error: name };
+      const refused = refusalOf(estimated.err);
+      if (refused) return { kind: 'refused', ...refused };
       throw estimated.err; // an RPC fault, not a refusal: the caller retries later
     }
     const r = await this.#recorder.submit('record', { plan, gas: estimated.gas + (estimated.gas * this.#marginBps) / 10_000n, ...(early ? { early } : {}) });
@@ -200,8 +210,37 @@ export class SettlementExecutor {
     return Promise.all([
       this.client.estimateFeesPerGas(),
       this.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
-      lastRecordedNonce(this.#db, this.#chain.chainId, this.#account.address.toLowerCase()),
+      this.#epochNow().then(async (e) => ({ ...e, ...(await recordedNonces(this.#db, this.#chain.chainId, this.#account.address.toLowerCase(), e.epoch)) })),
     ]);
+  }
+
+  /**
+   * The chain's genesis (block 0 hash), adopted once per process and again on every reconcile():
+   * a chain reset under the same id (a local chain restarted) fails the old chain's unfinished rows
+   * and the nonces start over from the new chain's (attempts.ts adoptGenesis).
+   */
+  #epochNow(refresh = false): Promise<Epoch> {
+    if (!this.#epochRead || refresh) {
+      const read = (async () => {
+        const block0 = await this.client.getBlock({ blockNumber: 0n });
+        const genesis = block0.hash!.toLowerCase() as Hex;
+        const out = await adoptGenesis(this.#db, this.#chain.chainId, genesis);
+        if (out.kind === 'reset') this.#logReset(`new genesis block ${genesis}`, out.failed);
+        return { genesis, epoch: out.epoch };
+      })();
+      // A failed read is not remembered: the next use asks again.
+      read.catch(() => {
+        if (this.#epochRead === read) this.#epochRead = undefined;
+      });
+      this.#epochRead = read;
+    }
+    return this.#epochRead;
+  }
+
+  #logReset(why: string, failed: number): void {
+    console.error(
+      logLine('warn', 'chain reset under the same chain id: executor nonces continue from the chain', { chain_id: this.#chain.chainId, why, failed_unfinished: failed }),
+    );
   }
 
   async #recordBatch(items: Queued[]): Promise<Recorded[]> {
@@ -217,8 +256,19 @@ export class SettlementExecutor {
   async #recordLocked(items: Queued[]): Promise<Recorded[]> {
     const chainId = this.#chain.chainId;
     const early = items.find((q) => q.early?.epoch === this.#epoch)?.early;
-    const [fees, onChainNonce, lastNonce] = (early && (await early.reads.catch(() => undefined))) || (await this.#lockReads());
-    const first = Math.max(onChainNonce, lastNonce + 1);
+    const [fees, onChainNonce, reads] = (early && (await early.reads.catch(() => undefined))) || (await this.#lockReads());
+    let recorded = reads;
+    if (onChainNonce <= recorded.confirmed) {
+      // The chain lacks a transaction we saw final: its history was replaced under the same genesis
+      // (a chain restarted with a fixed genesis). A new epoch; nonces continue from the chain's.
+      const why = `the chain's nonce ${onChainNonce} is below our confirmed nonce ${recorded.confirmed}`;
+      const out = await resetEpoch(this.#db, chainId, recorded.epoch, recorded.genesis, `chain reset: ${why}`);
+      if (out.kind === 'reset') this.#logReset(why, out.failed);
+      this.#epochRead = Promise.resolve({ genesis: recorded.genesis, epoch: out.epoch });
+      recorded = { ...recorded, epoch: out.epoch, ...(await recordedNonces(this.#db, chainId, this.#account.address.toLowerCase(), out.epoch)) };
+    }
+    const { epoch } = recorded;
+    const first = Math.max(onChainNonce, recorded.last + 1);
     const sign = (q: Queued, nonce: number) =>
       this.#account.signTransaction({
         type: 'eip1559',
@@ -235,7 +285,7 @@ export class SettlementExecutor {
       if (only && !only.plan.also) {
         // One statement (the companion, if any, is in it): no BEGIN/COMMIT round trips.
         const rawTx = signed[0]!;
-        return [await insertSettlement(this.#db, { chainId, orderId: only.plan.orderId, kind: only.plan.kind, executor: this.#account.address, nonce: first, rawTx, txHash: keccak256(rawTx) }, only.plan.companion)];
+        return [await insertSettlement(this.#db, { chainId, orderId: only.plan.orderId, kind: only.plan.kind, executor: this.#account.address, nonce: first, rawTx, txHash: keccak256(rawTx), epoch }, only.plan.companion)];
       }
       return this.#db.transaction(async (tx) => {
         const out: (SettlementRecord | undefined)[] = [];
@@ -243,7 +293,7 @@ export class SettlementExecutor {
         for (const [i, q] of batch.entries()) {
           const nonce = first + i - skipped;
           const rawTx = skipped === 0 ? signed[i]! : await sign(q, nonce);
-          const rec = await insertSettlement(tx, { chainId, orderId: q.plan.orderId, kind: q.plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx) }, q.plan.companion);
+          const rec = await insertSettlement(tx, { chainId, orderId: q.plan.orderId, kind: q.plan.kind, executor: this.#account.address, nonce, rawTx, txHash: keccak256(rawTx), epoch }, q.plan.companion);
           if (rec) await q.plan.also?.(tx, rec);
           else skipped++;
           out.push(rec);
@@ -334,6 +384,8 @@ export class SettlementExecutor {
    * its turn.
    */
   async reconcile(): Promise<SettlementRecord[]> {
+    // First: a reset chain fails the old chain's rows, so they are not sent to the new one.
+    await this.#epochNow(true);
     const groups = new Map<string, SettlementRecord[]>();
     for (const rec of await unfinishedSettlements(this.#db, this.#chain.chainId)) {
       const key = `${rec.kind}\u0000${rec.orderId}`;
@@ -359,12 +411,4 @@ export class SettlementExecutor {
   async #reload(rec: SettlementRecord): Promise<SettlementRecord> {
     return (await settlementAttempts(this.#db, rec.chainId, rec.orderId, rec.kind)).find((a) => a.id === rec.id) ?? rec;
   }
-}
-
-/** The custom error name of a simulated revert (`OrderAlreadyProcessed`, `InsufficientPool` …), if it is one. */
-function revertName(err: unknown): string | undefined {
-  if (!(err instanceof BaseError)) return undefined;
-  const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
-  if (reverted instanceof ContractFunctionRevertedError) return reverted.data?.errorName ?? reverted.reason ?? 'reverted';
-  return undefined;
 }

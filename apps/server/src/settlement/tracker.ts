@@ -128,6 +128,7 @@ export class AttemptTracker {
       nonce: latest.nonce,
       rawTx,
       txHash: keccak256(rawTx),
+      epoch: latest.epoch,
     });
     // Another process recorded this attempt first: it sends its own; this one sends nothing.
     if (!rec) return latest;

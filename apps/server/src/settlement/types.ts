@@ -28,7 +28,7 @@ export type PrepareOutcome =
   /** A row for this order exists already: nothing new was signed. */
   | { kind: 'existing'; record: SettlementRecord }
   /** The simulation reverted: nothing was recorded or sent. `error` is the contract's custom error name when known. */
-  | { kind: 'refused'; error: string };
+  | { kind: 'refused'; error: string; detail?: string };
 
 /** Written in the recording transaction, after the row (e.g. the order's `settlement_tx_hash`). */
 export type AlsoRecord = (q: Queryable, rec: SettlementRecord) => Promise<void>;

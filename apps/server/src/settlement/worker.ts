@@ -190,7 +190,7 @@ export class SettlementWorker {
     if (p.kind === 'refused') {
       // A callback that cannot succeed fails the order now, with nothing sent. Anything else (a
       // pool not yet holding the funds, an allowance withdrawn) is retried on a later tick.
-      if (CALLBACK_FAILURES.has(p.error) && (await this.#fail(o, `callback failed: ${p.error}`, true))) out.failed.push(o.id);
+      if (CALLBACK_FAILURES.has(p.error) && (await this.#fail(o, `callback failed: ${p.detail ?? p.error}`, true))) out.failed.push(o.id);
       return;
     }
     if (p.kind === 'existing') await repo.markSettlementSent(db, o.id, p.record.txHash);

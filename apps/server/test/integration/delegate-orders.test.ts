@@ -52,6 +52,32 @@ for (const backend of backends()) {
       assert.equal((await st.s.request('GET', `/admin/v1/merchants/${m.merchantId}/callbacks`)).status, 401);
     });
 
+    it('reads the adapter on chain before registering: code, EIP-5267 domain, name and version (400 with a code per cause, nothing written)', async () => {
+      const a = st.setup.adapter!;
+      const post = (over: Record<string, unknown>) =>
+        st.s.admin('POST', `/admin/v1/merchants/${m.merchantId}/callbacks`, { chain_id: st.chain.chainId, callback_contract: a.address, eip712_name: a.eip712Name, eip712_version: a.eip712Version, ...over });
+      const noCode = `0x${'ab'.repeat(20)}`;
+      const cases: [over: Record<string, unknown>, code: string, param: string, message: RegExp][] = [
+        [{ callback_contract: noCode }, 'adapter_no_code', 'callback_contract', new RegExp(`no contract code at ${noCode} on chain ${st.chain.chainId}`)],
+        // the settlement contract has code but no eip712Domain()
+        [{ callback_contract: st.chain.settlementContract }, 'adapter_domain_missing', 'callback_contract', /no EIP-5267 eip712Domain\(\)/],
+        [{ eip712_name: 'Tollgate Example Credits' }, 'adapter_domain_mismatch', 'eip712_name', /eip712_name "Tollgate Example Credits" differs from the adapter's eip712Domain\(\) name "Tollgate Example Credit"/],
+        [{ eip712_version: '2' }, 'adapter_domain_mismatch', 'eip712_version', /eip712_version "2" differs from the adapter's eip712Domain\(\) version "1"/],
+      ];
+      for (const [over, code, param, message] of cases) {
+        const r = await post(over);
+        assert.equal(r.status, 400, r.text);
+        assert.equal(r.body.code, code, r.text);
+        assert.equal(r.body.param, param, r.text);
+        assert.match(r.body.error, message);
+      }
+      const list = await st.s.admin('GET', `/admin/v1/merchants/${m.merchantId}/callbacks`);
+      assert.equal(list.body.length, 1, 'no refused registration replaced the active one');
+      assert.equal(list.body[0].callback_contract, a.address);
+      // The same adapter as registered passes (and replaces the registration).
+      assert.equal((await post({})).status, 201);
+    });
+
     it('flow follows the token: ERC20_3009 for USDC, ERC20_APPROVE_XFER for USDT; payTo is the settlement contract', async () => {
       const usdc = await create({ token_symbol: 'USDC' });
       assert.equal(usdc.status, 402, usdc.text);

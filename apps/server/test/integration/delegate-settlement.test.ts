@@ -122,7 +122,8 @@ for (const backend of backends()) {
       const start = await balance('USDC', payerN(3).address);
       await pay(3, 'USDC', o.accepts[0].amount);
       const rec = await until(withCb, o.order_id, 'FAILED');
-      assert.match(rec.failure_reason, /CallbackReverted/);
+      // The adapter's own custom error, decoded, not only the settlement contract's wrapper.
+      assert.equal(rec.failure_reason, `callback failed: CallbackReverted: adapter ${st.setup.adapter!.address} reverted with MalformedCalldata()`);
       assert.equal(rec.callback_status, 'failed');
       const { rows } = await st.s.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_events WHERE order_id = $1 AND event = 'order.failed'`, [o.order_id]);
       assert.equal(Number(rows[0]!.n), 1);

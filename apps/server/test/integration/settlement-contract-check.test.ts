@@ -107,7 +107,7 @@ describe('settlement contract check (anvil)', () => {
     );
   });
 
-  it('`tollgate serve` refuses to start on a settlement_contract with other code: exit 78, one line', { timeout: 60_000 }, async () => {
+  it('`tollgate serve` refuses to start on a settlement_contract with other code: exit 78, one line', { timeout: 240_000 }, async () => {
     const token = dev.tokens[0]!.address.toLowerCase();
     const config = join(dir, 'tollgate.json');
     writeFileSync(

@@ -2,8 +2,9 @@
 // real anvil, PGlite in a data directory relative to the repository root), the quick start's
 // `npx tollgate …` and `curl …` lines, the webhook CLI lines, the SDK example (plain Node importing
 // `@tollgate/sdk`, paid on the dev chain until INVOICED), the DELEGATE example (gasless, with a
-// callback, from dev.json), the hosted-checkout example and a restart
-// of `npm start` on the same data directory (a new dev chain: a warning, never an error line).
+// callback, from dev.json), the hosted-checkout example and a restart of `npm start` on the same
+// data directory (a new dev chain: a warning, never an error line), after which the DELEGATE
+// example runs again, on the new chain.
 // The code is extracted from README.md, so an edit of the README that breaks it fails here.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -168,10 +169,20 @@ describe('README quick start on a fresh data directory', () => {
     await server.waitFor(/new chain under chain id 31337/, 15_000);
     const order = await fetch(`http://127.0.0.1:${port}/api/v1/orders/${result.orderId}`, { headers: signedHeaders({ apiKey, apiSecret }) });
     assert.equal(((await order.json()) as { status: string }).status, 'INVOICED', 'an order invoiced on the previous dev chain stays INVOICED');
+    // The DELEGATE example again on the new chain: the executor's database remembers nonces of the
+    // old chain; it continues from the new chain's (settlement/executor.ts, a new epoch), so the
+    // gasless relay and the settlement are mined (before: relay queued at nonce N, waitForOrder hung).
+    const dRun2 = runExample('delegate-example-2.mjs', dCode.replace("'.tollgate/dev.json'", `'${DATA_DIR}/dev.json'`), {});
+    try {
+      assert.equal(await withTimeout(dRun2.exited, 60_000, dRun2.output), 0, dRun2.output());
+    } finally {
+      dRun2.kill();
+    }
+    assert.match(dRun2.output(), /INVOICED succeeded 0x[0-9a-f]{64}/, dRun2.output());
     await server.stop('SIGINT');
     const errors = server.output().split('\n').filter((l) => /"level":(50|60)/.test(l));
     assert.deepEqual(errors, [], 'a restart logs no error line');
-    assert.match(server.output(), /"level":40,[^\n]*new chain under chain id 31337[^\n]*"invoiced_kept":2/, "the SDK example's order and the DELEGATE example's");
+    assert.match(server.output(), /"level":40,[^\n]*new chain under chain id 31337[^\n]*"invoiced_kept":2/, "the SDK example's order and the first DELEGATE example's");
     // ~55 s on a loaded 2-core machine; not asserted (a timing bound would flake under load).
     console.log(`readme-quickstart: ${Date.now() - started} ms`);
   });

@@ -91,6 +91,9 @@ const ADDED: Record<string, number> = {
   // DELEGATE mode
   callback_not_registered: 400,
   delegate_not_enabled: 400,
+  adapter_no_code: 400,
+  adapter_domain_missing: 400,
+  adapter_domain_mismatch: 400,
   invalid_calldata_signature: 400,
   calldata_signature_expired: 400,
   calldata_signature_exists: 409,

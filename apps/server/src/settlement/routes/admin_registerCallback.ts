@@ -22,7 +22,8 @@ export const CallbackSchema = Type.Object({
 });
 
 /**
- * wire.md "DELEGATE mode": registers a DELEGATE merchant's callback adapter on a chain; a second
+ * wire.md "DELEGATE mode": registers a DELEGATE merchant's callback adapter on a chain, after reading
+ * it there (code, EIP-5267 domain: settlement/adapter-check.ts; 400 adapter_* otherwise); a second
  * registration on the same chain replaces the first for new orders (orders already created keep
  * the one their signing request names).
  */
@@ -63,6 +64,13 @@ export const adminRegisterCallback = defineRoute({
         throw new AppError('chain_not_supported', `chain ${b.chain_id} is not configured`, 'chain_id');
       case 'delegate_not_enabled':
         throw new AppError('delegate_not_enabled', `DELEGATE settlement is not set up on chain ${b.chain_id}`, 'chain_id');
+      case 'adapter_invalid': {
+        const p = out.problem;
+        // The chain did not answer: nothing is known about the adapter, so nothing is registered.
+        if (p.code === 'unreachable') throw new AppError('service_unavailable', p.message, 'chain_id');
+        const param = p.code === 'adapter_domain_mismatch' && (p.field === 'eip712_name' || p.field === 'eip712_version') ? p.field : 'callback_contract';
+        throw new AppError(p.code, p.message, param);
+      }
       case 'registered':
         reply.status(201);
         return out.callback;
