@@ -3,7 +3,7 @@ import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { isOrderStatus, isTerminal, ORDER_STATUSES } from '../orders/states.ts';
 import { chainCursors, countLiveOrders, countOrders, oldestOpenTransactionAgeS, webhookBacklog, type CursorRow, type OrderCountRow, type WebhookBacklog } from './repo.ts';
-import { settlementBacklog } from '../settlement/repo.ts';
+import { settlementBacklog, WAITING_REASONS, type WaitingReason } from '../settlement/repo.ts';
 
 /**
  * Operator metrics (docs/operations.md lists each with an alert). Two kinds of source:
@@ -52,7 +52,7 @@ interface Snapshot {
   backlog: WebhookBacklog;
   cursors: CursorRow[];
   /** DELEGATE executor transactions not yet final, by chain id. */
-  settlements: Map<number, { n: number; oldestAgeS: number }>;
+  settlements: Map<number, { n: number; oldestAgeS: number; byReason: Record<WaitingReason, number> }>;
   /** The database server's oldest open transaction: what holds the webhook event feed back. */
   oldestTransactionS: number;
 }
@@ -208,6 +208,9 @@ export class OpsMetrics {
     const settlementChains = (s: Snapshot) => new Set([...s.cursors.map((c) => c.chain_id), ...s.settlements.keys()]);
     gauge('tollgate_settlement_backlog', 'DELEGATE executor transactions (settlements, refunds, relays) recorded but not final yet, by chain', ['chain_id'], (g, s) => {
       for (const id of settlementChains(s)) g.set({ chain_id: String(id) }, s.settlements.get(id)?.n ?? 0);
+    });
+    gauge('tollgate_settlement_waiting', 'DELEGATE executor transactions not final yet, by chain and why: unsent, on_chain (not mined or not final), fee_bumped', ['chain_id', 'reason'], (g, s) => {
+      for (const id of settlementChains(s)) for (const reason of WAITING_REASONS) g.set({ chain_id: String(id), reason }, s.settlements.get(id)?.byReason[reason] ?? 0);
     });
     gauge('tollgate_settlement_oldest_unfinished_age_seconds', 'Age of the oldest DELEGATE executor transaction not final yet, by chain (0 when none)', ['chain_id'], (g, s) => {
       for (const id of settlementChains(s)) g.set({ chain_id: String(id) }, s.settlements.get(id)?.oldestAgeS ?? 0);

@@ -26,7 +26,7 @@ export interface SettlementRecord {
   status: SettlementStatus;
   failureReason: string | null;
   blockNumber: number | null;
-  /** The chain history the nonce belongs to (executor_epochs, migration 0023). */
+  /** The chain history the nonce belongs to (executor_epochs, migration 0025). */
   epoch: number;
   /** Milliseconds since the row was recorded, by the database clock (only from `unfinishedSettlements`). */
   ageMs?: number;
@@ -116,7 +116,7 @@ export type EpochOutcome = { kind: 'same' | 'first'; epoch: number } | { kind: '
 
 /**
  * Records the genesis (block 0 hash) the executor sees on a chain. First look: adopted as epoch 0
- * (rows from before migration 0023 are epoch 0). Another genesis than the recorded one: the chain
+ * (rows from before migration 0025 are epoch 0). Another genesis than the recorded one: the chain
  * was reset under the same id: a new epoch (resetEpoch).
  */
 export async function adoptGenesis(db: Database, chainId: number, genesis: string): Promise<EpochOutcome> {

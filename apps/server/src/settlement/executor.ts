@@ -46,7 +46,7 @@ import {
  * nonce is allocated by the batch, from max(chain pending nonce, last recorded + 1), counting only
  * rows of the chain's current epoch: a chain restarted under the same id (another block 0, or its
  * nonce below one of our confirmed transactions) starts a new epoch and the executor continues from
- * the chain's own nonce (#epochNow, #recordLocked, migration 0023).
+ * the chain's own nonce (#epochNow, #recordLocked, migration 0025).
  */
 
 export type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';

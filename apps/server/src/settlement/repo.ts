@@ -195,12 +195,31 @@ export async function markRefundSent(q: Queryable, orderId: string, txHash: stri
  * Unfinished executor transactions (pending or sent: not yet final; the attempts of one (order, kind) count once) by chain, with the age in seconds of
  * the oldest one at `now`: the settlement backlog gauges of /metrics.
  */
-export async function settlementBacklog(q: Queryable, now: Date): Promise<Map<number, { n: number; oldestAgeS: number }>> {
-  const { rows } = await q.query<{ chain_id: number; n: number | string; oldest: Date | string }>(
-    // A settlement with fee-bumped replacements is one transaction to wait for, not several.
-    `SELECT chain_id, count(DISTINCT (order_id, kind)) AS n, min(created_at) AS oldest FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id`,
+/** Why an unfinished executor transaction waits, as /metrics counts it (docs/operations.md). */
+export const WAITING_REASONS = ['unsent', 'on_chain', 'fee_bumped'] as const;
+export type WaitingReason = (typeof WAITING_REASONS)[number];
+
+export async function settlementBacklog(q: Queryable, now: Date): Promise<Map<number, { n: number; oldestAgeS: number; byReason: Record<WaitingReason, number> }>> {
+  // A settlement with fee-bumped replacements is one transaction to wait for, not several. Reason:
+  // unsent = recorded, no attempt broadcast yet; fee_bumped = replaced with higher fees at least
+  // once; on_chain = broadcast, waiting to be mined or to be finality_confirmations deep.
+  const { rows } = await q.query<{ chain_id: number; reason: WaitingReason; n: number | string; oldest: Date | string }>(
+    `SELECT chain_id, reason, count(*) AS n, min(oldest) AS oldest FROM (
+       SELECT chain_id, CASE WHEN bool_and(status = 'pending') THEN 'unsent' WHEN max(attempt) > 0 THEN 'fee_bumped' ELSE 'on_chain' END AS reason, min(created_at) AS oldest
+         FROM settlements WHERE status IN ('pending', 'sent') GROUP BY chain_id, order_id, kind
+     ) g GROUP BY chain_id, reason`,
   );
-  return new Map(rows.map((r) => [Number(r.chain_id), { n: Number(r.n), oldestAgeS: Math.max(0, Math.floor((now.getTime() - new Date(r.oldest).getTime()) / 1000)) }]));
+  const out = new Map<number, { n: number; oldestAgeS: number; byReason: Record<WaitingReason, number> }>();
+  for (const r of rows) {
+    const id = Number(r.chain_id);
+    const cur = out.get(id) ?? { n: 0, oldestAgeS: 0, byReason: { unsent: 0, on_chain: 0, fee_bumped: 0 } };
+    const age = Math.max(0, Math.floor((now.getTime() - new Date(r.oldest).getTime()) / 1000));
+    cur.n += Number(r.n);
+    cur.oldestAgeS = Math.max(cur.oldestAgeS, age);
+    cur.byReason[r.reason] = Number(r.n);
+    out.set(id, cur);
+  }
+  return out;
 }
 
 export async function getDelegateOrder(q: Queryable, orderId: string): Promise<DelegateOrderRow | undefined> {

@@ -64,6 +64,7 @@ for (const backend of backends()) {
       const scrape = (await st.s.request('GET', '/metrics')).text;
       assert.ok(sample(scrape, 'tollgate_settlement_fee_bumps_total', { chain_id: String(st.chain.chainId), kind: 'settle', outcome: 'bumped' })! >= 1, scrape);
       assert.equal(sample(scrape, 'tollgate_settlement_backlog', { chain_id: String(st.chain.chainId) }), 1, 'one settlement in flight, whatever its attempts');
+      assert.equal(sample(scrape, 'tollgate_settlement_waiting', { chain_id: String(st.chain.chainId), reason: 'fee_bumped' }), 1, 'waiting because it was fee-bumped');
 
       // Mine: the newest attempt the pool holds is the one mined; then finality.
       let status = '';

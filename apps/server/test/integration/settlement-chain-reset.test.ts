@@ -1,6 +1,6 @@
 // The executor survives the chain it talks to being replaced under the same chain id (the dev
 // profile's anvil after a restart of `npm start`): the database remembers the executor at nonce 6
-// with a transaction still unsent, the new chain knows nonce 0. Before migration 0023 the next
+// with a transaction still unsent, the new chain knows nonce 0. Before migration 0025 the next
 // settlement was signed with nonce 8 and waited forever; now the old chain's unfinished row fails
 // with a reason naming the reset and settlements on the new chain confirm from nonce 0. Both ways a
 // reset shows: a new genesis block, and (same genesis) the chain's nonce below a confirmed one.

@@ -14,6 +14,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { SettlementSigner } from '../../src/config/schema.ts';
 import { SettlementExecutor } from '../../src/settlement/executor.ts';
 import { backends } from '../helpers/db.ts';
+import { sample } from '../helpers/metrics.ts';
 import { spawnTollgate } from '../helpers/process.ts';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
@@ -91,6 +92,10 @@ for (const backend of backends()) {
       assert.match(text.out, /waiting executor transactions: 1/);
       v = await status();
       assert.equal(v.pending[0].order_id, orderId);
+      // /metrics counts it, with why it waits.
+      const scrape = (await s!.request('GET', '/metrics')).text;
+      assert.equal(sample(scrape, 'tollgate_settlement_waiting', { chain_id: String(dev.chainId), reason: 'unsent' }), 1, scrape);
+      assert.equal(sample(scrape, 'tollgate_settlement_waiting', { chain_id: String(dev.chainId), reason: 'on_chain' }), 0);
     });
 
     it('pause and unpause with the owner key from OWNER_KEY; a key that is not the owner is refused, nothing sent', { timeout: 120_000 }, async () => {
