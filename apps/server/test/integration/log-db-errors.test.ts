@@ -103,6 +103,8 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
       return { path, body: { merchant_id: ids.merchant_id, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER } };
     case 'POST /mpp/v1/verify':
       return { path, body: { challenge_id: ids.challenge_id, tx_hash: `0x${'ab'.repeat(32)}`, payer_addr: PAYER, mac: ids.challenge_mac } };
+    case 'GET /admin/v1/chains/:chain_id/settlement':
+      return { path: '/admin/v1/chains/31337/settlement' };
     case 'POST /admin/v1/merchants/:merchant_id/callbacks':
       return { path, body: { chain_id: 31337, callback_contract: MERCHANT_WALLET, eip712_name: SENTINELS.merchantName, eip712_version: '1' } };
     case 'POST /api/v1/orders/:order_id/calldata-signature':
@@ -291,7 +293,7 @@ for (const backend of backends()) {
     });
 
     it('phase 2: every remaining route fails reading a table that is gone', async () => {
-      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES, 'merchant_callbacks', ...QUICKPAY_TABLES];
+      const reads = ['orders', 'checkout_sessions', 'webhook_endpoints', 'webhook_deliveries', 'webhook_events', 'merchant_wallets', 'fee_accounts', 'chain_cursors', ...MPP_TABLES, 'merchant_callbacks', 'settlements', ...QUICKPAY_TABLES];
       for (const t of reads) await database.db.query(`ALTER TABLE ${t} RENAME TO ${t}_gone`);
       for (const route of ROUTES.filter((r) => !failed.has(`${r.method} ${r.url}`))) {
         const a = await call(route);
