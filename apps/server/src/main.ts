@@ -27,6 +27,8 @@ import { observeFeeBumps } from './settlement/fee-bump.ts';
 import { settleSummedPayments } from './quickpay/partial.ts';
 import { portalAuth } from './portal/http.ts';
 import { createX402 } from './x402/index.ts';
+import { checkEvmChains } from './chain/evm/preset-check.ts';
+import { createChainLogger } from './chain/evm/context.ts';
 
 import type { Role } from './roles.ts';
 
@@ -65,6 +67,9 @@ export interface Tollgate {
  */
 export async function startTollgate(config: Config, opts: StartOptions = {}): Promise<Tollgate> {
   const role = opts.role ?? 'all';
+  // Before anything reads the chains: every RPC URL on the right chain id, every preset chain as
+  // its preset says (uncertain token facts are read here, before the services copy them).
+  await checkEvmChains(config.chains, createChainLogger(config.logLevel));
   const ownsDb = !opts.db;
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const clock = opts.clock ?? systemClock;

@@ -10,6 +10,7 @@ export {
 } from './anvil.ts';
 export { DEFAULT_FUND_AMOUNT, startDevChain, type DevChain, type StartDevChainOptions } from './devchain.ts';
 export { rpcRequest, type RpcRequestOptions } from './rpc.ts';
+export { startRpcProxy, type LimitStyle, type RpcFault, type RpcFaultMode, type RpcLimits, type RpcProxy, type RpcProxyStats } from './rpc-proxy.ts';
 export {
   EXAMPLE_ADAPTER_DOMAIN,
   deploySettlement,
@@ -18,7 +19,7 @@ export {
   type DeployTestTetherOptions,
   type SettlementDeployment,
 } from './settlement.ts';
-export { mine, reorg, setAutomine, setIntervalMining, type ReorgReplay } from './testing.ts';
+export { mine, placeContract, reorg, setAutomine, setIntervalMining, shortString, type ReorgReplay } from './testing.ts';
 export {
   TEST_TOKEN_SPECS,
   deployTestTokens,

@@ -62,3 +62,36 @@ export async function setIntervalMining(rpcUrl: string, seconds: number): Promis
 export async function setAutomine(rpcUrl: string, enabled: boolean): Promise<void> {
   await testClientFor(rpcUrl).setAutomine(enabled);
 }
+
+/**
+ * Puts a copy of the contract at `from` at address `to` (`anvil_setCode` + its first storage
+ * slots, `anvil_setStorageAt`), e.g. a test token at a real chain's token address so a preset can
+ * be checked against a local chain of the same id. `storage` overrides slots of the copy (hex
+ * slot → 32-byte word); `shortString` encodes a Solidity string of ≤ 31 bytes as its slot word.
+ * Immutables stay as compiled into `from`'s code.
+ *
+ * @example
+ * await placeContract(rpcUrl, testUsdc, '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359', { '0x0': shortString('USD Coin') });
+ */
+export async function placeContract(rpcUrl: string, from: Hex, to: Hex, storage: Record<string, Hex> = {}, copySlots = 8): Promise<void> {
+  const code = await rpcRequest<Hex>(rpcUrl, 'eth_getCode', [from, 'latest']);
+  await rpcRequest(rpcUrl, 'anvil_setCode', [to, code]);
+  for (let i = 0; i < copySlots; i++) {
+    const slot = `0x${i.toString(16)}` as Hex;
+    const word = await rpcRequest<Hex>(rpcUrl, 'eth_getStorageAt', [from, slot, 'latest']);
+    await rpcRequest(rpcUrl, 'anvil_setStorageAt', [to, `0x${i.toString(16).padStart(64, '0')}`, word]);
+  }
+  for (const [slot, word] of Object.entries(storage)) {
+    await rpcRequest(rpcUrl, 'anvil_setStorageAt', [to, `0x${BigInt(slot).toString(16).padStart(64, '0')}`, word]);
+  }
+}
+
+/** A Solidity `string` of at most 31 bytes as stored in its slot: the bytes left-aligned, length × 2 in the last byte. */
+export function shortString(s: string): Hex {
+  const bytes = Buffer.from(s, 'utf8');
+  if (bytes.length > 31) throw new RangeError('shortString: at most 31 bytes');
+  const word = Buffer.alloc(32);
+  bytes.copy(word);
+  word[31] = bytes.length * 2;
+  return `0x${word.toString('hex')}`;
+}

@@ -8,10 +8,12 @@ import type { EvmSigner } from '../signers/port.ts';
 import { RawKeySigner } from '../signers/raw/index.ts';
 import { KeystoreError, passphraseFromFile, readKeystoreSigner } from '../signers/keystore/index.ts';
 import { RemoteSigner, RemoteSignerError } from '../signers/remote/index.ts';
-import { CHAIN_PRESETS, KNOWN_CHAINS } from './presets.ts';
+import { CHAIN_PRESETS, KNOWN_CHAINS, PRESET_IDS, type PresetToken } from './presets.ts';
 import {
   ChainFileSchema,
   ConfigFileSchema,
+  TokenFileSchema,
+  type TokenConfig,
   DEFAULT_FEE_BUMP,
   EnvSchema,
   SolanaChainFileSchema,
@@ -67,8 +69,21 @@ function devSecret(dataDir: string, name: string, make: () => string): string {
 }
 
 function chainFromFile(c: Static<typeof ChainFileSchema>, i: number): ChainConfig {
-  const preset = CHAIN_PRESETS[c.chain_id];
-  const known = KNOWN_CHAINS[c.chain_id];
+  let chainId = c.chain_id;
+  let presetTokens: readonly PresetToken[] | undefined;
+  if (c.preset !== undefined) {
+    presetTokens = CHAIN_PRESETS[c.preset]?.tokens;
+    if (!presetTokens) throw new ConfigError(`chains.${i}.preset`, `no preset for chain ${c.preset} (presets: ${PRESET_IDS.join(', ')})`);
+    if (chainId !== undefined && chainId !== c.preset) throw new ConfigError(`chains.${i}.chain_id`, `must equal preset ${c.preset} (or be left out)`);
+    chainId = c.preset;
+  }
+  if (chainId === undefined) throw new ConfigError(`chains.${i}.chain_id`, 'required unless preset is set');
+  if (c.rpc_url !== undefined && c.rpc_urls !== undefined) throw new ConfigError(`chains.${i}.rpc_urls`, 'give rpc_url or rpc_urls, not both');
+  const rpcUrls = c.rpc_urls ?? (c.rpc_url !== undefined ? [c.rpc_url] : undefined);
+  if (!rpcUrls) throw new ConfigError(`chains.${i}.rpc_url`, 'required (or rpc_urls)');
+  if (new Set(rpcUrls).size !== rpcUrls.length) throw new ConfigError(`chains.${i}.rpc_urls`, 'duplicate URL');
+  const preset = CHAIN_PRESETS[chainId];
+  const known = KNOWN_CHAINS[chainId];
   const explorerUrl = (c.explorer_url ?? known?.explorer_url)?.replace(/\/+$/, '');
   const confirmations = c.confirmations ?? preset?.confirmations;
   const finality = c.finality_confirmations ?? preset?.finality_confirmations;
@@ -77,20 +92,25 @@ function chainFromFile(c: Static<typeof ChainFileSchema>, i: number): ChainConfi
   if (finality < confirmations) {
     throw new ConfigError(`chains.${i}.finality_confirmations`, `must be >= confirmations (${confirmations})`);
   }
+  const fileTokens = c.tokens ?? presetTokens?.map((t) => ({ symbol: t.symbol }));
+  if (!fileTokens) throw new ConfigError(`chains.${i}.tokens`, 'required unless preset is set');
   const symbols = new Set<string>();
-  c.tokens.forEach((t, j) => {
+  const tokens = fileTokens.map((t, j) => {
     if (symbols.has(t.symbol)) throw new ConfigError(`chains.${i}.tokens.${j}.symbol`, `duplicate symbol ${t.symbol}`);
     symbols.add(t.symbol);
+    return tokenFromFile(t, presetTokens?.find((p) => p.symbol === t.symbol), `chains.${i}.tokens.${j}`);
   });
   return {
-    chainId: c.chain_id,
-    name: c.name ?? preset?.name ?? known?.name ?? `Chain ${c.chain_id}`,
+    chainId,
+    name: c.name ?? preset?.name ?? known?.name ?? `Chain ${chainId}`,
     ...(explorerUrl ? { explorerUrl } : {}),
-    rpcUrl: c.rpc_url,
+    rpcUrl: rpcUrls[0]!,
+    ...(rpcUrls.length > 1 ? { rpcUrls } : {}),
+    ...(c.preset !== undefined ? { preset: c.preset } : {}),
     confirmations,
     finalityConfirmations: finality,
     pollIntervalMs: c.poll_interval_ms ?? preset?.poll_interval_ms ?? 2000,
-    tokens: c.tokens.map((t) => ({ symbol: t.symbol, address: t.address.toLowerCase() as `0x${string}`, decimals: t.decimals, ...(t.eip3009 ? { eip3009: true } : {}) })),
+    tokens,
     ...(c.settlement_contract ? { settlementContract: c.settlement_contract.toLowerCase() as `0x${string}` } : {}),
     // Absent: the executor uses DEFAULT_FEE_BUMP.
     ...(c.fee_bump
@@ -102,6 +122,31 @@ function chainFromFile(c: Static<typeof ChainFileSchema>, i: number): ChainConfi
           },
         }
       : {}),
+  };
+}
+
+/**
+ * One token: the file's fields, each falling back to the preset token of the same symbol. A field
+ * the preset leaves uncertain ('read') and the file does not state is read from the chain at start-up.
+ */
+function tokenFromFile(t: Static<typeof TokenFileSchema>, p: PresetToken | undefined, at: string): TokenConfig {
+  const address = t.address ?? p?.address;
+  const decimals = t.decimals ?? p?.decimals;
+  if (address === undefined) throw new ConfigError(`${at}.address`, p ? 'required' : `required (the preset has no token ${t.symbol})`);
+  if (decimals === undefined) throw new ConfigError(`${at}.decimals`, 'required');
+  if ((t.eip712_name === undefined) !== (t.eip712_version === undefined)) throw new ConfigError(`${at}.eip712_version`, 'eip712_name and eip712_version go together');
+  const read: NonNullable<TokenConfig['readFromChain']> = [];
+  const eip3009 = t.eip3009 ?? (p?.eip3009 === 'read' ? (read.push('eip3009'), undefined) : p?.eip3009);
+  const eip2612 = t.eip2612 ?? (p?.eip2612 === 'read' ? (read.push('eip2612'), undefined) : p?.eip2612);
+  const eip712 = t.eip712_name !== undefined ? { name: t.eip712_name, version: t.eip712_version! } : p?.eip712 === 'read' ? (read.push('eip712'), undefined) : typeof p?.eip712 === 'object' ? p.eip712 : undefined;
+  return {
+    symbol: t.symbol,
+    address: address.toLowerCase() as `0x${string}`,
+    decimals,
+    ...(eip3009 ? { eip3009: true } : {}),
+    ...(eip2612 !== undefined ? { eip2612 } : {}),
+    ...(eip712 ? { eip712 } : {}),
+    ...(read.length > 0 ? { readFromChain: read } : {}),
   };
 }
 

@@ -19,27 +19,41 @@ const Decimal = Type.String({ pattern: '^\\d+(\\.\\d+)?$' });
 export const TokenFileSchema = Type.Object(
   {
     symbol: Type.String({ pattern: '^[A-Z0-9]{2,11}$' }),
-    address: Address,
-    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+    /** required unless the chain's preset has a token of this symbol (then: an override) */
+    address: Type.Optional(Address),
+    decimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 36 })),
     /** the token implements EIP-3009 transferWithAuthorization (DELEGATE orders use flow ERC20_3009) */
     eip3009: Type.Optional(Type.Boolean()),
+    /** the token implements EIP-2612 permit (checked at start-up on preset chains) */
+    eip2612: Type.Optional(Type.Boolean()),
+    /** the token's EIP-712 domain name and version (checked at start-up on preset chains) */
+    eip712_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    eip712_version: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
   },
   { additionalProperties: false },
 );
+
+const RpcUrl = Type.String({ pattern: '^(https?|wss?)://' });
 
 export const ChainFileSchema = Type.Object(
   {
     /** chain family; absent means `evm` (every entry written before Solana support) */
     kind: Type.Optional(Type.Literal('evm')),
-    chain_id: Type.Integer({ minimum: 1 }),
+    /** a chain preset (config/presets.ts: 1, 56, 137, 1088, 2345, 42161): its chain id, tokens, depths and explorer; every field here overrides it */
+    preset: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** required unless `preset` is set (then it must equal it) */
+    chain_id: Type.Optional(Type.Integer({ minimum: 1 })),
     name: Type.Optional(Type.String({ minLength: 1 })),
     /** block explorer base URL; the hosted page links `<explorer_url>/tx/<hash>` */
     explorer_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+$' })),
-    rpc_url: Type.String({ pattern: '^(https?|wss?)://' }),
+    /** one RPC URL; or `rpc_urls`, several in order of preference (chain/evm/transport.ts fails over) */
+    rpc_url: Type.Optional(RpcUrl),
+    rpc_urls: Type.Optional(Type.Array(RpcUrl, { minItems: 1, maxItems: 10 })),
     confirmations: Type.Optional(Type.Integer({ minimum: 0 })),
     finality_confirmations: Type.Optional(Type.Integer({ minimum: 0 })),
     poll_interval_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
-    tokens: Type.Array(TokenFileSchema, { minItems: 1 }),
+    /** required unless `preset` is set; with a preset it picks (by symbol) and overrides the preset's tokens */
+    tokens: Type.Optional(Type.Array(TokenFileSchema, { minItems: 1 })),
     /** the deployed TollgateSettlement of this chain (DELEGATE mode); needs SETTLEMENT_KEY */
     settlement_contract: Type.Optional(Address),
     /** replacement of the executor's stuck transactions (docs/delegate.md "Stuck transactions") */
@@ -188,6 +202,12 @@ export interface TokenConfig {
   decimals: number;
   /** EIP-3009 `transferWithAuthorization` support (false when absent). */
   eip3009?: boolean;
+  /** EIP-2612 `permit` support, when stated (a preset or the file); absent: not stated. */
+  eip2612?: boolean;
+  /** The token's EIP-712 domain, when stated; checked against the chain at start-up on preset chains. */
+  eip712?: { name: string; version: string };
+  /** Facts a preset leaves uncertain: chain/evm/preset-check.ts reads them from the chain at start-up. */
+  readFromChain?: ('eip3009' | 'eip2612' | 'eip712')[];
 }
 
 export interface ChainConfig {
@@ -195,7 +215,12 @@ export interface ChainConfig {
   name: string;
   /** block explorer base URL without trailing slash (from the file or a known-chain preset) */
   explorerUrl?: string;
+  /** The first of `rpcUrls` (every module that predates several URLs reads this one). */
   rpcUrl: string;
+  /** Every RPC URL in order of preference (chain/evm/transport.ts fails over between them); absent: `[rpcUrl]`. */
+  rpcUrls?: string[];
+  /** The preset this chain was built from (config/presets.ts), checked against the chain at start-up. */
+  preset?: number;
   confirmations: number;
   finalityConfirmations: number;
   pollIntervalMs: number;

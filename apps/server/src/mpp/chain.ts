@@ -1,6 +1,7 @@
-import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, type Hex, type PublicClient } from 'viem';
 import type { ChainConfig } from '../config/schema.ts';
 import { decodeTransferLog, type TransferLog } from '../chain/evm/rpc.ts';
+import { chainTransport } from '../chain/evm/transport.ts';
 
 /**
  * What verify needs from a chain: one transaction's receipt (its Transfer logs and block), the
@@ -34,8 +35,8 @@ const BLOCK_TIME_CACHE = 1024;
  * the head is still read after each receipt, so it is never below the receipt's block, and
  * concurrent head reads share the batch.
  */
-export function createEvmTxLookup(chain: Pick<ChainConfig, 'rpcUrl' | 'chainId'>, timeoutMs = 10_000): TxLookup {
-  const client: PublicClient = createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, timeout: timeoutMs, batch: { wait: 2, batchSize: 100 } }) });
+export function createEvmTxLookup(chain: Pick<ChainConfig, 'rpcUrl' | 'rpcUrls' | 'chainId'>, timeoutMs = 10_000): TxLookup {
+  const client: PublicClient = createPublicClient({ transport: chainTransport(chain, { timeoutMs, batch: { wait: 2, batchSize: 100 } }) });
   const blockTimes = new Map<Hex, bigint>();
   async function blockTime(hash: Hex): Promise<bigint> {
     const known = blockTimes.get(hash);

@@ -1,9 +1,10 @@
 import { NO_CALLBACK_DATA, orderIdToBytes32, TollgateSettlementArtifact } from '@tollgate/contracts';
-import { createPublicClient, encodeFunctionData, http, keccak256, type Hex, type LocalAccount, type PublicClient } from 'viem';
+import { createPublicClient, encodeFunctionData, keccak256, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import type { ChainConfig } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { KeyedBatcher } from '../db/batcher.ts';
 import { describeError } from '../chain/evm/rpc.ts';
+import { chainTransport } from '../chain/evm/transport.ts';
 import { AttemptTracker } from './tracker.ts';
 import { refusalOf } from './revert-reason.ts';
 import type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
@@ -88,7 +89,7 @@ export class SettlementExecutor {
     // Raw key, keystore or remote signer (signers/port.ts): each signs exactly the fields given.
     this.#account = opts.signer.account();
     this.#marginBps = BigInt(opts.gasMarginBps ?? 2_500);
-    this.client = createPublicClient({ transport: http(opts.chain.rpcUrl, { timeout: opts.timeoutMs ?? 10_000, retryCount: 0 }) });
+    this.client = createPublicClient({ transport: chainTransport(opts.chain, { timeoutMs: opts.timeoutMs ?? 10_000 }) });
     // One batch in flight: the batches are the nonce lock (two must not read the same next nonce).
     this.#recorder = new KeyedBatcher((_k, items) => this.#recordBatch(items), { maxBatch: opts.maxBatch ?? 64 });
     // The `sent` marks of concurrent broadcasts, one UPDATE for all (a mark is not needed for

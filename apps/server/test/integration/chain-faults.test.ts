@@ -1,4 +1,4 @@
-// Chain faults: real payments on anvil while a loopback JSON-RPC proxy (test/helpers/rpc-proxy.ts)
+// Chain faults: real payments on anvil while a loopback JSON-RPC proxy (@tollgate/devchain rpc-proxy.ts)
 // between Tollgate's watcher and anvil drops connections, delays, answers JSON-RPC errors or HTTP
 // 500, or serves a lagging head; an RPC outage with transfers sent during it; and reorgs below and at
 // the confirmation depth (@tollgate/devchain `reorg`). Invariants, checked continuously by a monitor
@@ -21,7 +21,7 @@ import type { Hex } from 'viem';
 import { findLedgerImbalances, getFeeBalance } from '../../src/fees/ledger.ts';
 import { backends } from '../helpers/db.ts';
 import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/orders.ts';
-import { startRpcProxy, type RpcFault, type RpcProxy } from '../helpers/rpc-proxy.ts';
+import { startRpcProxy, type RpcFault, type RpcProxy } from '@tollgate/devchain';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, pay, payerAddress, startTestChain } from './watcher-fixtures.ts';
 

@@ -13,7 +13,7 @@ import type { ChainConfig, SettlementSigner } from '../../src/config/schema.ts';
 import { SettlementExecutor, type SettleRequest } from '../../src/settlement/executor.ts';
 import { findSettlement } from '../../src/settlement/repo.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { startRpcProxy } from '../helpers/rpc-proxy.ts';
+import { startRpcProxy } from '@tollgate/devchain';
 import { reconcileSettled, withSettlement } from '../helpers/settlement.ts';
 
 const AMOUNT = 2_500_000n;

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
-import { CHAIN_PRESETS } from '../../src/config/presets.ts';
+import { getAddress } from 'viem';
+import { CHAIN_PRESETS, PRESET_IDS } from '../../src/config/presets.ts';
 
 const MASTER_KEY = 'ab'.repeat(32);
 const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
@@ -368,8 +369,59 @@ describe('loadConfig: chain presets', () => {
     assert.deepEqual([c.name, c.confirmations, c.finalityConfirmations, c.pollIntervalMs], ['Mainnet', 3, 6, 100]);
   });
 
-  it('presets carry no token addresses: tokens come only from the file', () => {
-    for (const preset of Object.values(CHAIN_PRESETS)) assert.equal('tokens' in preset, false);
+  it('a chain id alone takes no token from its preset: tokens are required unless `preset` is written', () => {
+    const { cwd, env } = withFile(buildFile({ chains: [{ chain_id: 137, rpc_url: 'https://rpc.example.com' }] }));
+    assertConfigError(() => loadConfig(env, cwd), 'chains.0.tokens');
+  });
+
+  it('`preset` brings chain id, tokens (addresses, decimals, capabilities), depths and explorer', () => {
+    const { cwd, env } = withFile(buildFile({ chains: [{ preset: 56, rpc_urls: ['https://a.example', 'https://b.example/v3/key'] }] }));
+    const c = loadConfig(env, cwd).chains[0]!;
+    assert.deepEqual([c.chainId, c.preset, c.rpcUrl, c.rpcUrls, c.explorerUrl], [56, 56, 'https://a.example', ['https://a.example', 'https://b.example/v3/key'], 'https://bscscan.com']);
+    assert.deepEqual(c.tokens, [
+      { symbol: 'USDC', address: '0x8ac76a51cc950d9822d68b83fe1ad97b32cd580d', decimals: 18, readFromChain: ['eip2612'] },
+      { symbol: 'USDT', address: '0x55d398326f99059ff775485246999027b3197955', decimals: 18, eip2612: false },
+    ]);
+  });
+
+  it('every preset field can be overridden; `tokens` picks preset tokens by symbol and overrides their fields', () => {
+    const { cwd, env } = withFile(buildFile({ chains: [{
+      preset: 137, rpc_url: 'https://rpc.example.com', name: 'Polygon (ours)', explorer_url: 'https://explorer.example/', confirmations: 5, finality_confirmations: 9, poll_interval_ms: 500,
+      tokens: [{ symbol: 'USDT', eip3009: false, eip712_name: 'USDT0', eip712_version: '1' }, { symbol: 'EURC', address: USDC, decimals: 6 }],
+    }] }));
+    const c = loadConfig(env, cwd).chains[0]!;
+    assert.deepEqual([c.name, c.explorerUrl, c.confirmations, c.finalityConfirmations, c.pollIntervalMs], ['Polygon (ours)', 'https://explorer.example', 5, 9, 500]);
+    assert.deepEqual(c.tokens, [
+      { symbol: 'USDT', address: '0xc2132d05d31c914a87c6611c10748aeb04b58e8f', decimals: 6, eip2612: true, eip712: { name: 'USDT0', version: '1' } },
+      { symbol: 'EURC', address: USDC.toLowerCase(), decimals: 6 },
+    ]);
+  });
+
+  it('refuses an unknown preset, a chain_id that contradicts it, a token the preset lacks without address, both rpc_url and rpc_urls', () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ preset: 31337, rpc_url: 'https://r.example' }, 'chains.0.preset'],
+      [{ preset: 9999, rpc_url: 'https://r.example' }, 'chains.0.preset'],
+      [{ preset: 137, chain_id: 1, rpc_url: 'https://r.example' }, 'chains.0.chain_id'],
+      [{ preset: 137, rpc_url: 'https://r.example', tokens: [{ symbol: 'DAI', decimals: 18 }] }, 'chains.0.tokens.0.address'],
+      [{ preset: 137, rpc_url: 'https://r.example', rpc_urls: ['https://s.example'] }, 'chains.0.rpc_urls'],
+      [{ preset: 137, rpc_urls: ['https://s.example', 'https://s.example'] }, 'chains.0.rpc_urls'],
+      [{ preset: 137 }, 'chains.0.rpc_url'],
+      [{ preset: 137, rpc_url: 'https://r.example', tokens: [{ symbol: 'USDC', eip712_name: 'X' }] }, 'chains.0.tokens.0.eip712_version'],
+    ];
+    for (const [chain, key] of cases) {
+      const { cwd, env } = withFile(buildFile({ chains: [chain] }));
+      assertConfigError(() => loadConfig(env, cwd), key);
+    }
+  });
+
+  it('every preset token address is EIP-55 checksummed (a typo changes the checksum) and BNB Chain’s have 18 decimals', () => {
+    for (const [id, p] of Object.entries(CHAIN_PRESETS)) {
+      for (const t of p.tokens ?? []) {
+        assert.equal(getAddress(t.address), t.address, `${id} ${t.symbol}`);
+        assert.equal(t.decimals, id === '56' ? 18 : 6, `${id} ${t.symbol}`);
+      }
+    }
+    assert.deepEqual(PRESET_IDS.toSorted((a, b) => a - b), [1, 56, 137, 1088, 2345, 42161]);
   });
 
   it('a chain without a preset and without confirmations fails', () => {

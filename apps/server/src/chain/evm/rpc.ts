@@ -1,6 +1,7 @@
-import { createPublicClient, http, numberToHex, ResponseBodyTooLargeError, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, numberToHex, ResponseBodyTooLargeError, type Hex, type PublicClient } from 'viem';
 import type { ChainConfig } from '../../config/schema.ts';
 import { logSafeError } from '../../db/log-safe.ts';
+import { chainTransport } from './transport.ts';
 
 /**
  * The watcher's view of one EVM chain: three JSON-RPC reads, each bounded by a timeout and retried
@@ -169,17 +170,16 @@ export interface ChainRpcOptions {
 }
 
 /**
- * A viem public client for `chain.rpcUrl` behind the `ChainRpc` port.
+ * A viem public client for the chain's RPC URLs (failover, rate limits and chain-id checks:
+ * transport.ts) behind the `ChainRpc` port.
  *
  * @example
  * const rpc = createChainRpc(config.chains[0]!, { timeoutMs: 10_000 });
  * const head = await rpc.getHead();
  * const logs = await rpc.getTransferLogs({ tokens: [usdc], to: [merchant], fromBlock: head.number - 10n, toBlock: head.number });
  */
-export function createChainRpc(chain: Pick<ChainConfig, 'rpcUrl'>, opts: ChainRpcOptions = {}): ChainRpc {
-  const client: PublicClient = createPublicClient({
-    transport: http(chain.rpcUrl, { timeout: opts.timeoutMs ?? 10_000, retryCount: 0 }),
-  });
+export function createChainRpc(chain: Pick<ChainConfig, 'chainId' | 'rpcUrl' | 'rpcUrls'>, opts: ChainRpcOptions = {}): ChainRpc {
+  const client: PublicClient = createPublicClient({ transport: chainTransport(chain, { timeoutMs: opts.timeoutMs ?? 10_000 }) });
   const retry = { ...DEFAULT_RETRY, ...opts.retry };
   // Node operators cap a topic OR-list or the request size in different ways; 200 addresses keep a
   // request under ~14 kB. Merchants beyond that cost one more request per range per 200 wallets.

@@ -1,9 +1,10 @@
-import { BaseError, CallExecutionError, createPublicClient, HttpRequestError, RawContractError, TimeoutError, encodeFunctionData, http, type Hex, type PublicClient } from 'viem';
+import { BaseError, CallExecutionError, createPublicClient, HttpRequestError, RawContractError, TimeoutError, encodeFunctionData, type Hex, type PublicClient } from 'viem';
 import type { ChainConfig } from '../../config/schema.ts';
 import { eip3009Abi } from './abi.ts';
 import type { Authorization } from './authorization.ts';
 import { splitSignature } from '../../chain/evm/signature.ts';
 import { ChainUnavailable, onChain } from '../scheme.ts';
+import { chainTransport } from '../../chain/evm/transport.ts';
 
 export interface Eip712Domain {
   name: string;
@@ -27,7 +28,7 @@ export class ExactEvmChain {
   readonly #domains = new Map<Hex, Promise<Eip712Domain | undefined>>();
 
   constructor(readonly chain: ChainConfig) {
-    this.client = createPublicClient({ transport: http(chain.rpcUrl, { timeout: 10_000, retryCount: 0 }) });
+    this.client = createPublicClient({ transport: chainTransport(chain, { timeoutMs: 10_000 }) });
   }
 
   /** The token's EIP-712 domain name and version from `name()` and `version()`; undefined when it has none. */
