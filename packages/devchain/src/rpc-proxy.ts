@@ -25,7 +25,9 @@ import type { AddressInfo, Socket } from 'node:net';
  * - `rateLimit`: at most `requests` per `windowMs`; beyond that HTTP 429 with `Retry-After`
  *   (seconds) and an Alchemy-style body, or (`as: 'rpc-error'`) HTTP 200 with Infura's -32005
  *   "project ID request rate exceeded". A request that arrives before the announced Retry-After has
- *   passed is counted in `stats().early` (a client that honours Retry-After keeps it at 0);
+ *   passed, more than `graceMs` (default: half the Retry-After) after the period's first 429
+ *   (requests in flight then are not the client's fault), is counted in `stats().early`: a client
+ *   that honours Retry-After keeps it at 0, one that retries at once does not;
  * - `chainId`: eth_chainId and net_version answer this id (a provider URL of another chain).
  */
 export type RpcFaultMode = 'pass' | 'drop' | 'delay' | 'rpc-error' | 'http-500' | 'lag';
@@ -43,7 +45,7 @@ export interface RpcLimits {
   maxLogBlockRange?: number;
   maxLogResults?: number;
   style?: LimitStyle;
-  rateLimit?: { requests: number; windowMs: number; retryAfterSeconds?: number; as?: 'http-429' | 'rpc-error' };
+  rateLimit?: { requests: number; windowMs: number; retryAfterSeconds?: number; as?: 'http-429' | 'rpc-error'; graceMs?: number };
   chainId?: number;
 }
 
@@ -88,6 +90,8 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
   const sockets = new Set<Socket>();
   let window: number[] = [];
   let retryAfterUntil = 0;
+  /** When the current Retry-After period began (its first 429). */
+  let periodStart = 0;
 
   const forward = async (body: unknown): Promise<unknown> => {
     const res = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -170,7 +174,10 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
     const rl = limits.rateLimit;
     if (!rl) return false;
     const now = Date.now();
-    if (now < retryAfterUntil) stats.early++;
+    // Requests sent before the client could read the period's first 429 are not its fault (on a
+    // loaded machine that answer can take a few hundred ms to be read): only those arriving
+    // `graceMs` after it count.
+    if (now < retryAfterUntil && now > periodStart + (rl.graceMs ?? ((rl.retryAfterSeconds ?? 1) * 1000) / 2)) stats.early++;
     window = window.filter((t) => t > now - rl.windowMs);
     if (window.length < rl.requests) {
       window.push(now);
@@ -178,6 +185,7 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
     }
     stats.rateLimited++;
     const seconds = rl.retryAfterSeconds ?? 1;
+    if (now >= retryAfterUntil) periodStart = now;
     retryAfterUntil = Math.max(retryAfterUntil, now + seconds * 1000);
     if (rl.as === 'rpc-error') {
       const out = calls.map((c) => error(c, -32005, 'project ID request rate exceeded'));
@@ -252,6 +260,7 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
       limits = next;
       window = [];
       retryAfterUntil = 0;
+      periodStart = 0;
     },
     stats: () => ({ ...stats, calls: { ...stats.calls }, faulted: { ...stats.faulted } }),
     async close() {

@@ -126,6 +126,34 @@ const RANGE_ERROR_RE =
   /(block range|range (is )?too (large|wide|big)|exceed(s|ed)? (the )?max(imum)? (block )?range|more than \d+ (results|logs)|too many (results|logs|blocks)|response size|result (set )?too large|query timeout exceeded|limited to (a )?[\d,]+ (block|range))/i;
 
 /**
+ * The block span a provider's refusal names, if any, so the watcher jumps to a size that fits
+ * instead of halving its way there. Alchemy and Infura suggest a range ("this block range should
+ * work: [0x1, 0x7d0]", "Try with this block range [0x1, 0x7d0]."); others state their cap
+ * (QuickNode "limited to a 10,000 range", geth/BSC "exceed maximum block range: 5000", Alchemy
+ * "up to a 2K block range").
+ *
+ * @example
+ * rangeHint(new Error('query returned more than 10000 results. Try with this block range [0x10, 0x1f].')); // 16
+ */
+export function rangeHint(err: unknown): number | undefined {
+  for (const e of causeChain(err)) {
+    const o = e as { details?: unknown; shortMessage?: unknown; message?: unknown };
+    const text = [o.details, o.shortMessage, o.message].filter((x) => typeof x === 'string').join(' ');
+    const range = /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(text);
+    if (range) {
+      const span = BigInt(range[2]!) - BigInt(range[1]!) + 1n;
+      if (span >= 1n && span <= 10_000_000n) return Number(span);
+    }
+    const cap = /(?:limited to (?:a )?|maximum block range:?\s*|up to (?:a )?)(\d[\d,]*)(k?)\b/i.exec(text);
+    if (cap) {
+      const n = Number(cap[1]!.replaceAll(',', '')) * (cap[2] ? 1000 : 1);
+      if (n >= 1) return n;
+    }
+  }
+  return undefined;
+}
+
+/**
  * A one-line description of an RPC or database error that is safe to log: viem messages embed the
  * request URL, and RPC URLs commonly carry an API key in the path or query
  * (`https://mainnet.infura.io/v3/<key>`), so every URL is replaced by its origin-less placeholder.

@@ -1,4 +1,4 @@
-import { createTransport, http, HttpRequestError, RpcRequestError, TimeoutError, type EIP1193RequestFn, type HttpTransportConfig, type Transport } from 'viem';
+import { BaseError, createTransport, http, HttpRequestError, RpcError, RpcRequestError, TimeoutError, type EIP1193RequestFn, type HttpTransportConfig, type Transport } from 'viem';
 import type { ChainConfig } from '../../config/schema.ts';
 import { LOG_LEVELS, logLine } from '../../log.ts';
 
@@ -58,10 +58,10 @@ export interface RpcPolicyOptions {
 }
 
 /** No URL of a chain could serve a request; `cause` is the last URL's error. */
-export class RpcUnavailableError extends Error {
-  constructor(message: string, readonly reason: 'rate-limited' | 'down' | 'wrong-chain', options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'RpcUnavailableError';
+export class RpcUnavailableError extends BaseError {
+  // A viem BaseError, so viem's request layer passes it through as it is (anything else becomes UnknownRpcError).
+  constructor(message: string, readonly reason: 'rate-limited' | 'down' | 'wrong-chain') {
+    super(message, { name: 'RpcUnavailableError' });
   }
 }
 
@@ -72,6 +72,8 @@ interface Endpoint {
   restUntil: number;
   hardRest: boolean;
   failures: number;
+  /** Until when the URL's last 429 asked us to wait (its Retry-After); 0 = none. */
+  retryAfterUntil: number;
   /** Time the chain id was last proven, 0 = must probe before use. */
   verifiedAt: number;
   probing?: Promise<void>;
@@ -90,7 +92,7 @@ export function chainTransport(chain: Pick<ChainConfig, 'chainId' | 'rpcUrl' | '
   const pool = rpcPool(chain, opts);
   const timeout = opts.timeoutMs ?? 10_000;
   // One underlying HTTP transport per URL and per client: batching and timeouts are per client.
-  const requests = pool.urls.map((u) => http(u, { timeout, retryCount: 0, ...(opts.batch ? { batch: opts.batch } : {}) })({ retryCount: 0, timeout }).request);
+  const requests = pool.urls.map((u, i) => http(u, { timeout, retryCount: 0, onFetchResponse: pool.onResponse(i), ...(opts.batch ? { batch: opts.batch } : {}) })({ retryCount: 0, timeout }).request);
   return () =>
     createTransport({
       key: 'tollgate',
@@ -125,12 +127,26 @@ export class RpcPool {
     const probeTimeout = opts.timeoutMs ?? 10_000;
     this.#endpoints = urls.map((u, i) => ({
       label: endpointLabel(u, i),
-      request: http(u, { timeout: probeTimeout, retryCount: 0 })({ retryCount: 0, timeout: probeTimeout }).request,
+      request: http(u, { timeout: probeTimeout, retryCount: 0, onFetchResponse: this.onResponse(i) })({ retryCount: 0, timeout: probeTimeout }).request,
       restUntil: 0,
       hardRest: false,
+      retryAfterUntil: 0,
       failures: 0,
       verifiedAt: 0,
     }));
+  }
+
+  /**
+   * The fetch hook of URL `i`: a 429 whose body is a JSON-RPC error reaches us as an RpcRequestError
+   * without headers (viem keeps only the body), so its Retry-After is taken here.
+   */
+  onResponse(i: number): (res: Response) => void {
+    return (res) => {
+      if (res.status !== 429) return;
+      const ms = parseRetryAfter(res.headers.get('retry-after') ?? undefined);
+      const e = this.#endpoints[i];
+      if (e && ms !== undefined) e.retryAfterUntil = Math.max(e.retryAfterUntil, Date.now() + ms);
+    };
   }
 
   /** Per URL (labelled by origin only: API keys live in paths): usable now, resting, or on another chain. */
@@ -161,7 +177,7 @@ export class RpcPool {
     // A URL that failed in this request is not asked again by it (the caller owns retries); one
     // that rate-limited it may be, once its Retry-After has passed within `maxWaitMs`.
     const tried = new Set<Endpoint>();
-    for (let round = 0; round < 2 * this.#endpoints.length + 1; round++) {
+    for (let round = 0; round < 3 * this.#endpoints.length + 2; round++) {
       const now = Date.now();
       const open = this.#endpoints.filter((e) => !tried.has(e));
       // Preference order among the rested; then a URL resting after failures (its rest orders the
@@ -234,12 +250,16 @@ export class RpcPool {
     e.failures++;
     const backoff = Math.min(60_000, 1_000 * 2 ** Math.min(e.failures - 1, 6));
     const kind = verdict.kind;
-    const ms = (verdict.kind === 'rate-limited' ? verdict.retryAfterMs : undefined) ?? backoff;
-    e.restUntil = Date.now() + ms;
+    const now = Date.now();
+    const announced = e.retryAfterUntil > now ? e.retryAfterUntil - now : undefined;
+    const ms = kind === 'rate-limited' ? ((verdict.kind === 'rate-limited' ? verdict.retryAfterMs : undefined) ?? announced ?? backoff) : backoff;
+    e.restUntil = now + ms;
     e.hardRest = kind === 'rate-limited';
-    // A URL coming back from rest proves its chain id again before serving.
-    e.verifiedAt = 0;
-    this.#log.warn(kind === 'rate-limited' ? 'RPC URL rate limited; resting it' : 'RPC URL failed; resting it', { url: e.label, rest_ms: ms, failures: e.failures, error: shortError(err) });
+    // A URL coming back from an outage proves its chain id again before serving (a rate limit says
+    // nothing about which chain it serves).
+    if (kind !== 'rate-limited') e.verifiedAt = 0;
+    // One line per streak (the first failure), and one when it answers again: an outage of minutes is two lines, not hundreds.
+    if (e.failures === 1) this.#log.warn(kind === 'rate-limited' ? 'RPC URL rate limited; resting it' : 'RPC URL failed; resting it', { url: e.label, rest_ms: ms, failures: e.failures, error: shortError(err) });
   }
 }
 
@@ -259,9 +279,13 @@ export function classify(err: unknown, now = Date.now()): Verdict {
     return { kind: 'down' };
   }
   if (err instanceof TimeoutError) return { kind: 'down' };
-  if (err instanceof RpcRequestError) {
-    const text = `${err.details} ${err.shortMessage}`;
-    if (err.code === 429 || RATE_LIMIT_RE.test(text)) return { kind: 'rate-limited' };
+  // A JSON-RPC error object: viem's transport maps it to a typed RpcError (LimitExceededRpcError for
+  // -32005, InternalRpcError, …) whose cause is the RpcRequestError with the node's message.
+  const rpc = err instanceof RpcRequestError ? err : err instanceof BaseError ? (err.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null) : null;
+  if (rpc || err instanceof RpcError) {
+    const e = err as BaseError & { code?: number };
+    const text = `${rpc?.details ?? ''} ${e.details ?? ''} ${e.shortMessage}`;
+    if (rpc?.code === 429 || e.code === 429 || RATE_LIMIT_RE.test(text)) return { kind: 'rate-limited' };
     return { kind: 'answer' };
   }
   // Anything else (a fetch that never connected, a body that is not JSON) is the URL's fault.

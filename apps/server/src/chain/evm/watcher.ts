@@ -8,7 +8,7 @@ import { createChainLogger, yieldToEventLoop, type ChainLogger, type WatchContex
 import { runDepthPass } from './depth.ts';
 import { acquireLease, releaseLease } from './lease.ts';
 import { checkCursor, rewindAfterReorg, verifyGenesis, type CursorCheck } from './reorg.ts';
-import { createChainRpc, describeError, isRangeError, type BlockRef, type ChainRpc, type ChainRpcOptions } from './rpc.ts';
+import { createChainRpc, describeError, isRangeError, rangeHint, type BlockRef, type ChainRpc, type ChainRpcOptions } from './rpc.ts';
 import { ensureCursor, listWatchedAddresses, nextRange, scanRange, type Cursor } from './scan.ts';
 
 /**
@@ -185,7 +185,9 @@ export class ChainWatcher {
             out = await scanRange(ctx, cursor, range, head, addresses);
           } catch (err) {
             if (!isRangeError(err) || this.currentRangeSize === 1) throw err;
-            this.currentRangeSize = Math.max(1, Math.floor(this.currentRangeSize / 2));
+            // The provider's own figure when it gives one (rangeHint), else half.
+            const hint = rangeHint(err);
+            this.currentRangeSize = Math.max(1, hint !== undefined && hint < this.currentRangeSize ? hint : Math.floor(this.currentRangeSize / 2));
             this.successesSinceShrink = 0;
             ctx.log.warn('eth_getLogs range refused; shrinking', { range_size: this.currentRangeSize, error: describeError(err) });
             continue;
