@@ -12,6 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import { mine, rpcRequest, startRpcProxy, type DevChain, type RpcProxy } from '@tollgate/devchain';
 import { createPublicClient } from 'viem';
 import { chainTransport, rpcPool, RpcUnavailableError } from '../../src/chain/evm/transport.ts';
+import { createEvmTxLookup } from '../../src/mpp/chain.ts';
+import { ExactEvmChain } from '../../src/x402/exact-evm/chain.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { chainConfigOf, createMerchant, createOrder, pay, payerAddress, startTestChain, transfersOf, transitionsOf, watcherFor } from './watcher-fixtures.ts';
 
@@ -45,9 +47,10 @@ describe('RPC providers between Tollgate and anvil', () => {
       });
 
       it('range caps, result caps, 429 + Retry-After and drops on two providers: every payment detected once, the range adapts', async () => {
-        // Alchemy-like primary: 5-block ranges, 3 results, 15 requests a second; Infura-like
-        // secondary: 8-block ranges, 3 results, and one connection in five dropped.
-        const a = await proxy({ limits: { maxLogBlockRange: 5, maxLogResults: 3, style: 'alchemy', rateLimit: { requests: 15, windowMs: 1000, retryAfterSeconds: 1 } } });
+        // Alchemy-like primary: 5-block ranges, 3 results, 10 requests per 10 s (a catch-up needs
+        // more, however slow the machine); Infura-like secondary: 8-block ranges, 3 results, and one
+        // connection in five dropped.
+        const a = await proxy({ limits: { maxLogBlockRange: 5, maxLogResults: 3, style: 'alchemy', rateLimit: { requests: 10, windowMs: 10_000, retryAfterSeconds: 1 } } });
         const b = await proxy({ limits: { maxLogBlockRange: 8, maxLogResults: 3, style: 'infura' }, fault: { mode: 'drop', rate: 0.2 } });
         const chain = chainOver([a.url, b.url]);
         const m = await createMerchant(database.db, chain);
@@ -89,6 +92,37 @@ describe('RPC providers between Tollgate and anvil', () => {
       });
     });
   }
+
+  it('machine-payment lookups (batched) and x402 chain reads through a rate-limited, dropping provider and a spare: the same answers as anvil', async () => {
+    const limited = await proxy({ limits: { rateLimit: { requests: 3, windowMs: 1000, retryAfterSeconds: 1 } }, fault: { mode: 'drop', rate: 0.3 } });
+    const spare = await proxy({ limits: { rateLimit: { requests: 50, windowMs: 1000, retryAfterSeconds: 1, as: 'rpc-error' } } });
+    const chain = chainOver([limited.url, spare.url]);
+    const to = '0x00000000000000000000000000000000000b0b01';
+    const hashes: `0x${string}`[] = [];
+    for (let i = 0; i < 4; i++) hashes.push(await pay(dev, i, to, 1_000n + BigInt(i)));
+    const lookup = createEvmTxLookup(chain, 2_000);
+    // 40 concurrent verifies of 4 transactions (as concurrent MPP verifies send them): all answered
+    // from the chain, each with its one transfer; a failure would be a 503 to the client, retried.
+    const answers = await Promise.all(Array.from({ length: 40 }, async (_, i) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await lookup.getMinedTransfers(hashes[i % 4]!);
+        } catch (err) {
+          if (attempt >= 5) throw err;
+        }
+      }
+    }));
+    answers.forEach((a, i) => {
+      assert.equal(a?.status, 'success');
+      assert.deepEqual(a!.transfers.map((t) => [t.to, t.value]), [[to, 1_000n + BigInt(i % 4)]]);
+    });
+    const x402 = new ExactEvmChain(chain);
+    const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address;
+    assert.deepEqual(await x402.domainOf(usdc), { name: 'USD Coin', version: '2' });
+    assert.equal(limited.stats().early, 0);
+    assert.equal(spare.stats().early, 0);
+    assert.ok((spare.stats().calls.eth_getTransactionReceipt ?? 0) > 0, 'the spare served');
+  });
 
   it('Retry-After is honoured: a short one is waited out inside the request, a long one fails fast without a request', async () => {
     const p = await proxy({ limits: { rateLimit: { requests: 2, windowMs: 1000, retryAfterSeconds: 1 } } });

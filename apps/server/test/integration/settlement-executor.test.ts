@@ -225,6 +225,43 @@ for (const backend of backends()) {
       }
     });
 
+    it('two RPC providers, the preferred one rate-limited (429 + Retry-After) and dropping connections: five settlements, each sent and paid once', async () => {
+      const limited = await startRpcProxy(dev.rpcUrl, { limits: { rateLimit: { requests: 4, windowMs: 1000, retryAfterSeconds: 1 } }, fault: { mode: 'drop', rate: 0.3 } });
+      const spare = await startRpcProxy(dev.rpcUrl);
+      try {
+        const ex = new SettlementExecutor({ db: database.db, chain: { ...chain, rpcUrl: limited.url, rpcUrls: [limited.url, spare.url] }, signer, timeoutMs: 2_000 });
+        const reqs = await Promise.all(Array.from({ length: 5 }, () => paidOrder()));
+        const before = await executorNonce();
+        // A failed call leaves the row as it was; the caller (the worker) retries: here, until done.
+        const done = await Promise.all(reqs.map(async (req) => {
+          for (let attempt = 0; attempt < 20; attempt++) {
+            try {
+              const out = await ex.settle(req, { pollMs: 50 });
+              if (out.kind === 'recorded' || out.kind === 'existing') return out;
+            } catch {
+              /* a provider failure: the row (if recorded) is reconciled below */
+            }
+          }
+          throw new Error(`${req.orderId}: not settled in 20 attempts`);
+        }));
+        assert.equal(done.length, 5);
+        limited.set({ mode: 'pass' }); // the rate limit stays
+        await reconcileSettled(ex);
+        for (const req of reqs) {
+          assert.equal((await findSettlement(database.db, chain.chainId, req.orderId, 'settle'))?.status, 'confirmed', req.orderId);
+          assert.equal(await balance(req.payee), AMOUNT, 'paid once');
+          assert.equal(await orderState(req.orderId), 1, 'Settled on chain');
+        }
+        assert.equal(await executorNonce(), before + 5, 'one transaction per settlement');
+        assert.ok(limited.stats().rateLimited + (limited.stats().faulted.drop ?? 0) > 0, JSON.stringify(limited.stats()));
+        assert.ok((spare.stats().calls.eth_sendRawTransaction ?? 0) + (spare.stats().calls.eth_call ?? 0) > 0, 'the spare served');
+        assert.equal(limited.stats().early, 0, 'no request before Retry-After');
+      } finally {
+        await limited.close();
+        await spare.close();
+      }
+    });
+
     it('refund: the payer gets the pooled amount back once, and the order can never settle afterwards', async () => {
       const req = await paidOrder();
       const ex = executor();

@@ -153,7 +153,7 @@ export class RpcPool {
   health(now = Date.now()): { url: string; state: 'ok' | 'resting' | 'wrong-chain' | 'unverified'; failures: number }[] {
     return this.#endpoints.map((e) => ({
       url: e.label,
-      state: e.wrongChain !== undefined && e.restUntil > now ? 'wrong-chain' : e.restUntil > now ? 'resting' : e.verifiedAt === 0 ? 'unverified' : 'ok',
+      state: e.wrongChain !== undefined ? 'wrong-chain' : e.restUntil > now ? 'resting' : e.verifiedAt === 0 ? 'unverified' : 'ok',
       failures: e.failures,
     }));
   }
