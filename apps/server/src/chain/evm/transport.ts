@@ -200,10 +200,14 @@ export class RpcPool {
           continue;
         }
         const result = await requests[i]!(args);
-        if (e.failures > 0) this.#log.info('RPC URL answers again', { url: e.label });
-        e.failures = 0;
-        e.restUntil = 0;
-        e.hardRest = false;
+        // An answer to a request sent before a concurrent one was rate-limited does not lift that
+        // Retry-After: only a URL not resting on a rate limit is marked healthy again.
+        if (!e.hardRest || e.restUntil <= Date.now()) {
+          if (e.failures > 0) this.#log.info('RPC URL answers again', { url: e.label });
+          e.failures = 0;
+          e.restUntil = 0;
+          e.hardRest = false;
+        }
         return result;
       } catch (err) {
         const verdict = classify(err);
