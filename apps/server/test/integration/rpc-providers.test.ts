@@ -86,7 +86,10 @@ describe('RPC providers between Tollgate and anvil', () => {
         assert.ok(sa.rangeRefused + sb.rangeRefused > 0, 'ranges were refused');
         assert.ok(sa.resultsRefused + sb.resultsRefused > 0, 'results were refused');
         assert.ok(sa.rateLimited > 0, `the primary rate-limited (${JSON.stringify(sa)})`);
-        assert.equal(sa.early, 0, 'nothing reached the primary before its Retry-After');
+        // The sequential test below holds this at exactly 0. Here the watcher has up to 8 requests
+        // in flight: one decided before the 429 was read can reach the proxy late on a loaded
+        // machine (one seen at a load average of ~27 on 2 cores), so a stray one is tolerated.
+        assert.ok(sa.early <= 1, `the primary's Retry-After was honoured (${sa.early} early)`);
         assert.ok(w.rangeSize <= 8, `range adapted to the caps (${w.rangeSize})`);
         assert.ok(errors.length < 60, `ticks mostly succeed (${errors.length} failed)`);
       });
@@ -94,7 +97,8 @@ describe('RPC providers between Tollgate and anvil', () => {
   }
 
   it('machine-payment lookups (batched) and x402 chain reads through a rate-limited, dropping provider and a spare: the same answers as anvil', async () => {
-    const limited = await proxy({ limits: { rateLimit: { requests: 3, windowMs: 1000, retryAfterSeconds: 1 } }, fault: { mode: 'drop', rate: 0.3 } });
+    // Two requests per 10 s: the probe and the first batch; every lookup needs at least two batches.
+    const limited = await proxy({ limits: { rateLimit: { requests: 2, windowMs: 10_000, retryAfterSeconds: 1 } }, fault: { mode: 'drop', rate: 0.3 } });
     const spare = await proxy({ limits: { rateLimit: { requests: 50, windowMs: 1000, retryAfterSeconds: 1, as: 'rpc-error' } } });
     const chain = chainOver([limited.url, spare.url]);
     const to = '0x00000000000000000000000000000000000b0b01';

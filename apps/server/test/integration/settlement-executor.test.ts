@@ -230,7 +230,8 @@ for (const backend of backends()) {
       const spare = await startRpcProxy(dev.rpcUrl);
       try {
         const ex = new SettlementExecutor({ db: database.db, chain: { ...chain, rpcUrl: limited.url, rpcUrls: [limited.url, spare.url] }, signer, timeoutMs: 2_000 });
-        const reqs = await Promise.all(Array.from({ length: 5 }, () => paidOrder()));
+        const reqs: SettleRequest[] = [];
+        for (let i = 0; i < 5; i++) reqs.push(await paidOrder()); // one payer: its transfers one after another
         const before = await executorNonce();
         // A failed call leaves the row as it was; the caller (the worker) retries: here, until done.
         const done = await Promise.all(reqs.map(async (req) => {

@@ -210,7 +210,9 @@ export class RpcPool {
         }
         return result;
       } catch (err) {
-        const verdict = classify(err);
+        let verdict = classify(err);
+        // A body viem could not read, sent with a 429 this URL just answered (e.g. to a batch): a rate limit.
+        if (verdict.kind === 'down' && e.retryAfterUntil > Date.now()) verdict = { kind: 'rate-limited' };
         if (verdict.kind === 'answer') throw err;
         if (verdict.kind === 'down') tried.add(e);
         last = { err, reason: verdict.kind === 'rate-limited' ? 'rate-limited' : 'down' };
@@ -286,6 +288,9 @@ export function classify(err: unknown, now = Date.now()): Verdict {
   // A JSON-RPC error object: viem's transport maps it to a typed RpcError (LimitExceededRpcError for
   // -32005, InternalRpcError, …) whose cause is the RpcRequestError with the node's message.
   const rpc = err instanceof RpcRequestError ? err : err instanceof BaseError ? (err.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null) : null;
+  // An RpcError with no node message under it (viem's UnknownRpcError around a body it could not
+  // read) is the URL's trouble, not an answer.
+  if (!rpc && err instanceof RpcError && err.code === -1) return { kind: 'down' };
   if (rpc || err instanceof RpcError) {
     const e = err as BaseError & { code?: number };
     const text = `${rpc?.details ?? ''} ${e.details ?? ''} ${e.shortMessage}`;
