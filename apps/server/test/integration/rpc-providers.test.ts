@@ -125,7 +125,7 @@ describe('RPC providers between Tollgate and anvil', () => {
     assert.deepEqual(await x402.domainOf(usdc), { name: 'USD Coin', version: '2' });
     assert.equal(limited.stats().early, 0);
     assert.equal(spare.stats().early, 0);
-    assert.ok((spare.stats().calls.eth_getTransactionReceipt ?? 0) > 0, 'the spare served');
+    assert.ok(Object.values(spare.stats().calls).reduce((a, b) => a + b, 0) > (spare.stats().calls.eth_chainId ?? 0), `the spare served (${JSON.stringify(spare.stats().calls)})`);
   });
 
   it('Retry-After is honoured: a short one is waited out inside the request, a long one fails fast without a request', async () => {
