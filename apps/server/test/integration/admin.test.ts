@@ -191,7 +191,7 @@ for (const backend of backends()) {
     });
 
     describe('public merchant view', () => {
-      it('returns exactly the wire.md fields', async () => {
+      it('returns exactly the wire.md fields, plus the additive supported_tokens GOAT\'s Go SDK reads', async () => {
         const m = await server.createMerchant({ body: { return_urls: ['https://shop.example.com/ok'] } });
         await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, { amount: '5.00' });
         await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: WALLET_CHECKSUM });
@@ -203,18 +203,23 @@ for (const backend of backends()) {
           receive_type: 'DIRECT',
           payment_methods: ['crypto'],
           wallets: [{ chain_id: 31337, token_symbol: 'USDC', token_contract: USDC.address, decimals: 6, address: WALLET }],
+          // GOAT Network's Go SDK reads the accepted tokens under this name (docs/migrating.md).
+          supported_tokens: [{ chain_id: 31337, symbol: 'USDC', token_contract: USDC.address, decimals: 6 }],
         });
         for (const leak of ['fee_balance', 'return_urls', 'api_key', m.apiKey, m.apiSecret, 'shop.example.com', 'card_enabled', 'created_at']) {
           assert.equal(r.text.includes(leak), false, `public view leaks ${leak}`);
         }
       });
 
-      it('includes logo_url only when set', async () => {
+      it('includes logo_url (and GOAT\'s logo) only when set', async () => {
         const m = await server.createMerchant({ body: { logo_url: 'https://cdn.example.com/l.png' } });
         const r = await server.request('GET', `/merchants/${m.merchantId}`);
         assert.equal(r.status, 200, r.text);
-        assert.deepEqual(Object.keys(r.body).sort(), ['logo_url', 'merchant_id', 'name', 'payment_methods', 'receive_type', 'wallets']);
+        assert.deepEqual(Object.keys(r.body).sort(), ['logo', 'logo_url', 'merchant_id', 'name', 'payment_methods', 'receive_type', 'supported_tokens', 'wallets']);
         assert.equal(r.body.logo_url, 'https://cdn.example.com/l.png');
+        assert.equal(r.body.logo, r.body.logo_url, 'the same URL under the name GOAT\'s SDKs read');
+        const none = await server.request('GET', `/merchants/${(await server.createMerchant()).merchantId}`);
+        assert.equal('logo' in none.body || 'logo_url' in none.body, false, 'neither name without a logo');
       });
 
       it('needs no credentials, and an admin token changes nothing', async () => {
