@@ -22,7 +22,7 @@ describe('JwksCache', () => {
     keys.push({ kid, pub: publicKey, priv: privateKey });
   };
   const jws = (kid: string, priv: KeyObject) => {
-    const h = Buffer.from(JSON.stringify({ alg: 'EdDSA', kid })).toString('base64url');
+    const h = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid })).toString('base64url');
     const p = Buffer.from(JSON.stringify({ challenge_id: 'ch_x', amount_wei: '1' })).toString('base64url');
     return `${h}.${p}.${sign(null, Buffer.from(`${h}.${p}`), priv).toString('base64url')}`;
   };

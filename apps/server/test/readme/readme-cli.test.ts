@@ -9,6 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createWalletClient, createPublicClient, http, type Address } from 'viem';
+import { foundry } from 'viem/chains';
+import { ExampleCreditAdapterArtifact } from '@tollgate/contracts';
+import { startAnvil, type AnvilHandle } from '@tollgate/devchain';
 import { loadConfig } from '../../src/config/load.ts';
 import { SettlementSigner } from '../../src/config/schema.ts';
 import { spawnTollgate } from '../helpers/process.ts';
@@ -42,17 +46,29 @@ async function paidCardOrder(server: TestServer): Promise<string> {
 
 describe('README admin CLI table and config example', () => {
   let server: TestServer;
+  let anvil: AnvilHandle;
+  /** a real callback adapter (EIP-712 domain "Shop-Adapter" / "1"): registration reads it on chain */
+  let adapter: Address;
   before(async () => {
-    // DELEGATE set up in config only (a settlement contract address and an executor key): enough
-    // for callback registrations; nothing here settles on chain.
+    // DELEGATE set up in config (a settlement contract address and an executor key) and a real
+    // chain with the example adapter deployed: registration checks the adapter's code and EIP-712
+    // domain on chain; nothing here settles.
     const key = `0x${'11'.repeat(32)}` as const;
+    anvil = await startAnvil();
+    const deployer = privateKeyToAccount(anvil.accounts[0]!.privateKey);
+    const wallet = createWalletClient({ account: deployer, chain: { ...foundry, id: anvil.chainId }, transport: http(anvil.rpcUrl) });
+    const hash = await wallet.deployContract({ ...ExampleCreditAdapterArtifact, args: ['Shop-Adapter', '1', '0x000000000000000000000000000000000000dEaD', fakeChain().tokens[0]!.address as Address] } as never);
+    adapter = (await createPublicClient({ transport: http(anvil.rpcUrl) }).waitForTransactionReceipt({ hash })).contractAddress!;
     server = await startTestServer({
       backend: 'pglite',
-      chains: [{ ...fakeChain(), settlementContract: '0x000000000000000000000000000000000000dead' }],
+      chains: [{ ...fakeChain(), rpcUrl: anvil.rpcUrl, settlementContract: '0x000000000000000000000000000000000000dead' }],
       config: { settlement: new SettlementSigner(key, privateKeyToAccount(key).address) },
     });
   });
-  after(() => server.close());
+  after(async () => {
+    await server?.close();
+    await anvil?.stop();
+  });
 
   async function run(line: string): Promise<string> {
     const args = line.split(/\s+/).slice(1);
@@ -115,9 +131,9 @@ describe('README admin CLI table and config example', () => {
       body: JSON.stringify({ name: 'Delegate Shop', merchant_id: 'cli_dshop', receive_type: 'DELEGATE' }),
     });
     assert.equal(dm.status, 201, await dm.text());
-    const dfill = (c: string) => c.replace(/\bID\b/g, 'cli_dshop').replace('0x…', ADDRESS).replace('NAME', 'Shop-Adapter');
+    const dfill = (c: string) => c.replace(/\bID\b/g, 'cli_dshop').replace('0x…', adapter).replace('NAME', 'Shop-Adapter');
     assert.equal(cmds[10], 'tollgate merchant callback ID --chain 31337 --contract 0x… --eip712-name NAME --eip712-version 1');
-    assert.match(await run(dfill(cmds[10]!)), new RegExp(`callback_contract: ${ADDRESS}`));
+    assert.match(await run(dfill(cmds[10]!)), new RegExp(`callback_contract: ${adapter}`, 'i'));
     const listed = await run(dfill(cmds[11]!));
     assert.match(listed, /eip712_name: Shop-Adapter/);
     assert.match(listed, /core_address: 0x000000000000000000000000000000000000dead/);
