@@ -16,6 +16,37 @@ export const refuse = (param: string, message: string, code: Refusal['code'] = '
 export const isRefusal = (v: unknown): v is Refusal => typeof v === 'object' && v !== null && (v as Refusal).kind === 'refused';
 
 /**
+ * The card rail has two names on the wire: `fiat` in checkout sessions (the interface GOAT's SDKs
+ * speak fixes it) and `card` everywhere Tollgate names it itself (payment links, quick-pay sessions,
+ * the CLI, the portal). Either word is accepted wherever a rail is named; each surface answers in
+ * its own word (`cardWord`), so a stored or returned list never mixes the two.
+ */
+export const CARD_RAIL_NAMES = ['card', 'fiat'] as const;
+
+/** One rail name → 'crypto' or the surface's card word; undefined for anything else. */
+export function railName<C extends 'card' | 'fiat'>(raw: string, cardWord: C): 'crypto' | C | undefined {
+  if (raw === 'crypto') return 'crypto';
+  return (CARD_RAIL_NAMES as readonly string[]).includes(raw) ? cardWord : undefined;
+}
+
+/**
+ * `"crypto,card"` (or `"crypto,fiat"`) → ['crypto', cardWord], in the order given (the order the
+ * payer is offered them); default ['crypto']; no unknown, empty or repeated rails (`card,fiat` is
+ * the same rail twice).
+ */
+export function parseRailList<C extends 'card' | 'fiat'>(raw: string | undefined, cardWord: C): ('crypto' | C)[] | Refusal {
+  if (raw === undefined || raw === '') return ['crypto'];
+  const out: ('crypto' | C)[] = [];
+  for (const p of raw.split(',').map((x) => x.trim())) {
+    const name = railName(p, cardWord);
+    if (!name) return refuse('payment_rails', `payment_rails must be a comma-joined list of crypto and ${cardWord} (or its other name, ${cardWord === 'card' ? 'fiat' : 'card'}), e.g. "crypto,${cardWord}"`);
+    if (out.includes(name)) return refuse('payment_rails', name === 'crypto' ? 'payment_rails lists crypto twice' : `payment_rails lists the card rail twice (card and fiat are its two names)`);
+    out.push(name);
+  }
+  return out;
+}
+
+/**
  * Supported fiat currencies (ISO 4217) with their minor units, the number of fraction digits a
  * `fiat_amount` may carry. Card processors settle these; a currency outside the list is refused
  * rather than guessed (JPY has 0 minor units, KWD 3: "10.5" JPY is not an amount).

@@ -4,6 +4,7 @@ import {
   parseLineItems,
   parseMetadata,
   parsePositiveDecimal,
+  parseRailList,
   refuse,
   type LineItem,
   type MetadataValue,
@@ -94,19 +95,9 @@ export type DraftOutcome = { kind: 'ok'; draft: SessionDraft } | Refusal;
 /** The empty string is "absent" on this interface: signing drops it (interface.md step 4). */
 const present = (s: string | undefined): s is string => s !== undefined && s !== '';
 
-/** `"crypto,fiat"` → ['crypto', 'fiat']; default crypto; no unknown, empty or repeated entries. */
+/** `"crypto,fiat"` (or `"crypto,card"`) → ['crypto', 'fiat']; default crypto (fields.ts `parseRailList`). */
 export function parsePaymentRails(raw: string | undefined): PaymentRail[] | Refusal {
-  if (!present(raw)) return ['crypto'];
-  const parts = raw.split(',').map((p) => p.trim());
-  const rails: PaymentRail[] = [];
-  for (const p of parts) {
-    if (!(PAYMENT_RAILS as readonly string[]).includes(p)) {
-      return refuse('payment_rails', 'payment_rails must be a comma-joined list of crypto and fiat, e.g. "crypto,fiat"');
-    }
-    if (rails.includes(p as PaymentRail)) return refuse('payment_rails', `payment_rails lists ${p} twice`);
-    rails.push(p as PaymentRail);
-  }
-  return rails;
+  return parseRailList(raw, 'fiat');
 }
 
 /** Clamps a requested lifetime into [MIN_EXPIRES_IN, MAX_EXPIRES_IN] (default DEFAULT_EXPIRES_IN). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isId, newId, type ErrorCode } from '@tollgate/protocol';
-import { isRefusal } from '../checkout/fields.ts';
+import { isRefusal, railName as railNameOf } from '../checkout/fields.ts';
 import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Queryable } from '../db/database.ts';
 import type { AppDeps } from '../deps.ts';
 import { MIN_PAYMENT_WINDOW_SECONDS } from '../checkout/service.ts';
@@ -155,9 +155,12 @@ export class QuickPayService {
     const found = await this.publicLink(linkId);
     if (!found) return { kind: 'not_found' };
     const { link, product } = found;
-    const railName = (req.rail ?? 'crypto') as QuickPayRailName;
-    const rail = RAILS[railName];
-    if (!link.payment_rails.includes(railName) || !rail) return refused('rail_not_enabled', `this link offers no ${req.rail} payment`, 'rail');
+    // `fiat` is the card rail's other name (checkout/fields.ts `railName`): from here on the request
+    // names it `card`, so an idempotent retry with either word is the same request.
+    const railName = railNameOf(req.rail ?? 'crypto', 'card');
+    const rail = railName && RAILS[railName];
+    if (railName) req = { ...req, rail: railName };
+    if (!railName || !link.payment_rails.includes(railName) || !rail) return refused('rail_not_enabled', `this link offers no ${req.rail} payment`, 'rail');
     const key = req.idempotency_key?.trim() || null;
     if (key !== null && !/^[\x21-\x7e]{1,128}$/.test(key)) return refused('invalid_request', 'idempotency_key must be 1 to 128 printable ASCII characters', 'idempotency_key');
     if (key !== null) {

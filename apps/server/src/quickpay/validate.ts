@@ -1,5 +1,5 @@
 import { parseDecimal } from '@tollgate/protocol';
-import { hasUnstorableText, isRefusal, parseFiatCurrency, parsePositiveDecimal, refuse, type Refusal } from '../checkout/fields.ts';
+import { hasUnstorableText, isRefusal, parseFiatCurrency, parsePositiveDecimal, parseRailList, refuse, type Refusal } from '../checkout/fields.ts';
 
 /**
  * The rules of products, payment links and quick-pay session requests, as pure functions from a
@@ -135,16 +135,9 @@ export interface LinkDraft {
   active: boolean;
 }
 
-/** `"crypto,card"` → ['crypto', 'card']; default crypto. */
+/** `"crypto,card"` (or `"crypto,fiat"`) → ['crypto', 'card']; default crypto (fields.ts `parseRailList`). */
 export function parseRails(raw: string | undefined): QuickPayRailName[] | Refusal {
-  if (!present(raw)) return ['crypto'];
-  const out: QuickPayRailName[] = [];
-  for (const p of raw.split(',').map((x) => x.trim())) {
-    if (!(QUICKPAY_RAILS as readonly string[]).includes(p)) return refuse('payment_rails', 'payment_rails must be a comma-joined list of crypto and card, e.g. "crypto"');
-    if (out.includes(p as QuickPayRailName)) return refuse('payment_rails', `payment_rails lists ${p} twice`);
-    out.push(p as QuickPayRailName);
-  }
-  return out;
+  return parseRailList(raw, 'card');
 }
 
 /** `"31337:USDC,1:USDT"` → [{ chain_id, token_symbol }]; empty = every merchant wallet. */

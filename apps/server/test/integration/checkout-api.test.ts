@@ -80,7 +80,7 @@ for (const backend of backends()) {
       ['missing checkout_type', { checkout_type: undefined }, 400, 'invalid_request', 'checkout_type'],
       ['checkout_type DELEGATE', { checkout_type: 'DELEGATE' }, 400, 'delegate_checkout_unsupported', 'checkout_type'],
       ['payment_rails as a JSON array', { payment_rails: ['crypto'] }, 400, 'invalid_request', 'payment_rails'],
-      ['an unknown rail', { payment_rails: 'crypto,card' }, 400, 'invalid_request', 'payment_rails'],
+      ['an unknown rail', { payment_rails: 'crypto,bank' }, 400, 'invalid_request', 'payment_rails'],
       ['a duplicated rail', { payment_rails: 'crypto,crypto' }, 400, 'invalid_request', 'payment_rails'],
       ['fiat without the card rail', { payment_rails: 'crypto,fiat', fiat_currency: 'USD', fiat_amount: '1.00' }, 400, 'rail_not_enabled', 'payment_rails'],
       ['crypto without price', { price: undefined }, 400, 'invalid_amount', 'price'],

@@ -6,7 +6,7 @@ import { setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { cardsOf } from '../../src/rails/card/index.ts';
 import { startCheckoutServer } from './checkout-fixtures.ts';
-import { CARD, eventsOf, setupCardMerchant } from './card-fixtures.ts';
+import { CARD, createCardSession, eventsOf, setupCardMerchant } from './card-fixtures.ts';
 
 /**
  * Card quick-pay through real HTTP and the TEST processor: a link offering `card` next to crypto,
@@ -173,6 +173,26 @@ for (const backend of backends()) {
       await pastWindow(r.body.expires_at);
       const end = await status(sid);
       assert.deepEqual([end.status, end.order_status], ['EXPIRED', 'EXPIRED']);
+    });
+
+    it('one rail, two names: fiat is accepted for card on links and sessions, card for fiat on checkout sessions; each surface answers in its own word', async () => {
+      const p = await s.signed(m, 'POST', '/api/v1/products', { body: { name: 'Alias cup', price: '2.00', fiat_currency: 'EUR', fiat_amount: '1.90' } });
+      const l = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { product_id: p.body.product_id, payment_rails: 'fiat,crypto' } });
+      assert.equal(l.status, 200, l.text);
+      assert.deepEqual(l.body.payment_rails, ['card', 'crypto'], 'stored and answered as card, in the order given');
+      const first = await s.request('POST', `/quickpay/v1/links/${l.body.link_id}/sessions`, { body: { rail: 'fiat', idempotency_key: 'alias-1' } });
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.body.rail, 'card');
+      const retry = await s.request('POST', `/quickpay/v1/links/${l.body.link_id}/sessions`, { body: { rail: 'card', idempotency_key: 'alias-1' } });
+      assert.equal(retry.status, 200, retry.text);
+      assert.equal(retry.body.session_id, first.body.session_id, 'the same request under the other name is an idempotent retry, not a second session');
+      const twice = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { product_id: p.body.product_id, payment_rails: 'card,fiat' } });
+      assert.equal(twice.status, 400, twice.text);
+      assert.equal(twice.body.code, 'invalid_request');
+      const cs = await createCardSession(s, m, { payment_rails: 'crypto,card' });
+      const view = await s.request('GET', `/checkout/v1/sessions/${cs.checkout_id}`);
+      assert.equal(view.status, 200, view.text);
+      assert.deepEqual(view.body.payment_rails, ['crypto', 'fiat'], 'a checkout session answers in the interface\'s word');
     });
 
     it('a crypto session has no card order to pay; an unknown session is 404', async () => {

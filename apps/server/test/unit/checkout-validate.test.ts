@@ -144,6 +144,17 @@ describe('checkout create rules (draftSession)', () => {
     assert.deepEqual(parsePaymentRails(' fiat , crypto'), ['fiat', 'crypto']);
     assert.deepEqual(parsePaymentRails(undefined), ['crypto']);
   });
+
+  it('card is the card rail\'s other name: accepted, stored and answered as fiat on this surface', () => {
+    assert.deepEqual(parsePaymentRails('crypto,card'), ['crypto', 'fiat']);
+    assert.deepEqual(parsePaymentRails('card'), ['fiat']);
+    const twice = parsePaymentRails('fiat,card') as { kind: string; param: string; message: string };
+    assert.deepEqual([twice.kind, twice.param], ['refused', 'payment_rails']);
+    assert.match(twice.message, /card rail twice/);
+    const unknown = parsePaymentRails('crypto,bank') as { kind: string; message: string };
+    assert.equal(unknown.kind, 'refused');
+    assert.match(unknown.message, /crypto and fiat \(or its other name, card\)/);
+  });
 });
 
 describe('line items', () => {

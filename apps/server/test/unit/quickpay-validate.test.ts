@@ -34,6 +34,10 @@ test('parseRails and parseOptions', () => {
   assert.deepEqual(parseRails(undefined), ['crypto']);
   assert.deepEqual(parseRails('crypto,card'), ['crypto', 'card']);
   assert.equal((parseRails('crypto,crypto') as { param: string }).param, 'payment_rails');
+  // fiat is the card rail's other name (the checkout sessions' word): accepted, stored as card.
+  assert.deepEqual(parseRails('fiat,crypto'), ['card', 'crypto']);
+  assert.match((parseRails('card,fiat') as { message: string }).message, /card rail twice/);
+  assert.equal((parseRails('cash') as { kind: string }).kind, 'refused');
   assert.deepEqual(parseOptions('1:USDC, 137:USDT,1:USDC', wallets), wallets);
   assert.equal((parseOptions('1:USDT', wallets) as { code: string }).code, 'wallet_not_found');
   assert.equal((parseOptions('01:USDC', wallets) as { param: string }).param, 'options');

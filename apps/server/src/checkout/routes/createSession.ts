@@ -8,7 +8,7 @@ import { checkoutOf } from '../service.ts';
 const Body = Type.Object(
   {
     checkout_type: Type.String({ maxLength: 32, description: 'DIRECT (DELEGATE is refused: delegate_checkout_unsupported)' }),
-    payment_rails: Type.Optional(Type.String({ maxLength: 64, description: 'comma-joined: crypto, fiat (never a JSON array); default crypto' })),
+    payment_rails: Type.Optional(Type.String({ maxLength: 64, description: 'comma-joined: crypto, fiat (card is accepted for fiat; never a JSON array); default crypto' })),
     price: Type.Optional(Type.String({ maxLength: 100, description: 'positive decimal string; required when crypto is offered' })),
     fiat_currency: Type.Optional(Type.String({ maxLength: 8, description: 'ISO 4217 code of a supported currency' })),
     fiat_amount: Type.Optional(Type.String({ maxLength: 100, description: 'positive decimal string; required with fiat' })),

@@ -23,7 +23,7 @@ export const publicCreateQuickPaySession = defineRoute({
   params: LinkIdParams,
   body: Type.Object(
     {
-      rail: Type.Optional(Type.String({ maxLength: 16, description: 'crypto (default); card when its rail is available' })),
+      rail: Type.Optional(Type.String({ maxLength: 16, description: 'crypto (default); card when its rail is available (fiat is accepted for card)' })),
       amount: Type.Optional(Type.String({ maxLength: 100, description: 'any-amount links: the decimal amount to pay' })),
       memo: Type.Optional(Type.String({ maxLength: 1000, description: 'the payer’s reference (at most 200 characters), shown to the merchant' })),
       idempotency_key: Type.Optional(Type.String({ maxLength: 200, description: 'the same key on the same link returns the same session (1 to 128 printable ASCII characters)' })),

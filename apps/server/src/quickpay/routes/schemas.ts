@@ -31,7 +31,7 @@ export const LinkCreateBody = Type.Object(
     product_id: Type.Optional(Type.String({ maxLength: 100, description: 'the product sold; absent = an any-amount link' })),
     min_amount: Type.Optional(Type.String({ maxLength: 100, description: 'any-amount links: smallest amount (decimal string)' })),
     max_amount: Type.Optional(Type.String({ maxLength: 100, description: 'any-amount links: largest amount (decimal string)' })),
-    payment_rails: Type.Optional(Type.String({ maxLength: 64, description: 'comma-joined: crypto (card when its rail is available); default crypto' })),
+    payment_rails: Type.Optional(Type.String({ maxLength: 64, description: 'comma-joined: crypto, card (when its rail is available; fiat is accepted for card); default crypto' })),
     options: Type.Optional(Type.String({ maxLength: 2000, description: 'comma-joined chain_id:TOKEN pairs from the merchant’s wallets; default every wallet' })),
     ...linkLimits,
   },
