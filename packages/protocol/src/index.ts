@@ -5,3 +5,4 @@ export * from './webhooks.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './money.ts';
+export * from './states.ts';

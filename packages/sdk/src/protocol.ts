@@ -10,6 +10,9 @@
 // `from '@tollgate/protocol'` plus a dependency, and nothing else changes.
 export {
   ERROR_CATALOG,
+  isTerminalOrderStatus,
+  ORDER_STATUSES,
+  TERMINAL_ORDER_STATUSES,
   formatUnits,
   MoneyError,
   parseDecimal,
@@ -21,6 +24,9 @@ export {
   WebhookVerificationError,
   HEADER_WEBHOOK_SIGNATURE,
   type ErrorCode,
+  type OrderStatus,
+  type QuickPayStatus,
+  type TerminalOrderStatus,
   type HeaderSource,
   type SignedHeaders,
   type WebhookEventName,

@@ -5,7 +5,7 @@
 // TollgateUnknownOutcomeError: list before creating again).
 import type { Transport } from './transport.ts';
 import { absent, decimalString, fail, objectWith, pathSegment, str } from './wire.ts';
-import type { CallOptions } from './types.ts';
+import type { CallOptions, QuickPayStatus } from './types.ts';
 
 /** A product: what a fixed-price link sells, at a server-owned price. */
 export interface Product {
@@ -88,7 +88,7 @@ export type UpdatePaymentLinkParams = Pick<CreatePaymentLinkParams, 'maxPayments
  */
 export interface PaymentLinkSession {
   session_id: string;
-  status: 'OPEN' | 'PAYMENT_CONFIRMED' | 'COMPLETED' | 'EXPIRED' | 'FAILED' | (string & {});
+  status: QuickPayStatus | (string & {});
   rail: string;
   /** the amount asked (decimal string) */
   amount: string;

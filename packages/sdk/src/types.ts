@@ -3,27 +3,22 @@
 // `payload` of an `order.*` webhook are the same shape and one fulfilment function takes both.
 // The one normalized shape is createOrder's result, which interface.md and wire.md define.
 
-/** Order states (interface.md §States). */
-export const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
+import type { OrderStatus } from './protocol.ts';
 
 /**
- * States the gateway never moves an order out of by itself; INVOICED is the only one that permits
- * fulfilment. The merchant may still move EXPIRED or CANCELLED to INVOICED by accepting a late
- * payment (`acceptPayment`).
+ * Order states (docs/orders.md "Lifecycle") and the terminal ones: the wire's lists, from
+ * @tollgate/protocol. A terminal state is one the gateway never leaves by itself; INVOICED is the only
+ * one that permits fulfilment, and the merchant may still move EXPIRED or CANCELLED to INVOICED by
+ * accepting a late payment (`acceptPayment`).
  */
-export const TERMINAL_ORDER_STATUSES = ['INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const satisfies readonly OrderStatus[];
-export type TerminalOrderStatus = (typeof TERMINAL_ORDER_STATUSES)[number];
-
-/**
- * Whether a status is terminal. An unknown status (from a newer server) is not.
- *
- * @example isTerminalOrderStatus('EXPIRED') // => true
- * @example isTerminalOrderStatus('PAYMENT_CONFIRMED') // => false: not a permission to fulfil
- */
-export function isTerminalOrderStatus(status: string): status is TerminalOrderStatus {
-  return (TERMINAL_ORDER_STATUSES as readonly string[]).includes(status);
-}
+export {
+  isTerminalOrderStatus,
+  ORDER_STATUSES,
+  TERMINAL_ORDER_STATUSES,
+  type OrderStatus,
+  type QuickPayStatus,
+  type TerminalOrderStatus,
+} from './protocol.ts';
 
 /** Payment flows (interface.md §Payment modes). */
 export type OrderFlow = 'ERC20_DIRECT' | 'ERC20_3009' | 'ERC20_APPROVE_XFER' | 'SOL_DIRECT' | 'SOL_APPROVE_XFER' | (string & {});

@@ -1,4 +1,5 @@
 import type { OrderStatus } from '../orders/states.ts';
+import { SESSION_STATUSES, type SessionStatus } from '@tollgate/protocol';
 
 /**
  * The checkout-session state machine: statuses, every valid move, and the pure decisions the
@@ -27,8 +28,8 @@ import type { OrderStatus } from '../orders/states.ts';
  *  - OPEN | BOUND → CANCELLED (`cancel`; no public route yet, see service.cancelSession);
  *  - SIGNED is kept only as a compatibility value of the wire format: nothing produces it.
  */
-export const SESSION_STATUSES = ['OPEN', 'BOUND', 'COMPLETED', 'EXPIRED', 'CANCELLED', 'FAILED', 'SIGNED'] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
+// The list is the wire's (packages/protocol/src/states.ts); the moves between them are the server's.
+export { SESSION_STATUSES, type SessionStatus };
 
 export type SessionTrigger = 'bind' | 'rebind' | 'complete' | 'fail' | 'expire' | 'cancel';
 

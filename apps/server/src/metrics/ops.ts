@@ -1,7 +1,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
-import { isOrderStatus, isTerminal, ORDER_STATUSES } from '../orders/states.ts';
+import { isTerminalOrderStatus } from '@tollgate/protocol';
+import { isOrderStatus, ORDER_STATUSES } from '../orders/states.ts';
 import { chainCursors, countLiveOrders, countOrders, oldestOpenTransactionAgeS, webhookBacklog, type CursorRow, type OrderCountRow, type WebhookBacklog } from './repo.ts';
 import { settlementBacklog, WAITING_REASONS, type WaitingReason } from '../settlement/repo.ts';
 
@@ -157,7 +158,7 @@ export class OpsMetrics {
         ]);
         if (!this.terminal || now - this.terminal.at >= Math.max(TERMINAL_COUNT_MAX_AGE_MS, TERMINAL_COUNT_DUTY * this.terminal.tookMs)) {
           const started = performance.now();
-          const rows = (await countOrders(db)).filter((r) => isOrderStatus(r.status) && isTerminal(r.status));
+          const rows = (await countOrders(db)).filter((r) => isOrderStatus(r.status) && isTerminalOrderStatus(r.status));
           this.terminal = { at: now, rows, tookMs: performance.now() - started };
         }
         return { orders: [...live, ...this.terminal.rows], backlog, cursors, settlements, oldestTransactionS };

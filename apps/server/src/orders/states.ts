@@ -1,3 +1,5 @@
+import { ORDER_STATUSES, type OrderStatus } from '@tollgate/protocol';
+
 /**
  * The order state machine: statuses, every valid move, and the pure decisions the watcher and the
  * services take. No I/O here; `repo.transitionOrder` applies a move as a conditional UPDATE.
@@ -21,8 +23,8 @@
  *    explicitly accepts a final late or under-payment recorded against the order
  *    (orders/accept.ts). EXPIRED and CANCELLED stay terminal for everything automatic.
  */
-export const ORDER_STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
+// The list is the wire's (packages/protocol/src/states.ts); the moves between them are the server's.
+export { ORDER_STATUSES, type OrderStatus };
 
 export type OrderTrigger = 'confirm' | 'invoice' | 'orphan' | 'expire' | 'supersede' | 'cancel' | 'fail' | 'accept';
 
@@ -40,23 +42,6 @@ export const ORDER_TRANSITIONS = {
 export function nextStatus(from: OrderStatus, trigger: OrderTrigger): OrderStatus | undefined {
   const row: Partial<Record<OrderTrigger, OrderStatus>> = ORDER_TRANSITIONS[from];
   return row[trigger];
-}
-
-export function isTerminal(s: OrderStatus): boolean {
-  switch (s) {
-    case 'INVOICED':
-    case 'FAILED':
-    case 'EXPIRED':
-    case 'CANCELLED':
-      return true;
-    case 'CHECKOUT_VERIFIED':
-    case 'PAYMENT_CONFIRMED':
-      return false;
-    default: {
-      const never: never = s;
-      throw new Error(`unknown order status ${never as string}`);
-    }
-  }
 }
 
 export function isOrderStatus(s: unknown): s is OrderStatus {

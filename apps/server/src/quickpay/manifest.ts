@@ -1,3 +1,4 @@
+import { LINK_STATES } from '@tollgate/protocol';
 import { Type, type Static } from '@sinclair/typebox';
 import type { PublicLinkSchema } from './views.ts';
 
@@ -29,7 +30,7 @@ export const ManifestSchema = Type.Object(
     issued_at: Type.Integer({ description: 'Unix seconds' }),
     link_id: Type.String(),
     link_url: Type.String(),
-    state: Type.Union([Type.Literal('ACTIVE'), Type.Literal('INACTIVE'), Type.Literal('EXPIRED'), Type.Literal('SOLD_OUT')]),
+    state: Type.Union(LINK_STATES.map((s) => Type.Literal(s))),
     merchant: Type.Object({ merchant_id: Type.String(), name: Type.String() }),
     kind: Type.Union([Type.Literal('fixed'), Type.Literal('any_amount')]),
     product: Type.Optional(Type.Object({ name: Type.String(), description: Type.Optional(Type.String()) })),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isId, newId, type ErrorCode } from '@tollgate/protocol';
+import { isId, newId, type ErrorCode, type LinkState } from '@tollgate/protocol';
 import { isRefusal, railName as railNameOf } from '../checkout/fields.ts';
 import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Queryable } from '../db/database.ts';
 import type { AppDeps } from '../deps.ts';
@@ -23,7 +23,7 @@ export interface SessionRequest extends RailRequest {
 export type SessionOutcome = { kind: 'session'; view: repo.SessionWithOrder; status: QuickPayStatus; rail: QuickPayRail; created: boolean } | Refused;
 
 /** A link's state for payers: only ACTIVE takes new sessions. */
-export type LinkState = 'ACTIVE' | 'INACTIVE' | 'EXPIRED' | 'SOLD_OUT';
+export type { LinkState };
 
 /**
  * The public URL of a link's hosted page. Link ids are public (shared on purpose), so the id is

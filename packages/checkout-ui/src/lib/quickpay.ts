@@ -1,6 +1,7 @@
 // The public quick-pay calls and shapes (apps/server/src/quickpay/routes). URLs are relative to the
 // page (`/quickpay/pay/<link id>`), so a deployment behind a path prefix works unchanged.
 import { ApiError, type Fetch } from './api.ts';
+import type { LinkState, QuickPayStatus } from '@tollgate/protocol/states';
 import type { TestCard, TestCardResult } from './types.ts';
 import { clockOffsetMs } from './countdown.ts';
 
@@ -17,7 +18,7 @@ export interface QuickPayOption {
 
 export interface PublicLink {
   link_id: string;
-  state: 'ACTIVE' | 'INACTIVE' | 'EXPIRED' | 'SOLD_OUT';
+  state: LinkState;
   kind: 'fixed' | 'any_amount';
   url: string;
   merchant: { merchant_id: string; name: string; logo_url?: string };
@@ -34,7 +35,7 @@ export interface PublicLink {
 
 export interface QuickPaySession {
   session_id: string;
-  status: 'OPEN' | 'PAYMENT_CONFIRMED' | 'COMPLETED' | 'EXPIRED' | 'FAILED';
+  status: QuickPayStatus;
   amount?: string;
   rail?: string;
   /** crypto terms, or card terms (checkout_id, processor, currency, amount) on a card session */

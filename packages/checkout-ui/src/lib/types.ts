@@ -1,7 +1,7 @@
 // The public checkout wire shapes this page reads (wire.md §Checkout sessions). Only the fields the
 // page uses are typed; the server may add more.
 
-export type SessionStatus = 'OPEN' | 'BOUND' | 'COMPLETED' | 'EXPIRED' | 'CANCELLED' | 'FAILED' | 'SIGNED';
+import { LIVE_ORDER_STATUSES, type SessionStatus } from '@tollgate/protocol/states';
 
 export interface PaymentOption {
   chain_id: number;
@@ -74,7 +74,7 @@ export interface BindTerms {
 }
 
 /** Order statuses that can still be paid (an expired or cancelled order can be replaced by a new bind). */
-export const LIVE_ORDER: readonly string[] = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED'];
+export const LIVE_ORDER: readonly string[] = LIVE_ORDER_STATUSES;
 
 /** The server refuses a bind with less than this many seconds left (410 session_not_payable). */
 export const MIN_PAYMENT_WINDOW_SECONDS = 60;

@@ -1,9 +1,9 @@
 // Developer pages: webhooks (endpoints, deliveries, redeliver, test event), API keys, fees, exports.
 import { api, can, type Session } from './api.ts';
 import { h } from '@tollgate/checkout-ui/dom';
-// The node-free module of @tollgate/protocol, by relative path like the SDK: the list the server
-// validates and emits, so the portal offers every event and no name the server would refuse.
-import { WEBHOOK_EVENTS } from '../../../protocol/src/webhook-events.ts';
+// The node-free module of @tollgate/protocol: the list the server validates and emits, so the portal
+// offers every event and no name the server would refuse.
+import { WEBHOOK_EVENTS, type WebhookEventName } from '@tollgate/protocol/webhook-events';
 import { field, fmtTime, message, page, secretBox, select, short, table } from './ui.ts';
 
 /**
@@ -11,7 +11,7 @@ import { field, fmtTime, message, page, secretBox, select, short, table } from '
  * what an endpoint that fulfils orders needs; the merchant adds card, x402 or machine-payment events.
  */
 function eventChoice(): { box: HTMLElement; chosen: () => string[] } {
-  const byDefault = new Set(['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed']);
+  const byDefault = new Set<WebhookEventName>(['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed']);
   const boxes = WEBHOOK_EVENTS.map((e) => h('input', { type: 'checkbox', name: 'events', value: e, checked: byDefault.has(e) }));
   const box = h('fieldset', { class: 'events' }, h('legend', {}, 'Events sent to the new endpoint'),
     boxes.map((b) => h('label', {}, b, ` ${b.value}`)));

@@ -1,10 +1,10 @@
 // Overview (SVG chart), orders list (search, filters, keyset pages), order detail.
 import { api, can, qs, type Session } from './api.ts';
 import { h, replace } from '@tollgate/checkout-ui/dom';
+import { ORDER_STATUSES as STATUSES, type OrderStatus } from '@tollgate/protocol/states';
 import { field, fmtTime, message, page, select, short, table } from './ui.ts';
 
-const STATUSES = ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED', 'FAILED', 'EXPIRED', 'CANCELLED'];
-const COLORS: Record<string, string> = { INVOICED: '#15803d', PAYMENT_CONFIRMED: '#2563eb', CHECKOUT_VERIFIED: '#a16207', EXPIRED: '#6b7280', CANCELLED: '#9ca3af', FAILED: '#b91c1c' };
+const COLORS: Record<OrderStatus, string> = { INVOICED: '#15803d', PAYMENT_CONFIRMED: '#2563eb', CHECKOUT_VERIFIED: '#a16207', EXPIRED: '#6b7280', CANCELLED: '#9ca3af', FAILED: '#b91c1c' };
 const SVG = 'http://www.w3.org/2000/svg';
 
 function svg(tag: string, attrs: Record<string, string | number>, ...kids: Node[]): SVGElement {

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps.ts';
-import type { ErrorCode } from '@tollgate/protocol';
+import type { ErrorCode, QuickPayStatus } from '@tollgate/protocol';
 import type { LinkRow, ProductRow, SessionRow, SessionWithOrder } from '../repo.ts';
 import type { QuickPayRailName } from '../validate.ts';
 
@@ -11,8 +11,8 @@ import type { QuickPayRailName } from '../validate.ts';
  * one file here and one entry in rails/index.ts; the service never tests a rail's name.
  */
 
-/** Every status a quick-pay session can show, over all rails (interface.md status mapping). */
-export type QuickPayStatus = 'OPEN' | 'PAYMENT_CONFIRMED' | 'COMPLETED' | 'EXPIRED' | 'FAILED';
+/** Every status a quick-pay session can show, over all rails: the wire's list (packages/protocol/src/states.ts). */
+export type { QuickPayStatus };
 
 export type RailRefusal = { kind: 'refused'; code: ErrorCode; message: string; param?: string | undefined };
 
