@@ -4,6 +4,7 @@
 // reverting callback (FAILED with failure_reason and order.failed, then refunded to the payer),
 // and the contract refusing a second settlement of the same order.
 import assert from 'node:assert/strict';
+import { addPortalUser, PortalClient } from '../helpers/portal.ts';
 import { after, before, describe, it } from 'node:test';
 import { ExampleCreditAdapterArtifact, NO_CALLBACK_DATA, orderIdToBytes32, toSignableTypedData, TollgateSettlementArtifact } from '@tollgate/contracts';
 import { mine, transferToken } from '@tollgate/devchain';
@@ -142,6 +143,18 @@ for (const backend of backends()) {
       assert.equal(await balance('USDC', payerN(3).address), start, 'the payer has the whole amount back');
       const after = (await st.s.signed(withCb, 'GET', `/api/v1/orders/${o.order_id}`)).body;
       assert.equal(after.refund_tx_hash, r.body.refund_tx_hash);
+      // The merchant portal shows the DELEGATE order as it is: callback, decoded failure, refund.
+      const portal = new PortalClient(st.s);
+      assert.equal((await portal.login('owner@delegate.example', await addPortalUser(st.s, withCb.merchantId, 'owner@delegate.example'))).status, 200);
+      const d = await portal.call('GET', `/portal/api/orders/${o.order_id}`);
+      assert.equal(d.status, 200, d.text);
+      assert.equal(d.body.rail, 'crypto');
+      assert.equal(d.body.card, undefined);
+      assert.equal(d.body.order.callback_status, 'failed');
+      assert.equal(d.body.order.failure_reason, rec.failure_reason);
+      assert.equal(d.body.order.refund_tx_hash, r.body.refund_tx_hash);
+      const row = (await portal.call('GET', '/portal/api/orders', undefined, { query: { q: o.order_id } })).body.orders[0];
+      assert.deepEqual([row.rail, row.flow, row.callback_status, row.processor], ['crypto', o.flow, 'failed', undefined]);
       const invoicedRefund = await st.s.admin('POST', `/admin/v1/orders/ord_unknown/refund`, {});
       assert.equal(invoicedRefund.status, 404);
     });

@@ -5,7 +5,8 @@ import { h, replace } from '@tollgate/checkout-ui/dom';
 import { message } from './ui.ts';
 import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
 import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './pages-dev.ts';
-import { checkoutPage, orderPage, ordersPage, overviewPage } from './pages-orders.ts';
+import { checkoutPage, orderPage, ordersPage } from './pages-orders.ts';
+import { overviewPage } from './pages-overview.ts';
 import { transfersPage } from './pages-transfers.ts';
 import { enrollmentPage, resetPage } from './pages-security.ts';
 

@@ -1,84 +1,25 @@
-// Overview (SVG chart), orders list (search, filters, keyset pages), order detail.
+// Orders list (search, filters, keyset pages) and order detail, each rail as what it is: a card order
+// shows its processor, reference, card and fiat amount; a DELEGATE order its callback and settlement.
 import { api, can, qs, type Session } from './api.ts';
 import { h, replace } from '@tollgate/checkout-ui/dom';
-import { ORDER_STATUSES as STATUSES, type OrderStatus } from '@tollgate/protocol/states';
-import { field, fmtTime, message, page, select, short, table } from './ui.ts';
+import { ORDER_STATUSES as STATUSES } from '@tollgate/protocol/states';
+import { facts, field, fmtTime, message, page, select, short, status, STATUS_LABELS, table } from './ui.ts';
 
-const COLORS: Record<OrderStatus, string> = { INVOICED: '#15803d', PAYMENT_CONFIRMED: '#2563eb', CHECKOUT_VERIFIED: '#a16207', EXPIRED: '#6b7280', CANCELLED: '#9ca3af', FAILED: '#b91c1c' };
-const SVG = 'http://www.w3.org/2000/svg';
-
-function svg(tag: string, attrs: Record<string, string | number>, ...kids: Node[]): SVGElement {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const k of kids) el.appendChild(k);
-  return el;
+interface OrderRow {
+  order_id: string; dapp_order_id: string; flow: string; chain_id: number; token_symbol: string; from_address: string; amount: string; status: string; tx_hash?: string; created_at: string;
+  rail: 'crypto' | 'card'; processor?: string; fiat_currency?: string; fiat_amount?: string; payment_reference?: string; callback_status?: string;
 }
 
-interface Bucket { day: string; status: string; token_symbol: string; orders: number; amount: string }
-
-/** Stacked bars of orders per day by status; the numbers are also in the table below it. */
-function chart(buckets: Bucket[], days: number): SVGElement {
-  const dayList: string[] = [];
-  const end = new Date();
-  for (let i = days - 1; i >= 0; i--) dayList.push(new Date(end.getTime() - i * 86_400_000).toISOString().slice(0, 10));
-  const per = new Map<string, Map<string, number>>();
-  for (const b of buckets) {
-    const m = per.get(b.day) ?? new Map<string, number>();
-    m.set(b.status, (m.get(b.status) ?? 0) + b.orders);
-    per.set(b.day, m);
-  }
-  const max = Math.max(1, ...[...per.values()].map((m) => [...m.values()].reduce((a, x) => a + x, 0)));
-  const W = 600, H = 160, bw = W / dayList.length;
-  const bars: Node[] = [];
-  dayList.forEach((d, i) => {
-    let y = H;
-    for (const s of STATUSES) {
-      const n = per.get(d)?.get(s) ?? 0;
-      if (!n) continue;
-      const hgt = (n / max) * (H - 10);
-      y -= hgt;
-      bars.push(svg('rect', { x: i * bw + 1, y, width: Math.max(bw - 2, 1), height: hgt, fill: COLORS[s] ?? '#000' }, svg('title', {}, document.createTextNode(`${d} ${s}: ${n}`))));
-    }
-  });
-  const total = buckets.reduce((a, b) => a + b.orders, 0);
-  return svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `Orders per day over ${days} days, ${total} in total, stacked by status`, class: 'chart' }, ...bars);
-}
-
-export async function overviewPage(): Promise<HTMLElement> {
-  const o = await api<{ days: number; buckets: Bucket[] }>('GET', 'overview?days=30');
-  const byStatus = new Map<string, number>();
-  const volume = new Map<string, string[]>();
-  for (const b of o.buckets) {
-    byStatus.set(b.status, (byStatus.get(b.status) ?? 0) + b.orders);
-    if (b.status === 'INVOICED') volume.set(b.token_symbol, [...(volume.get(b.token_symbol) ?? []), b.amount]);
-  }
-  const legend = h('ul', { class: 'legend' }, STATUSES.map((s) => h('li', {}, h('span', { class: `swatch s-${s}`, 'aria-hidden': 'true' }), `${s}: ${byStatus.get(s) ?? 0}`)));
-  const totals = [...volume.entries()].map(([tok, v]) => [tok, sumDecimals(v)]);
-  return page(
-    'Overview',
-    h('p', {}, 'Orders of the last 30 days (UTC), by status.'),
-    chart(o.buckets, o.days),
-    legend,
-    table('Invoiced volume by token', ['Token', 'Invoiced volume'], totals.length ? totals : [['—', '0']]),
-  );
-}
-
-/** Sums decimal strings exactly (bigint at the largest scale). */
-function sumDecimals(xs: string[]): string {
-  const scale = Math.max(0, ...xs.map((x) => (x.split('.')[1] ?? '').length));
-  const total = xs.reduce((a, x) => {
-    const [i, f = ''] = x.split('.');
-    return a + BigInt(i! + f.padEnd(scale, '0'));
-  }, 0n);
-  const s = total.toString().padStart(scale + 1, '0');
-  return scale ? `${s.slice(0, -scale)}.${s.slice(-scale)}`.replace(/\.?0+$/, '') : s;
-}
-
-interface OrderRow { order_id: string; dapp_order_id: string; flow: string; chain_id: number; token_symbol: string; from_address: string; amount: string; status: string; tx_hash?: string; created_at: string }
+const DIRECT_FLOWS = ['DIRECT', 'SOL_DIRECT'];
+const isDelegate = (o: { flow: string; rail?: string }) => o.rail !== 'card' && !o.flow.startsWith('FIAT_') && !DIRECT_FLOWS.includes(o.flow);
+/** How the order is paid: "Card · TEST", "DIRECT · chain 8453", "ERC20_3009 · chain 8453 · callback failed". */
+const railText = (o: OrderRow) =>
+  o.rail === 'card' ? `Card · ${o.processor}` : `${o.flow} · chain ${o.chain_id}${o.callback_status ? ` · callback ${o.callback_status}` : ''}`;
+const amountText = (o: OrderRow) => (o.rail === 'card' ? `${o.fiat_amount} ${o.fiat_currency}` : `${o.amount} ${o.token_symbol}`);
 
 export async function ordersPage(params: URLSearchParams): Promise<HTMLElement> {
-  const q = h('input', { type: 'search', name: 'q', value: params.get('q') ?? '', placeholder: 'order id, dapp_order_id, payer or tx hash', autocomplete: 'off' });
-  const status = select('status', [['', 'any status'], ...STATUSES.map((s): [string, string] => [s, s])], params.get('status') ?? '');
+  const q = h('input', { type: 'search', name: 'q', value: params.get('q') ?? '', placeholder: 'order id, reference, payer or tx hash', autocomplete: 'off' });
+  const statusSel = select('status', [['', 'any status'], ...STATUSES.map((s): [string, string] => [s, STATUS_LABELS[s]!])], params.get('status') ?? '');
   const flow = h('input', { name: 'flow', value: params.get('flow') ?? '', placeholder: 'DIRECT' });
   const chain = h('input', { name: 'chain_id', value: params.get('chain_id') ?? '', inputmode: 'numeric' });
   const token = h('input', { name: 'token', value: params.get('token') ?? '', placeholder: 'USDC' });
@@ -89,10 +30,10 @@ export async function ordersPage(params: URLSearchParams): Promise<HTMLElement> 
     { class: 'filters', role: 'search', onsubmit: (e: Event) => {
       e.preventDefault();
       const p = new URLSearchParams();
-      for (const el of [q, status, flow, chain, token, from, to]) if (el.value.trim()) p.set(el.name, el.value.trim());
+      for (const el of [q, statusSel, flow, chain, token, from, to]) if (el.value.trim()) p.set(el.name, el.value.trim());
       location.hash = `#/orders?${p}`;
     } },
-    field('Search', q), field('Status', status),
+    field('Search', q), field('Status', statusSel),
     // The rarer filters fold away (a 375-px screen shows the list without scrolling past them).
     h('details', { class: 'more', ...(['flow', 'chain_id', 'token', 'from', 'to'].some((k) => params.get(k)) ? { open: true } : {}) },
       h('summary', {}, 'More filters'),
@@ -103,7 +44,10 @@ export async function ordersPage(params: URLSearchParams): Promise<HTMLElement> 
   for (const k of ['q', 'status', 'flow', 'chain_id', 'token', 'from', 'to', 'cursor']) filters[k] = params.get(k) ?? undefined;
   const res = await api<{ orders: OrderRow[]; next: string | null }>('GET', `orders${qs(filters)}`);
   const rows = res.orders.map((o) => [
-    h('a', { href: `#/orders/${encodeURIComponent(o.order_id)}` }, o.order_id), o.dapp_order_id, o.status, `${o.amount} ${o.token_symbol}`, String(o.chain_id), short(o.from_address, 6), o.tx_hash ? short(o.tx_hash, 8) : '—', fmtTime(o.created_at),
+    h('a', { href: `#/orders/${encodeURIComponent(o.order_id)}` }, o.order_id), h('span', { title: o.dapp_order_id }, short(o.dapp_order_id, 14)), status(o.status), amountText(o), railText(o),
+    // A card order has no payer address (its from_address is an opaque value): its processor reference instead.
+    o.rail === 'card' ? (o.payment_reference ? h('code', { title: o.payment_reference }, short(o.payment_reference, 8)) : '—') : h('code', { title: o.from_address }, short(o.from_address, 6)),
+    fmtTime(o.created_at),
   ]);
   const nextParams = new URLSearchParams(params);
   if (res.next) nextParams.set('cursor', res.next);
@@ -111,14 +55,55 @@ export async function ordersPage(params: URLSearchParams): Promise<HTMLElement> 
     'Orders',
     form,
     h('p', { class: 'export' }, 'Export for accounting: ', h('a', { href: '#/exports' }, 'CSV of orders and payments')),
-    rows.length ? table('Orders', ['Order', 'dapp_order_id', 'Status', 'Amount', 'Chain', 'Payer', 'Tx', 'Created'], rows) : h('p', { role: 'status' }, 'No orders match.'),
+    rows.length ? table('Orders', ['Order', 'Reference', 'Status', 'Amount', 'Rail', 'Payer or card ref.', 'Created'], rows) : h('p', { role: 'status' }, 'No orders match.'),
     h('nav', { 'aria-label': 'Pages', class: 'pager' }, params.get('cursor') ? h('a', { href: '#/orders' }, 'First page') : null, res.next ? h('a', { href: `#/orders?${nextParams}`, rel: 'next' }, 'Next page') : null),
   );
+}
+
+const link = (url: string | undefined, text: string) => (url ? h('a', { href: url, rel: 'noopener noreferrer', target: '_blank' }, text) : h('code', {}, text));
+const BRANDS: Record<string, string> = { visa: 'Visa', mastercard: 'Mastercard', amex: 'American Express' };
+
+/** Card orders: the payment at the processor, never a chain, token or payer address. */
+function cardFacts(d: any): [string, string | Node | undefined][] {
+  const o = d.order, c = d.card ?? {};
+  return [
+    ['Amount', `${o.fiat_amount} ${o.fiat_currency}`], ['Processor', c.processor], ['Processor reference', o.payment_reference ? h('code', {}, o.payment_reference) : 'not assigned yet'],
+    ['Card', c.last4 ? `${BRANDS[c.brand] ?? c.brand ?? 'Card'} •••• ${c.last4}` : c.state === 'succeeded' || c.state === 'refunded' ? 'not reported by the processor' : 'no successful payment yet'],
+    ['Processor state', c.state], ['Last decline', c.decline_code], ['Charges', c.charges > 1 ? `${c.charges} (duplicate payment)` : undefined],
+    ['Dispute', o.dispute_status ?? 'none'], ['Held because', o.held_reasons?.join(', ')],
+  ];
+}
+
+/** Crypto orders: chain, token, payer, transaction; DELEGATE adds the callback and its settlement. */
+function cryptoFacts(d: any): [string, string | Node | undefined][] {
+  const o = d.order;
+  const out: [string, string | Node | undefined][] = [
+    ['Amount', `${d.amount} ${o.token_symbol} (${o.amount_wei} in the smallest unit, ${d.decimals} decimals)`], ['Flow', o.flow], ['Chain', String(o.chain_id)],
+    ['Payer', o.from_address], ['Pay to', o.pay_to_address], ['Transaction', o.tx_hash ? link(d.explorer_url, o.tx_hash) : '—'],
+  ];
+  if (isDelegate(o)) {
+    out.push(['Callback', o.callback_status ?? 'not run yet'], ['Failure reason', o.failure_reason],
+      ['Settlement transaction', o.settlement_tx_hash ? link(d.settlement_explorer_url, o.settlement_tx_hash) : 'none yet'], ['Settled', o.settled_at ? fmtTime(o.settled_at) : undefined]);
+  } else out.push(['Failure reason', o.failure_reason]);
+  return out;
+}
+
+/**
+ * What is known of refunds today: the card's refunded amount, a DELEGATE refund transaction. The
+ * refund actions (per rail and role) belong in this section: it is the slot they fill.
+ */
+function refundSection(d: any): HTMLElement {
+  const o = d.order;
+  const state = d.rail === 'card'
+    ? o.refunded_amount ? `Refunded ${o.refunded_amount} ${o.fiat_currency}` : 'No refund'
+    : o.refund_tx_hash ? h('span', {}, 'Refunded to the payer: ', link(d.refund_explorer_url, o.refund_tx_hash)) : 'No refund';
+  return h('section', { id: 'refunds', 'data-slot': 'refunds', 'aria-labelledby': 'refunds-title' }, h('h2', { id: 'refunds-title' }, 'Refunds'), h('p', { 'data-refund-state': '' }, state));
 }
 
 export async function orderPage(id: string, session: Session): Promise<HTMLElement> {
   const d = await api<any>('GET', `orders/${encodeURIComponent(id)}`);
   const o = d.order;
+  const card = d.rail === 'card';
   const out = h('div', {});
   const deliveries = h('div', {});
   const renderDeliveries = (list: any[]) =>
@@ -132,22 +117,21 @@ export async function orderPage(id: string, session: Session): Promise<HTMLEleme
           } }, 'Redeliver') : '']))
       : h('p', {}, 'No webhook deliveries for this order.'));
   renderDeliveries(d.deliveries);
-  const facts: [string, string | Node][] = [
-    ['Status', o.status], ['dapp_order_id', o.dapp_order_id], ['Amount', `${d.amount} ${o.token_symbol} (${o.amount_wei} in the smallest unit, ${d.decimals} decimals)`], ['Fee', d.fee],
-    ['Flow', o.flow], ['Chain', String(o.chain_id)], ['Payer', o.from_address], ['Pay to', o.pay_to_address], ['Created', fmtTime(o.created_at)],
-    ['Transaction', o.tx_hash ? (d.explorer_url ? h('a', { href: d.explorer_url, rel: 'noopener noreferrer', target: '_blank' }, o.tx_hash) : o.tx_hash) : '—'],
-  ];
   return page(
     `Order ${o.order_id}`,
-    h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    facts([
+      ['Status', status(o.status, card && o.status === 'PAYMENT_CONFIRMED' && o.held_reasons?.length > 0)], ['Rail', card ? 'Card' : isDelegate(o) ? 'Crypto, DELEGATE' : 'Crypto'],
+      ['Reference', o.dapp_order_id], ...(card ? cardFacts(d) : cryptoFacts(d)), ['Fee', d.fee], ['Created', fmtTime(o.created_at)],
+    ]),
+    refundSection(d),
     h('h2', {}, 'Timeline'),
-    h('ol', { class: 'timeline' }, d.timeline.map((t: any) => h('li', {}, `${fmtTime(t.at)}: ${t.from_status ?? 'created'} → ${t.to_status} (${t.trigger})`))),
-    h('h2', {}, 'Transfers seen'),
-    o.observed_transfers?.length
+    h('ol', { class: 'timeline' }, d.timeline.map((t: any) => h('li', {}, `${fmtTime(t.at)}: `, t.from_status ? status(t.from_status) : 'created', ' → ', status(t.to_status), ` (${t.trigger})`))),
+    card ? null : h('h2', {}, 'Transfers seen'),
+    card ? null : o.observed_transfers?.length
       ? table('Transfers', ['Tx', 'Kind', 'Amount (smallest unit)', 'Confirmations', 'Orphaned'], o.observed_transfers.map((t: any) => [short(t.tx_hash, 8), t.kind, t.amount_wei, String(t.confirmations), t.orphaned ? 'yes' : 'no']))
       : h('p', {}, 'No transfer recorded yet.'),
-    h('h2', {}, 'Proof'),
-    d.proof ? h('pre', { class: 'proof', tabindex: '0' }, JSON.stringify(d.proof, null, 2)) : h('p', {}, 'No confirmed payment yet.'),
+    card ? null : h('h2', {}, 'Proof'),
+    card ? null : d.proof ? h('pre', { class: 'proof', tabindex: '0' }, JSON.stringify(d.proof, null, 2)) : h('p', {}, 'No confirmed payment yet.'),
     h('h2', {}, 'Webhook deliveries'),
     out,
     deliveries,

@@ -3,27 +3,7 @@
 // merchant requires a factor), and the owner's "require it of everyone" switch.
 import { api, ApiError, type Session } from './api.ts';
 import { h } from '@tollgate/checkout-ui/dom';
-import { field, message, page, secretBox } from './ui.ts';
-
-const SVG = 'http://www.w3.org/2000/svg';
-/** The server's QR path as an SVG (attributes only, no markup; the QR library stays out of the bundle). */
-function qrSvg(qr: { size: number; path: string }, label: string): SVGSVGElement {
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${qr.size} ${qr.size}`);
-  svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', label);
-  svg.setAttribute('shape-rendering', 'crispEdges');
-  svg.setAttribute('class', 'qr');
-  const bg = document.createElementNS(SVG, 'rect');
-  bg.setAttribute('width', String(qr.size));
-  bg.setAttribute('height', String(qr.size));
-  bg.setAttribute('fill', '#fff');
-  const path = document.createElementNS(SVG, 'path');
-  path.setAttribute('d', qr.path);
-  path.setAttribute('fill', '#000');
-  svg.append(bg, path);
-  return svg;
-}
+import { field, message, page, qrSvg, secretBox } from './ui.ts';
 
 const codeInput = (name = 'totp') => h('input', { name, inputmode: 'numeric', autocomplete: 'one-time-code', required: true, maxlength: '32', spellcheck: 'false' });
 

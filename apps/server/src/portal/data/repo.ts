@@ -36,6 +36,12 @@ export interface OrderListRow {
   invoiced_at: Date | null;
   /** created_at in microseconds since the epoch, exact (a JS Date keeps only milliseconds) */
   created_us: string;
+  /** card orders: what was charged, and the processor's payment reference */
+  fiat_currency?: string | null;
+  fiat_amount?: string | null;
+  payment_reference?: string | null;
+  /** DELEGATE orders: the merchant callback's outcome */
+  callback_status?: string | null;
 }
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
@@ -83,7 +89,7 @@ function where(merchantId: string, f: Omit<OrderListFilter, 'limit'>, params: un
 
 const LIST_COLUMNS = `o.id, o.dapp_order_id, o.flow, o.chain_id, o.token_symbol, o.decimals, o.from_address, o.pay_to_address,
   o.amount_wei::text AS amount_wei, o.paid_amount_wei::text AS paid_amount_wei, o.fee_amount::text AS fee_amount, o.status, o.tx_hash,
-  o.created_at, o.invoiced_at, ((extract(epoch FROM o.created_at) * 1000000)::numeric(20,0))::text AS created_us`;
+  o.created_at, o.invoiced_at, o.fiat_currency, o.fiat_amount, o.payment_reference, o.callback_status, ((extract(epoch FROM o.created_at) * 1000000)::numeric(20,0))::text AS created_us`;
 
 /** One page of a merchant's orders, newest first; `limit + 1` rows tell whether another page exists. */
 export async function listOrders(q: Queryable, merchantId: string, f: OrderListFilter): Promise<OrderListRow[]> {
@@ -94,13 +100,13 @@ export async function listOrders(q: Queryable, merchantId: string, f: OrderListF
   return rows;
 }
 
-/** Orders per UTC day, status and token since `from`, with their amounts (smallest unit). */
-export async function overview(q: Queryable, merchantId: string, from: Date): Promise<{ day: string; status: string; token_symbol: string; decimals: number; orders: number; amount_wei: string }[]> {
-  const { rows } = await q.query<{ day: string; status: string; token_symbol: string; decimals: number; orders: string | number; amount_wei: string }>(
+/** Orders per UTC day, status and token (a card order's: its currency) since `from`, with their amounts (smallest unit). */
+export async function overview(q: Queryable, merchantId: string, from: Date): Promise<{ day: string; status: string; token_symbol: string; decimals: number; card: boolean; orders: number; amount_wei: string }[]> {
+  const { rows } = await q.query<{ day: string; status: string; token_symbol: string; decimals: number; card: boolean; orders: string | number; amount_wei: string }>(
     `SELECT to_char(date_trunc('day', o.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, o.status, o.token_symbol, o.decimals,
-            count(*) AS orders, sum(o.amount_wei)::text AS amount_wei
+            (o.fiat_currency IS NOT NULL) AS card, count(*) AS orders, sum(o.amount_wei)::text AS amount_wei
        FROM orders o WHERE o.merchant_id = $1 AND o.created_at >= $2
-      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3`,
+      GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3`,
     [merchantId, from],
   );
   return rows.map((r) => ({ ...r, orders: Number(r.orders) }));

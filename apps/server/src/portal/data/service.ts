@@ -6,6 +6,7 @@ import { getOrderWithTransfers } from '../../orders/repo.ts';
 import { orderStatusRecord } from '../../orders/views.ts';
 import { paymentRecord } from '../../orders/proof.ts';
 import { webhookService } from '../../webhooks/service.ts';
+import { getCardPayment } from '../../rails/card/repo.ts';
 import { ORDER_COLUMNS, csvLine, orderCsvLine } from './csv.ts';
 import * as repo from './repo.ts';
 
@@ -58,7 +59,14 @@ export async function orderDetail(deps: AppDeps, merchantId: string, orderId: st
     webhookService(deps).listDeliveries(merchantId, { orderId: o.id, limit: 50 }),
   ]);
   const proof = paymentRecord(o);
-  return { order: orderStatusRecord(o, o.observed), decimals: o.decimals, fee_amount: o.fee_amount, timeline, deliveries: deliveries ?? [], proof, explorerUrl: explorerTxUrl(deps, o.chain_id, o.tx_hash) };
+  // A card order has no chain: its processor-side record instead (brand, last four, decline).
+  const card = o.fiat_currency ? await getCardPayment(deps.db, o.id) : undefined;
+  return {
+    order: orderStatusRecord(o, o.observed), decimals: o.decimals, fee_amount: o.fee_amount, timeline, deliveries: deliveries ?? [], proof, card,
+    explorerUrl: explorerTxUrl(deps, o.chain_id, o.tx_hash),
+    settlementExplorerUrl: explorerTxUrl(deps, o.chain_id, o.settlement_tx_hash),
+    refundExplorerUrl: explorerTxUrl(deps, o.chain_id, o.refund_tx_hash),
+  };
 }
 
 export function ledger(deps: AppDeps, merchantId: string, before: number | undefined, limit: number) {

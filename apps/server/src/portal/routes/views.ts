@@ -46,7 +46,16 @@ export const OrderRowSchema = Type.Object({
   status: Type.String(),
   tx_hash: Type.Optional(Type.String()),
   created_at: Type.String(),
+  rail: Type.Union([Type.Literal('crypto'), Type.Literal('card')], { description: 'card: paid by card through a processor (no chain, token or payer address; chain_id 0, from_address opaque)' }),
+  processor: Type.Optional(Type.String({ description: 'card orders: the processor (TEST, STRIPE)' })),
+  fiat_currency: Type.Optional(Type.String({ description: 'card orders: the currency charged' })),
+  fiat_amount: Type.Optional(Type.String({ description: 'card orders: the amount charged, a decimal string' })),
+  payment_reference: Type.Optional(Type.String({ description: "card orders: the processor's payment reference" })),
+  callback_status: Type.Optional(Type.String({ description: 'DELEGATE orders: pending | succeeded | failed' })),
 });
+
+/** Which rail an order was paid on: card orders have the flow FIAT_<processor> (rails/card/port.ts). */
+export const railOf = (flow: string): 'crypto' | 'card' => (flow.startsWith('FIAT_') ? 'card' : 'crypto');
 
 export function orderRowView(r: OrderListRow) {
   return {
@@ -61,6 +70,12 @@ export function orderRowView(r: OrderListRow) {
     status: r.status,
     ...(r.tx_hash ? { tx_hash: r.tx_hash } : {}),
     created_at: r.created_at.toISOString(),
+    rail: railOf(r.flow),
+    ...(railOf(r.flow) === 'card' ? { processor: r.flow.slice('FIAT_'.length) } : {}),
+    ...(r.fiat_currency ? { fiat_currency: r.fiat_currency } : {}),
+    ...(r.fiat_amount ? { fiat_amount: r.fiat_amount } : {}),
+    ...(r.payment_reference ? { payment_reference: r.payment_reference } : {}),
+    ...(r.callback_status ? { callback_status: r.callback_status } : {}),
   };
 }
 

@@ -60,7 +60,10 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
       // processor gets its 200 (a unique-index 500 here was retried by the processor forever).
       const owner = await repo.orderIdByReference(tx, processor, ev.paymentReference);
       if (owner !== undefined && owner !== orderId) return done('reference_conflict');
-      await repo.updateCardPayment(tx, orderId, { state: 'succeeded', charges: 1, charge_id: ev.chargeId ?? null, decline_code: null, payment_reference: ev.paymentReference });
+      await repo.updateCardPayment(tx, orderId, {
+        state: 'succeeded', charges: 1, charge_id: ev.chargeId ?? null, decline_code: null, payment_reference: ev.paymentReference,
+        card_brand: ev.cardBrand ?? null, card_last4: ev.cardLast4 ?? null,
+      });
       if (live(o)) {
         // A success that does not say what was charged is not trusted either: held like a mismatch.
         const conflict = ev.amountMinor === undefined || ev.currency === undefined || ev.amountMinor !== BigInt(o.amount_wei) || ev.currency.toUpperCase() !== o.fiat_currency;

@@ -26,6 +26,10 @@ export interface CardEvent {
   /** Tollgate's refund id (`rf_…`) when the processor echoes it back (refund metadata). */
   refundKey?: string | undefined;
   declineCode?: string | undefined;
+  /** payment.succeeded: the card's brand (lower case: visa, mastercard, amex, …) when the processor reports it. */
+  cardBrand?: string | undefined;
+  /** payment.succeeded: the card's last four digits when the processor reports them (never more of the number). */
+  cardLast4?: string | undefined;
   /** Unix seconds, the processor's event time (informational; ordering is by object state). */
   created: number;
 }

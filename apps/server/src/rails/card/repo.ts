@@ -18,6 +18,8 @@ export interface CardPaymentRow {
   charge_id: string | null;
   charges: number;
   attempts: number;
+  card_brand: string | null;
+  card_last4: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -91,8 +93,8 @@ export async function orderIdByReference(q: Queryable, processor: string, refere
   return rows[0]?.order_id;
 }
 
-export type CardPaymentPatch = Partial<Pick<CardPaymentRow, 'state' | 'payment_reference' | 'redirect_url' | 'decline_code' | 'charge_id' | 'charges' | 'attempts'>>;
-const CARD_PATCHABLE = ['state', 'payment_reference', 'redirect_url', 'decline_code', 'charge_id', 'charges', 'attempts'] as const;
+export type CardPaymentPatch = Partial<Pick<CardPaymentRow, 'state' | 'payment_reference' | 'redirect_url' | 'decline_code' | 'charge_id' | 'charges' | 'attempts' | 'card_brand' | 'card_last4'>>;
+const CARD_PATCHABLE = ['state', 'payment_reference', 'redirect_url', 'decline_code', 'charge_id', 'charges', 'attempts', 'card_brand', 'card_last4'] as const;
 
 export async function updateCardPayment(q: Queryable, orderId: string, patch: CardPaymentPatch): Promise<void> {
   const params: unknown[] = [orderId];

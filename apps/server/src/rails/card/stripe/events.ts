@@ -24,6 +24,15 @@ export const STRIPE_EVENT_TYPES = [
 const idOf = (v: string | { id: string } | null | undefined): string | undefined => (typeof v === 'string' ? v : v?.id);
 const orderOf = (md: Stripe.Metadata | null | undefined): string | undefined => md?.tollgate_order_id || undefined;
 
+/**
+ * Brand and last four of the charge's card, when the event carries the charge expanded (an object,
+ * not its id); otherwise nothing and the portal says the processor did not report them.
+ */
+function cardOf(charge: string | Stripe.Charge | null | undefined): { cardBrand?: string; cardLast4?: string } {
+  const card = typeof charge === 'object' && charge ? charge.payment_method_details?.card : undefined;
+  return card ? { ...(card.brand ? { cardBrand: card.brand } : {}), ...(card.last4 ? { cardLast4: card.last4 } : {}) } : {};
+}
+
 export function normalizeStripeEvent(e: Stripe.Event): CardEvent[] {
   const base = { id: e.id, created: e.created };
   switch (e.type) {
@@ -45,7 +54,7 @@ export function normalizeStripeEvent(e: Stripe.Event): CardEvent[] {
       const pi = e.data.object;
       const common = { ...base, orderId: orderOf(pi.metadata), paymentReference: pi.id, amountMinor: BigInt(e.type === 'payment_intent.succeeded' ? pi.amount_received || pi.amount : pi.amount), currency: pi.currency };
       if (e.type === 'payment_intent.processing') return [{ ...common, type: 'payment.processing' }];
-      if (e.type === 'payment_intent.succeeded') return [{ ...common, type: 'payment.succeeded' }];
+      if (e.type === 'payment_intent.succeeded') return [{ ...common, type: 'payment.succeeded', ...cardOf(pi.latest_charge) }];
       const err = pi.last_payment_error;
       return [{ ...common, type: 'payment.failed', declineCode: err?.decline_code ?? err?.code ?? 'card_declined' }];
     }

@@ -38,3 +38,11 @@ export function luhnValid(digits: string): boolean {
 export function last4(digits: string): string {
   return digits.slice(-4);
 }
+
+/** The card network of a number by its leading digits (what a processor reports as the brand). */
+export function brandOf(digits: string): string {
+  if (digits.startsWith('4')) return 'visa';
+  if (/^(5[1-5]|2[2-7])/.test(digits)) return 'mastercard';
+  if (/^3[47]/.test(digits)) return 'amex';
+  return 'unknown';
+}

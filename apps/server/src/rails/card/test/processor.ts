@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CardEvent, CardProcessor, NotificationHeaders, RefundInput, RefundResult, StartedPayment, StartPaymentInput } from '../port.ts';
-import { TEST_CARDS } from './cards.ts';
+import { TEST_CARDS, brandOf, last4 } from './cards.ts';
 
 /**
  * The built-in TEST processor (flow FIAT_TEST): no money moves. The payer types a test card into
@@ -80,7 +80,8 @@ export class TestCardProcessor implements CardProcessor {
    */
   charge(cardNumber: string, p: { orderId: string; paymentReference: string; amountMinor: bigint; currency: string }, nowS: number): CardEvent[] {
     const outcome = TEST_CARDS[cardNumber]?.outcome;
-    const base = { orderId: p.orderId, paymentReference: p.paymentReference, amountMinor: p.amountMinor, currency: p.currency, created: nowS };
+    // Brand and last four travel with the events as a processor reports them; the number stays here.
+    const base = { orderId: p.orderId, paymentReference: p.paymentReference, amountMinor: p.amountMinor, currency: p.currency, created: nowS, cardBrand: brandOf(cardNumber), cardLast4: last4(cardNumber) };
     const ev = (type: CardEvent['type'], extra: Partial<CardEvent> = {}): CardEvent => ({ ...base, id: newEventId(), type, ...extra });
     switch (outcome) {
       case 'succeeded':
