@@ -16,6 +16,11 @@
  *
  * BENCH_NODE_BEFORE (default /usr/bin/node) is the "before" Node; the "after" Node is the `node`
  * devDependency's binary (node_modules/.bin/node).
+ *
+ * BENCH_BASELINE=<another checkout, built> compares the compiled builds of that checkout and this
+ * one instead (Node 24, default and with deploy/'s NODE_OPTIONS), start-up and idle RSS, same rounds:
+ *
+ *   BENCH_BASELINE=/work/wt/bench-base BENCH_LOAD_ROUNDS=0 npx tsx bench/runtime.ts
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,16 +45,26 @@ const LOAD_ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
 const DEV_ROUNDS = Number(process.env.BENCH_DEV_ROUNDS ?? 2);
 const NODE_BEFORE = process.env.BENCH_NODE_BEFORE ?? '/usr/bin/node';
 const NODE_AFTER = join(ROOT, 'node_modules', '.bin', 'node');
+const BASELINE = process.env.BENCH_BASELINE;
 
 interface Variant {
   name: string;
   node: string;
   env: Record<string, string>;
+  /** Another checkout's `apps/server/bin/tollgate.js` (BENCH_BASELINE); absent: this checkout's. */
+  bin?: string;
 }
 const version = (node: string) => spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
 const SOURCE = {};
 const COMPILED = { NODE_ENV: 'production' };
-const variants: Variant[] = [
+const DEPLOY = { ...COMPILED, NODE_OPTIONS: '--max-semi-space-size=4' };
+const baselineBin = BASELINE && join(BASELINE, 'apps/server/bin/tollgate.js');
+const variants: Variant[] = baselineBin ? [
+  { name: `compiled, ${version(NODE_AFTER)}, baseline checkout`, node: NODE_AFTER, env: COMPILED, bin: baselineBin },
+  { name: `compiled, ${version(NODE_AFTER)}, this checkout`, node: NODE_AFTER, env: COMPILED },
+  { name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=4 [deploy/], baseline checkout`, node: NODE_AFTER, env: DEPLOY, bin: baselineBin },
+  { name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=4 [deploy/], this checkout`, node: NODE_AFTER, env: DEPLOY },
+] : [
   { name: `source (tsx), ${version(NODE_BEFORE)} [before]`, node: NODE_BEFORE, env: SOURCE },
   { name: `source (tsx), ${version(NODE_AFTER)}`, node: NODE_AFTER, env: SOURCE },
   { name: `compiled, ${version(NODE_BEFORE)}`, node: NODE_BEFORE, env: COMPILED },
@@ -81,7 +96,7 @@ const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).s
  */
 async function timeToHealthy(v: Variant, databaseUrl: string, cfg: string): Promise<{ ms: number; cpu: number; tg: TollgateProcess; url: string }> {
   const t0 = performance.now();
-  const tg = spawnTollgate(['serve', '--role', 'api'], apiEnv(databaseUrl, cfg, v), undefined, [], undefined, v.node);
+  const tg = spawnTollgate(['serve', '--role', 'api'], apiEnv(databaseUrl, cfg, v), undefined, [], v.bin, v.node);
   const url = (await tg.waitFor(/listening on (http:\/\/\S+)/, 120_000))[1]!;
   for (;;) {
     const r = await fetch(`${url}/healthz`).catch(() => undefined);
@@ -133,7 +148,7 @@ async function main() {
       for (let j = 0; j < variants.length; j++) {
         const v = variants[(j + round) % variants.length]!;
         const db = await scratchDb(PG);
-        const gw = await startGateway(db.url, { node: v.node, env: v.env, startTimeoutMs: 120_000 });
+        const gw = await startGateway(db.url, { node: v.node, env: v.env, startTimeoutMs: 120_000, ...(v.bin ? { bin: v.bin } : {}) });
         try {
           const m = await gw.merchant('Bench');
           const run = randomBytes(3).toString('hex');
@@ -153,7 +168,7 @@ async function main() {
       }
     }
     // Dev profile: the gateway process's RSS once it printed its banner and idled.
-    const devVariants = [variants[0]!, variants[1]!, variants[3]!, variants[4]!];
+    const devVariants = baselineBin ? [] : [variants[0]!, variants[1]!, variants[3]!, variants[4]!];
     for (let round = 0; round < DEV_ROUNDS; round++) {
       for (const v of devVariants) {
         const dir = mkdtempSync(join(tmpdir(), 'tg-bench-dev-'));

@@ -1,4 +1,4 @@
-import { isAddress as isSolanaAddress } from '@solana/kit';
+import { isAddress as isSolanaAddress } from '@solana/addresses';
 import { isAddress as isEvmAddress } from 'viem';
 import type { Config } from '../config/schema.ts';
 

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
+import { getBase58Decoder, getBase58Encoder } from '@solana/codecs-strings';
 import { ConfigError } from './errors.ts';
 import { SolanaDelegateKey, type SolanaChainConfig, type SolanaChainFile } from './schema.ts';
 

@@ -1,6 +1,8 @@
 // Outgoing mail of the portal (password reset links), through nodemailer's SMTP transport: the
 // de-facto SMTP client of Node (STARTTLS, auth, pooling), instead of speaking SMTP by hand.
-import { createTransport } from 'nodemailer';
+// nodemailer is imported on the first mail, not at start: it costs ~7 MB of RSS (measured in a
+// fresh Node 24), and most gateways send none (BENCHMARKS.md "Production runtime").
+import type { Transporter } from 'nodemailer';
 import type { SmtpSettings } from '../config/schema.ts';
 
 export interface Mail {
@@ -15,10 +17,11 @@ export interface Mailer {
 }
 
 export function smtpMailer(settings: SmtpSettings): Mailer {
-  const transport = createTransport(settings.url());
+  let transport: Promise<Transporter> | undefined;
   return {
     async send(mail) {
-      await transport.sendMail({ from: settings.from, to: mail.to, subject: mail.subject, text: mail.text });
+      transport ??= import('nodemailer').then(({ createTransport }) => createTransport(settings.url()));
+      await (await transport).sendMail({ from: settings.from, to: mail.to, subject: mail.subject, text: mail.text });
     },
   };
 }

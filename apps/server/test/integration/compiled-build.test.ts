@@ -51,6 +51,29 @@ describe('compiled production build', () => {
     assert.ok(readdirSync(join(OUT, 'migrations')).length >= 20);
   });
 
+  it('loads the Solana SDK and nodemailer only on use: not in what `serve` imports at start', () => {
+    // The static imports of cli.js and the serve chunk (loaded by `tollgate serve`), followed
+    // through the chunks; `import()` expressions are not followed (they load on first use).
+    const serve = readdirSync(OUT).find((f) => /^serve-\w+\.js$/.test(f));
+    assert.ok(serve, 'a serve chunk');
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const queue = ['cli.js', serve];
+    for (let f = queue.shift(); f !== undefined; f = queue.shift()) {
+      if (seen.has(f)) continue;
+      seen.add(f);
+      for (const m of readFileSync(join(OUT, f), 'utf8').matchAll(/^\s*(?:import|export)\s*(?:[^'"();]*?\sfrom\s*)?["']([^"']+)["']/gm)) {
+        if (m[1]!.startsWith('./')) queue.push(m[1]!.slice(2));
+        else packages.add(m[1]!);
+      }
+    }
+    assert.ok(packages.has('fastify') && packages.has('viem'), `the closure is the gateway's: ${[...packages].join(' ')}`);
+    for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer']) assert.ok(!packages.has(lazy), `${lazy} is imported at start`);
+    // …and they are still there for a gateway that uses them.
+    const all = readdirSync(OUT).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(OUT, f), 'utf8')).join('\n');
+    for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer']) assert.match(all, new RegExp(`["']${lazy.replace('/', '\\/')}["']`), lazy);
+  });
+
   for (const backend of backends()) {
     describe(`on ${backend}`, () => {
       let compiled: TollgateProcess | undefined;

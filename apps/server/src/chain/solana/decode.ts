@@ -5,7 +5,7 @@
  * the destination's balance change, not the instruction's amount: a Token-2022 mint with a transfer
  * fee withholds part of it in the destination account.
  */
-import { getBase58Encoder } from '@solana/kit';
+import { getBase58Encoder } from '@solana/codecs-strings';
 
 const TOKEN_PROGRAMS = new Set(['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb']);
 const IX_TRANSFER = 3;

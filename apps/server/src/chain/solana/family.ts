@@ -1,23 +1,33 @@
 import type { Address, Signature } from '@solana/kit';
 import { normalizeSolanaAddress } from '../addresses.ts';
-import { findAssociatedTokenPda } from '@solana-program/token';
 import type { SolanaChainConfig } from '../../config/schema.ts';
+import type { Worker } from '../../workers.ts';
 import type { ChainFamily } from '../port.ts';
 import { transferRequestUrl } from './pay-url.ts';
 import { referenceOf } from './reference.ts';
-import { runSolanaWatcher, SolanaWatcher } from './watcher.ts';
 import { createChainLogger } from '../evm/context.ts';
-import { createSolanaRpcClient, type SolanaRpc } from './rpc.ts';
-import { transferTransaction } from './tx-request.ts';
-import { payerTokenAccount } from './delegate/approval.ts';
+import type { SolanaRpc } from './rpc.ts';
 import { FLOW as APPROVE_FLOW } from './delegate/repo.ts';
-import { runSolanaSettlement, SolanaSettlementWorker } from './delegate/worker.ts';
+
+// The RPC client, transaction builders, watcher and settlement load @solana/kit whole and
+// @solana-program/token (~19 MB of RSS in a fresh Node 24, BENCHMARKS.md "Production runtime"):
+// they are imported on first use, so a gateway with no Solana cluster configured never loads
+// them. What runs for every gateway (address checks, base58, the Solana Pay URL) imports the small
+// @solana/addresses and @solana/codecs-strings packages instead.
+
+/** A worker whose module is still loading: `stop()` waits for it, then stops it. */
+function lazyWorker(name: string, start: Promise<Worker>): Worker {
+  return { name, stop: async () => (await start).stop() };
+}
 
 /** One RPC client per configured cluster for request-time reads (transaction requests). */
 const clients = new WeakMap<SolanaChainConfig, SolanaRpc>();
-function rpcOf(chain: SolanaChainConfig): SolanaRpc {
+async function rpcOf(chain: SolanaChainConfig): Promise<SolanaRpc> {
   let c = clients.get(chain);
-  if (!c) clients.set(chain, (c = createSolanaRpcClient(chain.rpcUrl, 5000)));
+  if (!c) {
+    const { createSolanaRpcClient } = await import('./rpc.ts');
+    clients.set(chain, (c = clients.get(chain) ?? createSolanaRpcClient(chain.rpcUrl, 5000)));
+  }
   return c;
 }
 
@@ -43,6 +53,7 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
   async directPayTo(chain, wallet, token) {
     const t = chain.tokens.find((x) => x.mint === token.address);
     if (!t) throw new Error(`mint ${token.address} is not configured on chain ${chain.chainId}`);
+    const { findAssociatedTokenPda } = await import('@solana-program/token');
     const [ata] = await findAssociatedTokenPda({ owner: wallet as Address, mint: t.mint as Address, tokenProgram: t.programId as Address });
     return ata;
   },
@@ -58,7 +69,10 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
       references: [referenceOf(order.id)],
       message: `Order ${order.dapp_order_id}`.slice(0, 100),
     }),
-  paymentTransaction: (chain, input) => transferTransaction(rpcOf(chain), chain, input),
+  async paymentTransaction(chain, input) {
+    const { transferTransaction } = await import('./tx-request.ts');
+    return transferTransaction(await rpcOf(chain), chain, input);
+  },
   walletChain: (chain) => WALLET_CHAINS[chain.genesisHash] ?? 'solana:localnet',
   // DELEGATE on Solana: the payer approves the gateway's delegate key (payToAddress) on its own
   // token account; the gateway pulls and settles (delegate/). Set up by SOLANA_DELEGATE_KEY.
@@ -72,36 +86,35 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
       delegate: o.pay_to_address,
       mint: t.mint,
       tokenProgram: t.programId,
-      sourceTokenAccount: await payerTokenAccount(chain, o),
+      sourceTokenAccount: await (await import('./delegate/approval.ts')).payerTokenAccount(chain, o),
       amount: o.amount_wei,
       decimals: o.decimals,
       reference: referenceOf(o.id),
     };
   },
-  startSettlement: (chain, deps) =>
-    deps.config.solanaDelegate
-      ? runSolanaSettlement(
-          new SolanaSettlementWorker({ chain, key: deps.config.solanaDelegate, db: deps.db, clock: deps.clock, log: createChainLogger(deps.config.logLevel, { component: 'solana-settlement', chain_id: chain.chainId }) }),
-          chain.pollIntervalMs,
-        )
-      : undefined,
+  startSettlement(chain, deps) {
+    const key = deps.config.solanaDelegate;
+    if (!key) return undefined;
+    const log = createChainLogger(deps.config.logLevel, { component: 'solana-settlement', chain_id: chain.chainId });
+    const start = import('./delegate/worker.ts').then(({ runSolanaSettlement, SolanaSettlementWorker }) =>
+      runSolanaSettlement(new SolanaSettlementWorker({ chain, key, db: deps.db, clock: deps.clock, log }), chain.pollIntervalMs),
+    );
+    return lazyWorker(`solana-settlement-solana-settlement:${chain.chainId}`, start);
+  },
   failedAtExpiry: [APPROVE_FLOW],
   depth: (chain) => ({ unit: 'commitment', confirm: chain.confirmCommitment, invoice: chain.finalityCommitment }),
   // A late or under-payment may be accepted days after it landed: searchTransactionHistory, since a
   // node's status cache holds only the recent slots.
   async transactionFinal(chain, txHash) {
-    const { value } = await rpcOf(chain).getSignatureStatuses([txHash as Signature], { searchTransactionHistory: true }).send();
+    const { value } = await (await rpcOf(chain)).getSignatureStatuses([txHash as Signature], { searchTransactionHistory: true }).send();
     return value[0]?.err === null && value[0].confirmationStatus === 'finalized';
   },
-  startWatcher: (chain, deps, hooks) =>
-    runSolanaWatcher(
-      new SolanaWatcher({
-        chain,
-        db: deps.db,
-        clock: deps.clock,
-        ...(hooks.onTick ? { onTick: hooks.onTick } : {}),
-        log: createChainLogger(hooks.logLevel, { component: 'solana-watcher', chain_id: chain.chainId }),
-      }),
-    ),
+  startWatcher(chain, deps, hooks) {
+    const log = createChainLogger(hooks.logLevel, { component: 'solana-watcher', chain_id: chain.chainId });
+    const start = import('./watcher.ts').then(({ runSolanaWatcher, SolanaWatcher }) =>
+      runSolanaWatcher(new SolanaWatcher({ chain, db: deps.db, clock: deps.clock, ...(hooks.onTick ? { onTick: hooks.onTick } : {}), log })),
+    );
+    return lazyWorker(`solana-watcher:${chain.chainId}`, start);
+  },
   settles: () => false,
 };

@@ -5,7 +5,7 @@
  * the associated token account of the mint); the amount is a decimal in token units, never a float.
  */
 import { randomBytes } from 'node:crypto';
-import { getBase58Decoder } from '@solana/kit';
+import { getBase58Decoder } from '@solana/codecs-strings';
 
 export interface TransferRequest {
   /** the merchant's wallet (base58) */

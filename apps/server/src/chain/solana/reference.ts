@@ -7,7 +7,7 @@
  * the tag.
  */
 import { encodeBase58Fixed, isId } from '@tollgate/protocol';
-import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
+import { getBase58Decoder, getBase58Encoder } from '@solana/codecs-strings';
 
 const TAG = new TextEncoder().encode('tollgate:sol-ref'); // 16 bytes
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
