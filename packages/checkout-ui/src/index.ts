@@ -16,4 +16,6 @@ export const buildCheckoutAssets = pageAssets({
   favicon: 'src/favicon.svg',
   banner: '/* Tollgate checkout. Includes qrcode-generator (c) Kazuhiko Arase, MIT license. */',
   assetBase: 'assets/',
+  // Loaded when needed (browser/chunk.ts): the completion screen with its receipt, the card flow.
+  chunks: { receipt: 'src/browser/receipt.ts', card: 'src/browser/card.ts' },
 });

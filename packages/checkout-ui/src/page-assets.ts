@@ -26,6 +26,11 @@ export interface PageAssets {
   jsHash: string;
   cssHash: string;
   faviconHash: string;
+  /**
+   * Lazily loaded parts of the page (PageSpec.chunks), served beside `app.js` as `<name>.js`: the
+   * first screen does not download code it may never show (the checkout page's budget counts `js` only).
+   */
+  chunks?: Record<string, { js: string; hash: string; gzipBytes: number }>;
 }
 
 export interface PageSpec {
@@ -42,6 +47,12 @@ export interface PageSpec {
   banner: string;
   /** Prefix of the asset URLs in the HTML, relative to the page (`assets/` or `../assets/`). */
   assetBase: string;
+  /**
+   * Chunk name → entry (relative to `root`), each built on its own (IIFE, sharing no module at run
+   * time with the page). The page's bundle gets `TOLLGATE_CHUNKS` defined as name → `<name>.js?v=<hash>`
+   * (src/browser/chunk.ts loads one by name, relative to `app.js`).
+   */
+  chunks?: Record<string, string>;
 }
 
 export const contentHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
@@ -71,17 +82,18 @@ async function readPrebuilt(dir: string, name: string): Promise<PageAssets> {
 async function buildPage(spec: PageSpec): Promise<PageAssets> {
   const { build } = await import('esbuild');
   const common = { bundle: true, minify: true, write: false, sourcemap: false, logLevel: 'silent', absWorkingDir: fileURLToPath(spec.root) } as const;
+  const script = { ...common, format: 'iife', platform: 'browser', target: 'es2020', charset: 'utf8', legalComments: 'none', banner: { js: spec.banner } } as const;
+  // Chunks first: the page's bundle names them with their content hash.
+  const chunks: NonNullable<PageAssets['chunks']> = {};
+  for (const [name, entry] of Object.entries(spec.chunks ?? {})) {
+    if (!/^[a-z][a-z0-9-]*$/.test(name) || name === 'app') throw new Error(`chunk name ${name} is not a plain asset name`);
+    // No licence banner: a chunk includes none of the third-party code the page's banner names.
+    const js = (await build({ ...script, banner: { js: `/* Tollgate: ${name} */` }, entryPoints: [entry] })).outputFiles[0]!.text;
+    chunks[name] = { js, hash: contentHash(js), gzipBytes: gzipSync(js, { level: 9 }).length };
+  }
+  const chunkUrls = Object.fromEntries(Object.entries(chunks).map(([name, c]) => [name, `${name}.js?v=${c.hash}`]));
   const [jsOut, cssOut, template, favicon] = await Promise.all([
-    build({
-      ...common,
-      entryPoints: [spec.entry],
-      format: 'iife',
-      platform: 'browser',
-      target: 'es2020',
-      charset: 'utf8',
-      legalComments: 'none',
-      banner: { js: spec.banner },
-    }),
+    build({ ...script, entryPoints: [spec.entry], define: { TOLLGATE_CHUNKS: JSON.stringify(chunkUrls) } }),
     build({ ...common, entryPoints: [spec.stylesheet], target: ['chrome90', 'firefox90', 'safari14'], charset: 'utf8' }),
     readFile(new URL(spec.template, spec.root), 'utf8'),
     readFile(new URL(spec.favicon, spec.root), 'utf8'),
@@ -93,5 +105,5 @@ async function buildPage(spec: PageSpec): Promise<PageAssets> {
     .replace('{{JS_URL}}', `${spec.assetBase}app.js?v=${jsHash}`)
     .replace('{{CSS_URL}}', `${spec.assetBase}app.css?v=${cssHash}`)
     .replace('{{ICON_URL}}', `${spec.assetBase}favicon.svg?v=${faviconHash}`);
-  return { html, js, css, favicon, jsGzipBytes: gzipSync(js, { level: 9 }).length, jsHash, cssHash, faviconHash };
+  return { html, js, css, favicon, jsGzipBytes: gzipSync(js, { level: 9 }).length, jsHash, cssHash, faviconHash, ...(spec.chunks ? { chunks } : {}) };
 }

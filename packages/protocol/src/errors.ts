@@ -147,6 +147,7 @@ export const ERROR_CATALOG = {
   link_expired: { status: 410, description: 'The payment link is past its expiry; it takes no new payment.' },
   link_sold_out: { status: 410, description: 'The payment link reached its payment limit or its product is out of stock.' },
   amount_out_of_range: { status: 400, description: 'The amount of an any-amount payment is below the link minimum or above its maximum.' },
+  quickpay_hold_limit: { status: 429, description: 'This address already holds the most unpaid sessions of this limited link or product; pay one or let one lapse.' },
   idempotency_key_conflict: { status: 409, description: 'The idempotency key was already used for a different quick-pay request on this link.' },
   quickpay_session_not_found: { status: 404, description: 'No quick-pay session with this ID.' },
   // merchant portal (docs/portal.md)

@@ -1,9 +1,10 @@
 // Serving one of the built pages (checkout, quick-pay link, portal): the HTML under its CSP and the
-// three assets with content-hash caching, ETags and gzip. The pages differ only in what they build,
+// assets (script, stylesheet, icon, lazily loaded chunks) with content-hash caching, ETags and gzip. The pages differ only in what they build,
 // where they live and their CSP; this is the one place for how they are served.
 import { gzipSync } from 'node:zlib';
 import type { PageAssets } from '@tollgate/checkout-ui/page-assets';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../http/errors.ts';
 
 export const COMMON_HEADERS = {
   'referrer-policy': 'no-referrer',
@@ -61,6 +62,8 @@ export interface Prepared {
   js: Asset;
   css: Asset;
   icon: Asset;
+  /** lazily loaded chunks by file name (`receipt.js`) */
+  chunks: Map<string, Asset>;
 }
 
 export interface BundleRoutes {
@@ -96,6 +99,7 @@ export function serveBundle(app: FastifyInstance, r: BundleRoutes): () => Promis
         js: asset(built.js, built.jsHash, 'text/javascript; charset=utf-8'),
         css: asset(built.css, built.cssHash, 'text/css; charset=utf-8'),
         icon: asset(built.favicon, built.faviconHash, 'image/svg+xml'),
+        chunks: new Map(Object.entries(built.chunks ?? {}).map(([name, c]) => [`${name}.js`, asset(c.js, c.hash, 'text/javascript; charset=utf-8')])),
       }))
       .catch((err: unknown) => {
         prepared = undefined;
@@ -118,5 +122,12 @@ export function serveBundle(app: FastifyInstance, r: BundleRoutes): () => Promis
   app.get(`${r.assetsAt}app.js`, hide, async (req, reply) => sendAsset(req, reply, (await prepare()).js));
   app.get(`${r.assetsAt}app.css`, hide, async (req, reply) => sendAsset(req, reply, (await prepare()).css));
   app.get(`${r.assetsAt}favicon.svg`, hide, async (req, reply) => sendAsset(req, reply, (await prepare()).icon));
+  // The page's lazily loaded chunks (PageSpec.chunks), by name; any other file is a 404.
+  app.get(`${r.assetsAt}:file`, hide, async (req, reply) => {
+    const chunk = (await prepare()).chunks.get((req.params as { file: string }).file);
+    // (Not callNotFound: this route matches the path, so the 404 handler would answer 405.)
+    if (!chunk) throw new AppError('not_found', 'no such route');
+    return sendAsset(req, reply, chunk);
+  });
   return prepare;
 }

@@ -33,6 +33,8 @@ export interface SessionRow {
   from_address: string | null;
   order_id: string | null;
   checkout_id: string | null;
+  /** keyed hash of the client address that opened it (quickpay/holds.ts), on limited links */
+  holder: string | null;
   expires_at: Date;
   completed_at: Date | null;
   created_at: Date;
@@ -161,22 +163,43 @@ export async function lockProduct(q: Queryable, id: string): Promise<ProductRow 
 /**
  * Sessions that hold a slot of a limit: paid (order PAYMENT_CONFIRMED / INVOICED), still payable
  * (order CHECKOUT_VERIFIED), or not yet given their order (creation in flight) and not expired.
+ * A crypto session whose window (its hold, quickpay/holds.ts) has passed with nothing seen holds
+ * nothing even before the sweeper expires its order; a card order keeps its slot until it leaves
+ * CHECKOUT_VERIFIED (a payment the processor is still processing may succeed past the window).
  * `by` picks the link's sessions (max_payments) or the product's across links (inventory).
  */
 export async function countHeldSessions(q: Queryable, by: { linkId: string } | { productId: string }, now: Date, returning?: ReturningPayer): Promise<number> {
   const [col, val] = 'linkId' in by ? ['s.link_id', by.linkId] : ['s.product_id', by.productId];
-  // A returning payer's own unpaid session with the same terms holds no slot against them: their
-  // new session's order supersedes it (orders/supersede.ts), which frees that slot.
-  const mine = returning
-    ? `AND NOT (o.status = 'CHECKOUT_VERIFIED' AND o.from_address = $3 AND o.chain_id = $4 AND o.token_symbol = $5 AND s.amount::numeric = $6::numeric
-         AND o.transfer_id IS NULL AND o.payment_seen_at IS NULL AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.order_id = o.id AND t.orphaned_at IS NULL))`
-    : '';
   const { rows } = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM quickpay_sessions s LEFT JOIN orders o ON o.id = s.order_id
      WHERE ${col} = $1 AND (
        (s.order_id IS NULL AND s.checkout_id IS NULL AND s.expires_at > $2)
-       OR (o.status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED') ${mine}))`,
+       OR o.status IN ('PAYMENT_CONFIRMED', 'INVOICED')
+       OR (o.status = 'CHECKOUT_VERIFIED' AND (s.rail <> 'crypto' OR o.expires_at > $2 OR ${SEEN}) ${returning ? `AND NOT ${mine(3)}` : ''}))`,
     returning ? [val, now, returning.fromAddress, returning.chainId, returning.tokenSymbol, returning.amount] : [val, now],
+  );
+  return rows[0]!.n;
+}
+
+// A payment is under way for the order: seen, attributed, or a transfer recorded against it.
+const SEEN = `(o.transfer_id IS NOT NULL OR o.payment_seen_at IS NOT NULL OR EXISTS (SELECT 1 FROM chain_transfers t WHERE t.order_id = o.id AND t.orphaned_at IS NULL))`;
+// A returning payer's own unpaid session with the same terms holds no slot against them: their
+// new session's order supersedes it (orders/supersede.ts), which frees that slot. Parameters
+// $n..$n+3: the returning payer's address, chain id, token symbol and amount.
+const mine = (n: number) => `(o.from_address = $${n} AND o.chain_id = $${n + 1} AND o.token_symbol = $${n + 2} AND s.amount::numeric = $${n + 3}::numeric AND NOT ${SEEN})`;
+
+/**
+ * Unpaid sessions one holder (quickpay/holds.ts) holds now on a link, or on any link of a product:
+ * not yet given an order and not expired, or an order CHECKOUT_VERIFIED inside its window with no
+ * payment under way. The returning payer's own session (superseded by the new one) is left out.
+ */
+export async function countUnpaidHolds(q: Queryable, holder: string, by: { linkId: string; productId: string | null }, now: Date, returning?: ReturningPayer): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM quickpay_sessions s LEFT JOIN orders o ON o.id = s.order_id
+     WHERE s.holder = $1 AND (s.link_id = $2 OR s.product_id = $3) AND s.expires_at > $4 AND (
+       (s.order_id IS NULL AND s.checkout_id IS NULL)
+       OR (o.status = 'CHECKOUT_VERIFIED' AND o.expires_at > $4 AND NOT ${SEEN} ${returning ? `AND NOT ${mine(5)}` : ''}))`,
+    [holder, by.linkId, by.productId, now, ...(returning ? [returning.fromAddress, returning.chainId, returning.tokenSymbol, returning.amount] : [])],
   );
   return rows[0]!.n;
 }
@@ -205,15 +228,16 @@ export interface SessionInsert {
   chainId: number | null;
   tokenSymbol: string | null;
   fromAddress: string | null;
+  holder: string | null;
   expiresAt: Date;
 }
 
 /** Inserts a session; a reused idempotency key throws the unique violation of `quickpay_sessions_idempotency_key`. */
 export async function insertSession(q: Queryable, s: SessionInsert): Promise<SessionRow> {
   const { rows } = await q.query<SessionRow>(
-    `INSERT INTO quickpay_sessions (id, link_id, merchant_id, product_id, rail, amount, memo, idempotency_key, request_hash, chain_id, token_symbol, from_address, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
-    [s.id, s.linkId, s.merchantId, s.productId, s.rail, s.amount, s.memo, s.idempotencyKey, s.requestHash, s.chainId, s.tokenSymbol, s.fromAddress, s.expiresAt],
+    `INSERT INTO quickpay_sessions (id, link_id, merchant_id, product_id, rail, amount, memo, idempotency_key, request_hash, chain_id, token_symbol, from_address, holder, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+    [s.id, s.linkId, s.merchantId, s.productId, s.rail, s.amount, s.memo, s.idempotencyKey, s.requestHash, s.chainId, s.tokenSymbol, s.fromAddress, s.holder, s.expiresAt],
   );
   return rows[0]!;
 }

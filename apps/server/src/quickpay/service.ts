@@ -5,6 +5,7 @@ import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Queryable } from '../db
 import type { AppDeps } from '../deps.ts';
 import { MIN_PAYMENT_WINDOW_SECONDS } from '../checkout/service.ts';
 import * as repo from './repo.ts';
+import { HOLD_SECONDS, holderKey, isLimited, MAX_UNPAID_HOLDS } from './holds.ts';
 import { RAILS } from './rails/index.ts';
 import type { QuickPayRail, QuickPayStatus, RailRequest } from './rails/port.ts';
 import { draftLink, draftProduct, parseMemo, sessionAmount, type LinkBody, type ProductBody, type QuickPayRailName } from './validate.ts';
@@ -150,7 +151,7 @@ export class QuickPayService {
    * outside that transaction (order creation is group-committed on its own). A session whose
    * payment object cannot be created is deleted, freeing its slot, and the refusal is returned.
    */
-  async openSession(linkId: string, req: SessionRequest): Promise<SessionOutcome | { kind: 'not_found' }> {
+  async openSession(linkId: string, req: SessionRequest, client?: { address: string }): Promise<SessionOutcome | { kind: 'not_found' }> {
     const { db, clock, config } = this.deps;
     const found = await this.publicLink(linkId);
     if (!found) return { kind: 'not_found' };
@@ -176,7 +177,10 @@ export class QuickPayService {
     if ('kind' in choice) return choice;
 
     const now = clock.now();
-    const windowEnd = Math.min(now + config.orderTtlSeconds * 1000, link.expires_at?.getTime() ?? Infinity);
+    // A limited link's session holds a unit only briefly (quickpay/holds.ts): its window is the hold.
+    const limited = isLimited(link, product);
+    const windowEnd = Math.min(now + Math.min(config.orderTtlSeconds, limited ? HOLD_SECONDS : Infinity) * 1000, link.expires_at?.getTime() ?? Infinity);
+    const holder = limited && client ? holderKey(config.masterKey, client.address) : null;
     const id = newId('qps');
     const inserted = await db
       .transaction(async (tx): Promise<Refused | repo.SessionRow> => {
@@ -188,6 +192,8 @@ export class QuickPayService {
           : undefined;
         const state = await this.linkState(l, p, tx, returning);
         if (state !== 'ACTIVE') return stateRefusal(state);
+        if (holder !== null && (await repo.countUnpaidHolds(tx, holder, { linkId: l.id, productId: l.product_id }, new Date(now), returning)) >= MAX_UNPAID_HOLDS)
+          return refused('quickpay_hold_limit', `this address already holds ${MAX_UNPAID_HOLDS} unpaid payments of this link; pay one of them or wait until one lapses (at most ${HOLD_SECONDS / 60} minutes)`);
         if (windowEnd - now < MIN_PAYMENT_WINDOW_SECONDS * 1000) return refused('link_expired', `less than ${MIN_PAYMENT_WINDOW_SECONDS} s are left on this link to start a payment`);
         return repo.insertSession(tx, {
           id,
@@ -200,6 +206,7 @@ export class QuickPayService {
           idempotencyKey: key,
           requestHash: requestHash(railName, amount, memo, req),
           ...choice,
+          holder,
           expiresAt: new Date(windowEnd),
         });
       })

@@ -124,6 +124,9 @@ describe('hosted checkout page on Solana (browser)', { skip, timeout: 180_000 },
     assert.equal(await usdcOption.getAttribute('value'), `${CHAIN_ID}:USDC`);
     await usdcOption.check();
     await page.getByText('Pay on Solana with the QR code or link below').waitFor();
+    // The paying-address field asks for a Solana-shaped address (base58), not an 0x one.
+    assert.equal(await page.locator('#payer').getAttribute('placeholder'), 'e.g. 7EcD…LtV (base58)');
+    assert.equal(await page.locator('.option-text').first().textContent(), 'USDC on Solana (local SVM)', 'the cluster by its name');
     await screenshot(page, 'solana-choose');
 
     // A malformed address is refused in the page; a Solana address binds.

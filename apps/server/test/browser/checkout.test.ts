@@ -98,7 +98,10 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     // The public view carries the configured network name and explorer.
     const view = await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}`);
     assert.deepEqual(view.body.payment_options.map((o: { chain_name: string; explorer_url: string }) => [o.chain_name, o.explorer_url]), [[CHAIN_NAME, EXPLORER_URL], [CHAIN_NAME, EXPLORER_URL]]);
-    assert.match((await page.locator('[role="timer"]').textContent())!, /^Time left to pay: (59|60):\d\d$/);
+    // Before a payment starts the timer is the checkout's window, named as such: the order's
+    // shorter window after the bind is "Time left to pay" (the number changes with its name).
+    assert.match((await page.locator('[role="timer"]').textContent())!, /^Checkout open for: (59|60):\d\d$/);
+    assert.equal(await page.locator('#payer').getAttribute('placeholder'), '0x…', 'an EVM-shaped example for an EVM option');
     assert.equal(await page.getByRole('link', { name: 'Cancel and return to Acme Coffee' }).getAttribute('href'), `${stack.shop.url}/shop/cart`);
     await screenshot(page, '01-choose-desktop');
     await assertAxeClean(page, 'choose');
@@ -142,9 +145,24 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(await page.locator('[role="timer"]').isVisible(), false);
     assert.match((await page.locator('[data-screen="pay"] .note').textContent())!, /^Do not send this payment again\./);
 
+    const orderId = (await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}/status`)).body.order_id;
     await mineUntilCompleted(page);
+    // The receipt (a chunk loaded on completion): merchant, items, amount, token and network, order, transaction.
+    await page.locator('#receipt-h').waitFor();
     assert.match((await page.locator('[data-screen="completed"]').textContent())!, /This page is not a proof of payment/);
     assert.equal(await page.locator('#explorer-done').getAttribute('href'), `${EXPLORER_URL}/tx/${tx.hash}`);
+    const receipt = Object.fromEntries(await page.locator('.receipt dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling!.firstChild!.textContent])));
+    assert.deepEqual({ ...receipt, Date: undefined }, {
+      'Paid to': 'Acme Coffee',
+      For: '2 × Flat white, Almond croissant',
+      Amount: '12.50 USDC',
+      'Paid with': `USDC on ${CHAIN_NAME}`,
+      'Order reference': orderId,
+      Date: undefined,
+      Transaction: tx.hash,
+    });
+    assert.equal(await page.getByRole('button', { name: 'Print receipt' }).count(), 1);
+    assert.equal(await page.locator('#download-receipt').getAttribute('download'), `receipt-${orderId}.txt`);
     await screenshot(page, '03-completed-desktop');
     await assertAxeClean(page, 'completed');
 
@@ -218,6 +236,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(await page.getByRole('link', { name: 'Open in wallet app' }).getAttribute('href'), link);
     assert.match((await page.locator('.terms').textContent())!, new RegExp(`3\\.25 USDC.*${MERCHANT_WALLET}.*${payer.address.toLowerCase()}`));
     assert.equal(await page.locator('#pay-h').textContent(), `Pay 3.25 USDC on ${CHAIN_NAME}`);
+    assert.match((await page.locator('[role="timer"]').textContent())!, /^Time left to pay: (9|10):\d\d$/, 'the order’s window from the bind');
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the QR screen');
     await screenshot(page, '07-qr-mobile');
     await assertAxeClean(page, 'pay (QR, mobile)');
@@ -235,8 +254,11 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     const hash = await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });
     await mineUntilCompleted(page);
     // The page learnt the hash from the status projection (the payer's wallet app never told it).
+    await page.locator('#receipt-h').waitFor();
     assert.equal(await page.locator('#explorer-done').getAttribute('href'), `${EXPLORER_URL}/tx/${hash}`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the receipt');
     await screenshot(page, '08-completed-mobile');
+    await assertAxeClean(page, 'completed (mobile)');
     await page.waitForURL((u) => u.pathname === '/shop/success' && u.searchParams.get('checkout_id') === s.checkout_id, { timeout: 15_000 });
     assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
     assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
@@ -374,6 +396,6 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     const page = await context.newPage();
     await page.goto(s.url);
     await page.locator('[data-screen="choose"]').waitFor();
-    assert.match((await page.locator('[role="timer"]').textContent())!, /^Time left to pay: (9|10):\d\d$/);
+    assert.match((await page.locator('[role="timer"]').textContent())!, /^Checkout open for: (9|10):\d\d$/);
   });
 });

@@ -87,6 +87,12 @@ describe('hosted checkout routes', () => {
     const missing = await server.request('GET', '/checkout/assets/other.js');
     assert.equal(missing.status, 404);
     assert.equal(typeof missing.body.request_id, 'string');
+    // The page's lazily loaded chunks are served beside app.js (src/browser/chunk.ts loads them).
+    for (const chunk of ['receipt', 'card']) {
+      const res = await fetch(`${server.url}/checkout/assets/${chunk}.js`);
+      assert.deepEqual([res.status, res.headers.get('content-type'), res.headers.get('x-content-type-options')], [200, 'text/javascript; charset=utf-8', 'nosniff'], chunk);
+      assert.match(await res.text(), new RegExp(`tollgate_${chunk}`));
+    }
   });
 });
 

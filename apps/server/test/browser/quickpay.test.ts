@@ -6,11 +6,12 @@
 // Screenshots go to test-artifacts/checkout/qp-*.png.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { mine, transferToken } from '@tollgate/devchain';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { axeSerious, browserUnavailable, installWallet, launchBrowser, routeLogo, screenshot, watchPage } from './browser.ts';
-import { CHAIN_NAME, startStack, type Stack } from './stack.ts';
+import { CHAIN_NAME, EXPLORER_URL, startStack, type Stack } from './stack.ts';
 
 const skip = browserUnavailable();
 const DESKTOP = { width: 1280, height: 900 };
@@ -65,6 +66,12 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.deepEqual(v, [], `axe serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
   }
 
+  /** The receipt's rows (label → value) on the completion screen. */
+  async function receiptOf(page: Page): Promise<Record<string, string | undefined>> {
+    await page.locator('#receipt-h').waitFor();
+    return Object.fromEntries(await page.locator('.receipt dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent!, dt.nextElementSibling!.firstChild!.textContent!])));
+  }
+
   const completedEvents = (sessionId: string) => stack.hooks.hits.filter((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.session_id === sessionId);
 
   test('fixed-price link paid with a wallet: PAYMENT_CONFIRMED, then order INVOICED and quickpay.checkout.completed once', async () => {
@@ -82,7 +89,8 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.equal(await page.locator('#link-h').textContent(), 'House blend, 250 g');
     assert.equal(await page.locator('#price').textContent(), '9.75 USDC');
     assert.ok(await page.locator('img.product-image').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'product image loaded');
-    assert.equal(await page.getByRole('radio', { name: /Crypto wallet/ }).isChecked(), true);
+    // The product's name in the summary, on every screen (checked again on the ones below).
+    assert.equal(await page.locator('#product-name').textContent(), 'House blend, 250 g');
     await page.getByRole('radio', { name: /^USDT on/ }).check();
     assert.equal(await page.locator('#price').textContent(), '9.75 USDT');
     await page.getByRole('radio', { name: /^USDC on/ }).check();
@@ -99,6 +107,8 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.locator('#memo').fill('gift wrap');
     await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
     await page.locator('[data-screen="pay"] h2', { hasText: 'Payment sent' }).waitFor();
+    assert.equal(await page.locator('#product-name').textContent(), 'House blend, 250 g');
+    assert.equal(await page.locator('svg.qr').count(), 0, 'paid with a wallet: no QR code, not even the share one');
     assert.equal(wallet.sent.length, 1);
     assert.equal(wallet.sent[0]!.data, `0xa9059cbb${MERCHANT_WALLET.slice(2).padStart(64, '0')}${(9_750_000).toString(16).padStart(64, '0')}`);
     const sessionId = new URL(page.url()).hash.slice(1);
@@ -114,6 +124,11 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await mineUntilConfirmed(page);
     const st = await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);
     assert.equal(st.body.status, 'PAYMENT_CONFIRMED');
+    await page.locator('#receipt-h').waitFor();
+    assert.equal(await page.locator('#product-name').textContent(), 'House blend, 250 g');
+    const receipt = await receiptOf(page);
+    // (After the reload above the page knows the session, not what was typed into it: no memo here.)
+    assert.deepEqual([receipt['Paid to'], receipt.For, receipt['Order reference'], receipt.Transaction], ['Acme Coffee', 'House blend, 250 g', st.body.order_id, wallet.sent[0]!.hash]);
     await screenshot(page, 'qp-03-confirmed-desktop');
     await assertAxeClean(page, 'confirmed');
     // The order reaches INVOICED (finality) and the completion webhook arrives exactly once.
@@ -161,13 +176,42 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.locator('#memo').fill('Invoice 2291');
     await page.getByRole('button', { name: 'Show payment QR code' }).click();
     await page.locator('[data-screen="pay"] svg.qr').waitFor();
+    assert.equal(await page.locator('svg.qr').count(), 1, 'one QR code on the pay screen: the one to pay with (the share QR is on the link screen only)');
+    assert.equal(await page.locator('.share').count(), 0);
+    assert.equal(await page.locator('.total').textContent(), 'Total 12.34 USDC');
     assert.equal(await page.locator('#pay-h').textContent(), `Pay 12.34 USDC on ${CHAIN_NAME}`);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll');
     await screenshot(page, 'qp-05-qr-mobile');
     await assertAxeClean(page, 'pay (QR, mobile)');
     await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: 12_340_000n });
     await mineUntilConfirmed(page);
+    await page.locator('#receipt-h').waitFor();
+    const st = (await stack.server.request('GET', `/quickpay/v1/sessions/${new URL(page.url()).hash.slice(1)}`)).body;
+    const receipt = await receiptOf(page);
+    assert.deepEqual({ ...receipt, Date: undefined }, {
+      'Paid to': 'Acme Coffee',
+      Amount: '12.34 USDC',
+      'Paid with': `USDC on ${CHAIN_NAME}`,
+      'Order reference': st.order_id,
+      'Your reference': 'Invoice 2291',
+      Date: undefined,
+      Transaction: st.tx_hash,
+    });
+    assert.equal(await page.locator('#explorer-done').getAttribute('href'), `${EXPLORER_URL}/tx/${st.tx_hash}`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the receipt');
     await screenshot(page, 'qp-06-confirmed-mobile');
+    await assertAxeClean(page, 'confirmed (mobile, receipt)');
+    // Downloadable: a text file with the same rows.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download-receipt').click()]);
+    assert.equal(download.suggestedFilename(), `receipt-${st.order_id}.txt`);
+    const text = await readFile((await download.path())!, 'utf8');
+    for (const v of ['Payment receipt', 'Acme Coffee', '12.34 USDC', st.order_id, 'Invoice 2291', st.tx_hash, `${EXPLORER_URL}/tx/${st.tx_hash}`]) assert.ok(text.includes(v), `${v} in the downloaded receipt:\n${text}`);
+    // Printable: the print stylesheet keeps the merchant and the receipt, drops what is clicked.
+    await page.emulateMedia({ media: 'print' });
+    assert.equal(await page.locator('.receipt').isVisible(), true);
+    for (const hidden of ['.receipt-actions', '.foot', '.summary']) assert.equal(await page.locator(hidden).isVisible(), false, `${hidden} not printed`);
+    await screenshot(page, 'qp-06b-receipt-print-mobile');
+    await page.emulateMedia({ media: 'screen' });
     const rec = (await stack.server.signed(stack.creds, 'GET', `/api/v1/payment-links/${link.link_id}/sessions`)).body.data[0];
     assert.deepEqual([rec.amount, rec.memo, rec.status], ['12.34', 'Invoice 2291', 'PAYMENT_CONFIRMED']);
   });
@@ -222,12 +266,16 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     const on = await stack.server.admin('POST', `/admin/v1/merchants/${stack.creds.merchantId}/card-rail`, { enabled: true });
     assert.equal(on.status, 200, on.text);
     const productId = await createProduct({ name: 'Mug', price: '12', fiat_currency: 'EUR', fiat_amount: '11.00' });
-    const link = await createLink({ product_id: productId, payment_rails: 'crypto,card' });
+    // The merchant offers card first: the link's payment_rails order is the page's order.
+    const link = await createLink({ product_id: productId, payment_rails: 'card,crypto' });
+    assert.deepEqual((await stack.server.request('GET', `/quickpay/v1/links/${link.link_id}`)).body.payment_rails, ['card', 'crypto']);
     const context = await newContext(DESKTOP);
     const watch = await watchPage(context);
     const page = await context.newPage();
     await page.goto(link.url);
     await page.locator('[data-screen="link"]').waitFor();
+    const order = () => page.locator('[data-method="card"], [data-rail="crypto"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-method') ?? e.getAttribute('data-rail')));
+    assert.deepEqual(await order(), ['card', 'crypto']);
     await page.locator('#memo').fill('order 77');
     await screenshot(page, 'qp-10-card-choice');
     await page.getByRole('button', { name: 'Pay 11.00 EUR by card' }).click();
@@ -243,10 +291,18 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     };
     await fill('4000 0000 0000 0002');
     await page.getByText(/Card ending 0002 was declined/).waitFor();
+    await new Promise((r) => setTimeout(r, 300)); // the live region would have spoken by now
+    assert.equal(await page.getByText(/declined/i).count(), 1, 'the decline is said once (the form\'s alert), not again in the live region');
+    assert.equal(await page.locator('#product-name').textContent(), 'Mug');
+    await screenshot(page, 'qp-10b-card-declined');
+    await assertAxeClean(page, 'card declined');
     assert.equal((await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
     await fill('4242 4242 4242 4242');
     await page.locator('[data-screen="completed"]').waitFor();
     await page.getByText('Tollgate has confirmed your card payment.').waitFor();
+    const receipt = await receiptOf(page);
+    assert.deepEqual([receipt.For, receipt.Amount, receipt['Paid with'], receipt['Your reference'], receipt.Transaction], ['Mug', '11.00 EUR', 'Card', 'order 77', undefined]);
+    assert.match(receipt['Order reference']!, /^ord_/);
     await screenshot(page, 'qp-11-card-completed');
     await assertAxeClean(page, 'card completed');
     const st = await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);

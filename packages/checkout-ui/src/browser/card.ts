@@ -2,50 +2,17 @@
 // (POST …/card); the TEST processor's card form posts the card to Tollgate's own origin (the only
 // place the page talks to; CSP connect-src 'self'); a processor with its own hosted page (Stripe
 // Checkout) gets a redirect. The card amount and currency are the session's fiat terms, shown on
-// their own: never a conversion of the crypto price.
-import { ApiError, type CheckoutApi } from '../lib/api.ts';
-import type { CardStart, PublicSession, TestCardResult } from '../lib/types.ts';
+// their own: never a conversion of the crypto price. The checkout page loads this module as a
+// chunk (card-method.ts); the quick-pay page imports it.
+import type { ApiError } from '../lib/api.ts';
+import type { CardStart, TestCardResult } from '../lib/types.ts';
+import type { CardContext } from './card-method.ts';
 import { h, replace, setText } from './dom.ts';
-import { lineItems } from './views.ts';
+import { lineItems } from './items.ts';
 
 const POLL_MS = 2000;
-
-export interface CardContext {
-  api: CheckoutApi;
-  session: () => PublicSession;
-  setScreen(node: HTMLElement): void;
-  say(text: string): void;
-  /** the page's summary (items and total), to show the card total */
-  summary(): { items: HTMLElement; total: HTMLElement } | undefined;
-  /** session COMPLETED / FAILED / EXPIRED: the page's final screens */
-  completed(): void;
-  failed(): void;
-  expired(): void;
-  /** a 409/410/404 while starting: let the page re-read the session and route again */
-  refused(e: ApiError): unknown;
-  /** the processor has the payment (processing or held): stop the countdown, drop "cancel" */
-  paid(): void;
-  /** back to the choice of payment method (shown only when crypto is offered too) */
-  back: (() => void) | undefined;
-}
-
-export const cardLine = (s: PublicSession) => `${s.fiat_amount ?? ''} ${s.fiat_currency ?? ''}`.trim();
-
-/** The "Pay by card" block of the choose screen. */
-export function cardMethod(s: PublicSession, onCard: () => void) {
-  return h(
-    'div',
-    { class: 'method', 'data-method': 'card' },
-    h('h3', {}, 'Pay by card'),
-    h('p', { class: 'muted small' }, `Card payments are charged ${cardLine(s)}, set by the merchant (not converted from the token price).`),
-    h('button', { type: 'button', class: 'secondary', onclick: onCard }, `Pay ${cardLine(s)} by card`),
-  );
-}
-
-/** A card-only session: the card amount and the one way to pay. */
-export function cardOnlyScreen(s: PublicSession, onCard: () => void) {
-  return h('section', { 'aria-labelledby': 'card-only-h', 'data-screen': 'choose' }, h('h2', { id: 'card-only-h', tabindex: -1 }, `Pay ${cardLine(s)}`), cardMethod(s, onCard));
-}
+// A chunk has its own copy of every class: the page's ApiError is recognised by its shape.
+const apiError = (e: unknown): e is ApiError => typeof e === 'object' && e !== null && 'status' in e && 'code' in e;
 
 /** The card total, and the items without their token prices (the card amount is not their sum). */
 function cardTotal(c: CardContext, text: string) {
@@ -83,8 +50,8 @@ export async function startCard(c: CardContext, opts: { resume?: boolean } = {})
     st = await c.api.card();
   } catch (e) {
     busy = false;
-    if (e instanceof ApiError && (e.status === 404 || e.status === 409 || e.status === 410)) return void c.refused(e);
-    return c.say(e instanceof ApiError ? e.message : 'Tollgate could not be reached. Check your connection and try again.');
+    if (apiError(e) && (e.status === 404 || e.status === 409 || e.status === 410)) return void c.refused(e);
+    return c.say(apiError(e) ? e.message : 'Tollgate could not be reached. Check your connection and try again.');
   }
   busy = false;
   c.say('');
@@ -160,9 +127,9 @@ function showForm(c: CardContext, st: CardStart, error?: string) {
       (e2: unknown) => {
         pay.disabled = false;
         c.say('');
-        if (e2 instanceof ApiError && e2.status === 400) return fail(e2.param === 'number' ? 'This card number is not valid.' : e2.message, e2.param === 'number' ? num.input : exp.input);
-        if (e2 instanceof ApiError && (e2.status === 404 || e2.status === 409 || e2.status === 410)) return void c.refused(e2);
-        fail(e2 instanceof ApiError ? e2.message : 'Tollgate could not be reached. Try again.', num.input);
+        if (apiError(e2) && e2.status === 400) return fail(e2.param === 'number' ? 'This card number is not valid.' : e2.message, e2.param === 'number' ? num.input : exp.input);
+        if (apiError(e2) && (e2.status === 404 || e2.status === 409 || e2.status === 410)) return void c.refused(e2);
+        fail(apiError(e2) ? e2.message : 'Tollgate could not be reached. Try again.', num.input);
       },
     );
   });
@@ -180,7 +147,7 @@ function showForm(c: CardContext, st: CardStart, error?: string) {
 
 function onResult(c: CardContext, st: CardStart, r: TestCardResult) {
   if (r.outcome === 'declined') {
-    c.say('Your card was declined.');
+    c.say(''); // the form's alert says it, once
     return showForm(c, st, `Card ending ${r.card_last4} was declined${r.decline_code === 'insufficient_funds' ? ' (insufficient funds)' : ''}. Try another card.`);
   }
   if (r.order_status === 'INVOICED') return c.completed();
@@ -233,3 +200,5 @@ function poll(c: CardContext) {
     poll(c);
   }, POLL_MS);
 }
+
+(window as unknown as Record<string, unknown>).tollgate_card = { startCard };

@@ -42,7 +42,9 @@ export function tick() {
   const end = t ? Math.min(t.expiresAt, session.expires_at) : session.expires_at;
   const left = secondsLeft(end, Date.now() + api.clockOffset);
   ui.timer.hidden = false;
-  setText(ui.timer, left > 0 ? `Time left to pay: ${formatCountdown(left)}` : 'Time is up');
+  // Before a payment starts, the checkout's own window; from the bind, the (often shorter) window
+  // of the order being paid. Named differently, so the switch reads as a new deadline, not a jump.
+  setText(ui.timer, left > 0 ? `${t ? 'Time left to pay' : 'Checkout open for'}: ${formatCountdown(left)}` : 'Time is up');
   if (left <= 60 && left > 0 && !warnedMinute) {
     warnedMinute = true;
     say('Less than a minute left to pay.');

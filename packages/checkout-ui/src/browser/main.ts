@@ -10,13 +10,13 @@ import { secondsLeft } from '../lib/countdown.ts';
 import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type PublicSession } from '../lib/types.ts';
 import { optionKey } from '../lib/terms.ts';
 import { h, replace, setText } from './dom.ts';
-import { cardMethod, cardOnlyScreen, startCard, type CardContext } from './card.ts';
+import { cardMethod, cardOnlyScreen, startCard, type CardContext } from './card-method.ts';
 import { paidByCard, startCountdown } from './countdown.ts';
 import { cancelled, completed, expired, failed, noOptions, tooLate } from './outcomes.ts';
 import { connectOpener } from './opener.ts';
 import { api, bare, mount, open, refresh, say, select, selected, session, setPayment, setRouter, setScreen, setTotal, termsOf, ui } from './page.ts';
 import { payByQr, payWithWallet, renderWallets, resumePayment, watchWallets } from './pay.ts';
-import { chooseScreen, loadErrorScreen, messageScreen, payLine } from './views.ts';
+import { addressPlaceholder, chooseScreen, loadErrorScreen, messageScreen, payLine } from './views.ts';
 
 function route() {
   setPayment(undefined);
@@ -50,6 +50,7 @@ function showChoose() {
     onSelect: (o) => {
       select(o);
       setText(v.heading, payLine(o));
+      v.input.placeholder = addressPlaceholder(o);
       setTotal();
       renderWallets();
     },

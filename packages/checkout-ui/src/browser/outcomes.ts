@@ -3,11 +3,14 @@
 // stops the poll and the countdown. Nothing on these screens is a proof of payment (interface.md,
 // Receiver rule 7): the merchant verifies with Tollgate server-side.
 import { safeHttpUrl, successRedirect } from '../lib/api.ts';
+import { formatUnits } from '../lib/money.ts';
 import { sentTx } from '../lib/terms.ts';
-import { sessionStore as storage } from './dom.ts';
+import { loadChunk } from './chunk.ts';
+import { h, sessionStore as storage } from './dom.ts';
 import { openerEnd } from './opener.ts';
-import { finish, payment, session, termsOf } from './page.ts';
-import { doneScreen, messageScreen } from './views.ts';
+import { finish, payment, session, setScreen, termsOf } from './page.ts';
+import type * as Receipt from './receipt.ts';
+import { messageScreen } from './views.ts';
 
 const REDIRECT_MS = 2500;
 
@@ -17,16 +20,38 @@ const returnAction = () => {
 };
 const merchant = () => session?.merchant.name ?? 'the merchant';
 
-/** `txHash`: from the status projection when the page learnt it there (paid by QR, or after a reload). */
+/**
+ * `txHash`: from the status projection when the page learnt it there (paid by QR, or after a reload).
+ * The final screen shows at once; its receipt (receipt.ts, a lazily loaded chunk) follows.
+ */
 export function completed(txHash?: string, card = !!session.order?.flow?.startsWith('FIAT_')) {
   const to = successRedirect(session.success_url, session.checkout_id);
-  // The explorer of the order's chain: from the terms being paid, else from the session's order.
+  // The terms being paid, else the session's order (its explorer, token and amount).
   const o = session.order;
-  const explorerUrl = payment?.terms.explorerUrl ?? (o ? termsOf(o)?.explorerUrl : undefined);
+  const t = payment?.terms ?? (o ? termsOf(o) : undefined);
   const hash = payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined);
+  const orderId = t?.orderId ?? o?.order_id;
   // GOAT's checkout SDK (opener.ts) hears the payment before finish() would report a bare completion.
-  openerEnd('completed', { session_id: session.checkout_id, order_id: payment?.terms.orderId ?? o?.order_id, tx_hash: hash });
-  finish(doneScreen(merchant(), to, { explorerUrl, hash }, card));
+  openerEnd('completed', { session_id: session.checkout_id, order_id: orderId, tx_hash: hash });
+  finish(h('section', { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' }, h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete')));
+  void loadChunk<typeof Receipt>('receipt').then(
+    (r) =>
+      setScreen(
+        r.doneScreen({
+          merchant: merchant(),
+          item: session.line_items.map((i) => (i.quantity > 1 ? `${i.quantity} × ${i.name}` : i.name)).join(', '),
+          amount: card ? `${session.fiat_amount} ${session.fiat_currency}` : t && `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`,
+          method: card ? 'Card' : t && `${t.tokenSymbol} on ${t.chainName}`,
+          reference: orderId,
+          txHash: hash,
+          explorerUrl: t?.explorerUrl,
+          card,
+          redirect: to,
+          at: Date.now(),
+        }),
+      ),
+    () => undefined, // the heading says it all; the receipt is a convenience
+  );
   if (to) setTimeout(() => location.assign(to), REDIRECT_MS);
 }
 export const expired = () =>

@@ -10,7 +10,8 @@ import { formatUnits } from '../lib/money.ts';
 import { termsFor, type PreparedWallet, type Terms } from '../lib/terms.ts';
 import type { PaymentOption, PublicSession } from '../lib/types.ts';
 import { replace, setText } from './dom.ts';
-import { lineItems, optionAmount, shell } from './views.ts';
+import { lineItems } from './items.ts';
+import { optionAmount, shell } from './views.ts';
 import { openerEnd } from './opener.ts';
 
 /** One attempt to pay by token: the bound order's terms and how far the payer got. */

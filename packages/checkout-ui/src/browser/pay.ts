@@ -52,6 +52,7 @@ function showPay() {
   const t = p.terms;
   const amount = formatUnits(t.amountWei, t.decimals);
   setTotal();
+  tick(); // the order's window from now, not at the next second (no stale checkout countdown)
   // "Cancel and return" after the transfer left the wallet would read as a way to undo it.
   if (ui?.cancel) ui.cancel.hidden = !!p.txHash;
   setScreen(

@@ -1,18 +1,20 @@
 // The screens of the quick-pay link page that checkout has no equivalent of: the link itself
-// (product, price or amount entry, rail, token and network, memo, the two ways to pay) and the
-// share block (the link's URL and its QR code). Payment, completion and messages reuse views.ts.
+// (product, price or amount entry, memo, the rails in the merchant's order: token and network and
+// the two ways to pay, the card) and the share block (the link's URL and its QR code). Payment, completion and messages reuse views.ts.
 import { logoSrc } from '../lib/api.ts';
 import { networkName } from '../lib/chains.ts';
 import { formatUnits } from '../lib/money.ts';
 import type { PublicLink, QuickPayOption } from '../lib/quickpay.ts';
 import type { PublicSession } from '../lib/types.ts';
-import { cardMethod } from './card.ts';
+import { cardMethod } from './card-method.ts';
 import { optionKey } from '../lib/terms.ts';
 import { copyButton } from './copy.ts';
 import { h } from './dom.ts';
 import { qrSvg } from './qr.ts';
 
-const RAIL_LABEL: Record<string, string> = { crypto: 'Crypto wallet (stablecoin transfer)', card: 'Card' };
+/** The price line: the selected token's price, the range of an any-amount link, or the card price. */
+export const linkPrice = (l: PublicLink, o: QuickPayOption | undefined) =>
+  o ? (priceOf(o) ?? `Any amount from ${l.min_amount} to ${l.max_amount} ${o.token_symbol}`) : `${l.fiat_amount ?? ''} ${l.fiat_currency ?? ''}`.trim();
 
 /** "12.50 USDC" for a fixed price; undefined for an any-amount link. */
 export const priceOf = (o: QuickPayOption) => (o.amount_wei ? `${formatUnits(o.amount_wei, o.decimals)} ${o.token_symbol}` : undefined);
@@ -22,6 +24,8 @@ export interface LinkHandlers {
   onQr(address: string): void;
   /** "Pay by card" (links offering `card`) */
   onCard(): void;
+  /** the live region: "Link copied." */
+  notify(text: string): void;
 }
 
 function field(id: string, label: string, help: string, attrs: Record<string, string | boolean>) {
@@ -31,13 +35,13 @@ function field(id: string, label: string, help: string, attrs: Record<string, st
 }
 
 /** The link screen: what is sold, how much, which rail, token and network, and how to pay. */
-export function linkScreen(l: PublicLink, selected: QuickPayOption, pageOrigin: string, on: LinkHandlers) {
+export function linkScreen(l: PublicLink, selected: QuickPayOption | undefined, pageOrigin: string, on: LinkHandlers) {
   const img = l.product?.image_url ? logoSrc(l.product.image_url, pageOrigin) : undefined;
   const image = img ? h('img', { class: 'product-image', src: img, alt: '', referrerpolicy: 'no-referrer', decoding: 'async' }) : undefined;
   image?.addEventListener('error', () => image.remove());
   const amount =
     l.kind === 'any_amount'
-      ? field('amount', `Amount (${selected.token_symbol})`, `Between ${l.min_amount} and ${l.max_amount}.`, { inputmode: 'decimal', placeholder: '0.00', required: true })
+      ? field('amount', `Amount (${selected?.token_symbol ?? ''})`, `Between ${l.min_amount} and ${l.max_amount}.`, { inputmode: 'decimal', placeholder: '0.00', required: true })
       : undefined;
   const memo = field('memo', 'Reference (optional)', 'An invoice number or a note for the merchant. Shared with the merchant only.', { maxlength: '200' });
   const payer = field('payer', 'Your paying address', 'The wallet you will pay from. Tollgate recognises your payment by it; the address to pay and the QR code come next.', {
@@ -52,40 +56,43 @@ export function linkScreen(l: PublicLink, selected: QuickPayOption, pageOrigin: 
     e.preventDefault();
     on.onQr(payer.input.value);
   });
-  const card = l.payment_rails.includes('card') && l.fiat_amount !== undefined;
   const heading = h('h2', { id: 'link-h', tabindex: -1 }, l.product ? l.product.name : `Pay ${l.merchant.name}`);
-  const price = h('p', { class: 'price', id: 'price' }, priceOf(selected) ?? `Any amount from ${l.min_amount} to ${l.max_amount} ${selected.token_symbol}`);
+  const price = h('p', { class: 'price', id: 'price' }, linkPrice(l, selected));
+  // Crypto: token and network, then the two ways to pay. Card: checkout's "Pay by card" block
+  // (cardMethod reads only the card price, fiat_amount and fiat_currency, which the link carries).
+  const crypto = selected
+    ? h(
+        'div',
+        { class: 'rail', 'data-rail': 'crypto' },
+        h(
+          'fieldset',
+          { class: 'options' },
+          h('legend', {}, 'Token and network'),
+          l.payment_options.map((o) =>
+            h(
+              'label',
+              { class: 'option' },
+              h('input', { type: 'radio', name: 'option', value: optionKey(o), checked: optionKey(o) === optionKey(selected), onchange: () => on.onSelect(o) }),
+              h('span', { class: 'option-text' }, h('strong', {}, o.token_symbol), ` on ${networkName(o)}`),
+              priceOf(o) ? h('span', { class: 'option-amount' }, priceOf(o)) : undefined,
+            ),
+          ),
+        ),
+        h('div', { class: 'method' }, h('h3', {}, 'Pay with a browser wallet'), wallets),
+        h('div', { class: 'method' }, h('h3', {}, 'Pay from another wallet (QR code)'), form),
+      )
+    : undefined;
+  const card = l.payment_rails.includes('card') && l.fiat_amount !== undefined ? cardMethod(l as unknown as PublicSession, on.onCard) : undefined;
   const node = h(
     'section',
     { 'aria-labelledby': 'link-h', 'data-screen': 'link' },
     h('div', { class: 'product' }, image, h('div', {}, heading, l.product?.description ? h('p', { class: 'muted' }, l.product.description) : undefined, price)),
     amount?.nodes,
-    h(
-      'fieldset',
-      { class: 'options' },
-      h('legend', {}, 'Pay with'),
-      // Card has its own block below (checkout's "Pay by card"): the radios choose among tokens.
-      l.payment_rails.filter((r) => r !== 'card').map((r) => h('label', { class: 'option' }, h('input', { type: 'radio', name: 'rail', value: r, checked: r === 'crypto' }), h('span', { class: 'option-text' }, RAIL_LABEL[r] ?? r))),
-    ),
-    h(
-      'fieldset',
-      { class: 'options' },
-      h('legend', {}, 'Token and network'),
-      l.payment_options.map((o) =>
-        h(
-          'label',
-          { class: 'option' },
-          h('input', { type: 'radio', name: 'option', value: optionKey(o), checked: optionKey(o) === optionKey(selected), onchange: () => on.onSelect(o) }),
-          h('span', { class: 'option-text' }, h('strong', {}, o.token_symbol), ` on ${networkName(o)}`),
-          priceOf(o) ? h('span', { class: 'option-amount' }, priceOf(o)) : undefined,
-        ),
-      ),
-    ),
     memo.nodes,
-    h('div', { class: 'method' }, h('h3', {}, 'Pay with a browser wallet'), wallets),
-    h('div', { class: 'method' }, h('h3', {}, 'Pay from another wallet (QR code)'), form),
-    // cardMethod reads only the card price (fiat_amount, fiat_currency), which the link carries.
-    card ? cardMethod(l as unknown as PublicSession, on.onCard) : undefined,
+    // The rails in the order the merchant listed them (the link's payment_rails).
+    l.payment_rails.map((r) => (r === 'card' ? card : r === 'crypto' ? crypto : undefined)),
+    // Sharing is offered here only: a payment screen shows one QR code, the one to pay with.
+    shareBlock(l, on.notify),
   );
   return { node, heading, price, wallets, amount, memo, payer };
 }

@@ -5,7 +5,8 @@
 // Nothing on this page is a proof of payment: the merchant verifies with Tollgate.
 import { ApiError, type CheckoutApi } from '../lib/api.ts';
 import type { CardStart, PublicSession } from '../lib/types.ts';
-import { startCard, type CardContext } from './card.ts';
+import { startCard } from './card.ts';
+import type { CardContext } from './card-method.ts';
 import { isAddress } from '../lib/address.ts';
 import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
@@ -15,8 +16,9 @@ import { amountProblem, idempotencyKey, linkIdFromPath, quickpayApi, sessionIdFr
 import { optionKey, sentTx, type Terms } from '../lib/terms.ts';
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
 import { h, replace, sessionStore as storage, setText } from './dom.ts';
-import { linkScreen, priceOf, shareBlock } from './quickpay-views.ts';
-import { doneScreen, messageScreen, payScreen, shell, walletButtons } from './views.ts';
+import { linkPrice, linkScreen } from './quickpay-views.ts';
+import { doneScreen } from './receipt.ts';
+import { messageScreen, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
 const mount = document.getElementById('app')!;
@@ -53,8 +55,27 @@ function finish(node: HTMLElement) {
 const expired = () => finish(messageScreen('expired', 'warn', 'This payment has expired', `Start no new payment on this attempt. If you already sent a payment, contact ${merchant()} with your transaction.`, { label: 'Start again', onclick: restart }));
 const failed = () => finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds for this attempt. Contact ${merchant()}.`));
 const cardFailed = () => finish(messageScreen('failed', 'error', 'The card payment failed', `This attempt ended without completing your order (the card processor declined it). Start again to try another card, or contact ${merchant()} if your card was charged.`, { label: 'Start again', onclick: restart }));
-const confirmed = (txHash?: string) =>
-  finish(doneScreen(merchant(), undefined, { explorerUrl: payment?.terms.explorerUrl ?? selected?.explorer_url, hash: payment?.txHash ?? txHash }));
+/** The final screen with the payer's receipt (receipt.ts): what the page knows of the payment. */
+function confirmed(txHash?: string, orderId?: string) {
+  const t = payment?.terms;
+  const card = !!cardSession;
+  finish(
+    doneScreen({
+      merchant: merchant(),
+      item: link.product?.name,
+      amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t && `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`,
+      method: card ? 'Card' : t && `${t.tokenSymbol} on ${t.chainName}`,
+      reference: orderId ?? t?.orderId ?? cardOrder,
+      payerReference: memo,
+      txHash: payment?.txHash ?? txHash,
+      explorerUrl: t?.explorerUrl ?? selected?.explorer_url,
+      card,
+      at: Date.now(),
+    }),
+  );
+}
+/** The payer's reference as sent with the session (shown on the receipt). */
+let memo: string | undefined;
 
 function restart() {
   history.replaceState(null, '', location.pathname);
@@ -81,7 +102,7 @@ function termsOf(s: QuickPaySession): Terms | undefined {
 
 /** What the session shows: terms while OPEN; its end otherwise. */
 function onSession(s: QuickPaySession) {
-  if (s.status === 'PAYMENT_CONFIRMED' || s.status === 'COMPLETED') return confirmed(s.tx_hash);
+  if (s.status === 'PAYMENT_CONFIRMED' || s.status === 'COMPLETED') return confirmed(s.tx_hash, s.order_id);
   if (s.status === 'EXPIRED') return expired();
   if (s.status === 'FAILED') return failed();
   if (payment && s.tx_hash && !payment.txHash) {
@@ -153,7 +174,7 @@ async function openSession(from: string): Promise<QuickPaySession | undefined> {
     clearError(v.amount);
     amount = v.amount.input.value.trim();
   }
-  const memo = v.memo.input.value.trim();
+  memo = v.memo.input.value.trim() || undefined;
   const body: Record<string, unknown> = { rail: 'crypto', chain_id: option.chain_id, token_symbol: option.token_symbol, from_address: from, ...(amount ? { amount } : {}), ...(memo ? { memo } : {}) };
   body.idempotency_key = idempotencyKey(pageNonce, body);
   say('Preparing your payment…');
@@ -175,6 +196,7 @@ function begin(s: QuickPaySession, from: string, wallet?: Wallet) {
   const t = termsOf(s);
   if (s.status !== 'OPEN' || !t) return onSession(s);
   history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
+  setTotal(`Total ${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`);
   const tx = sentTx.get(storage(), t.orderId);
   payment = { sessionId: s.session_id, terms: t, from: from.toLowerCase(), showQr: !wallet, ...(wallet ? { wallet } : {}), ...(tx ? { txHash: tx } : {}) };
   showPay();
@@ -243,15 +265,31 @@ function renderWallets() {
   if (view?.wallets.isConnected) replace(view.wallets, walletButtons(wallets, busy, (w) => void payWithWallet(w)));
 }
 
+/**
+ * The summary's total (the product's name stays above it on every screen). A link without a
+ * product shows the summary only once there is an amount to show.
+ */
+function setTotal(text: string) {
+  if (!ui) return;
+  setText(ui.total, text);
+  const box = ui.total.parentElement;
+  if (box) box.hidden = !text && !link.product;
+}
+/** The total before a payment starts: the fixed price in the chosen token, or the card price. */
+const priceTotal = (o: QuickPayOption | undefined) => (!o || o.amount_wei ? `Total ${linkPrice(link, o)}` : '');
+
 function showLink() {
-  selected ??= link.payment_options[0]!;
+  selected ??= link.payment_rails.includes('crypto') ? link.payment_options[0] : undefined;
+  setTotal(priceTotal(selected));
   view = linkScreen(link, selected, location.origin, {
     onSelect: (o) => {
       selected = o;
-      if (view) setText(view.price, priceOf(o) ?? `Any amount from ${link.min_amount} to ${link.max_amount} ${o.token_symbol}`);
+      if (view) setText(view.price, linkPrice(link, o));
+      setTotal(priceTotal(o));
     },
     onQr: (raw) => void payByQr(raw),
     onCard: () => void startCard(cardCtx()),
+    notify: say,
   });
   setScreen(view.node, false);
   renderWallets();
@@ -260,10 +298,12 @@ function showLink() {
 // ---- card: the checkout page's card screens (card.ts) over a quick-pay card session
 
 let cardSession: string | undefined;
+let cardOrder: string | undefined;
 
 /** A card session's state as the card screens read it (CardStart). */
 function cardStart(s: QuickPaySession): CardStart {
   const t = s.terms;
+  cardOrder = s.order_id ?? t?.order_id;
   return {
     order_id: s.order_id ?? t?.order_id ?? '',
     processor: t?.processor ?? 'TEST',
@@ -293,7 +333,7 @@ function cardApi(): CheckoutApi {
       let s: QuickPaySession;
       if (cardSession) s = await api.session(cardSession);
       else {
-        const memo = view?.memo.input.value.trim();
+        memo = view?.memo.input.value.trim() || undefined;
         const body: Record<string, unknown> = { rail: 'card', ...(memo ? { memo } : {}) };
         body.idempotency_key = idempotencyKey(pageNonce, body);
         s = await api.open(body);
@@ -316,8 +356,9 @@ function cardCtx(): CardContext {
     session: () => ({ merchant: link.merchant, line_items: [], fiat_amount: link.fiat_amount, fiat_currency: link.fiat_currency }) as unknown as PublicSession,
     setScreen,
     say,
-    summary: () => undefined,
-    completed: () => finish(doneScreen(merchant(), undefined, {}, true)),
+    // The card amount as the summary's total; the product's name stays.
+    summary: () => ui && { items: h('ul'), total: ui.total },
+    completed: () => confirmed(),
     failed: cardFailed,
     expired,
     refused: (e: ApiError) => (e.status === 410 ? finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message)) : say(e.message)),
@@ -354,11 +395,13 @@ async function boot() {
     return bare(messageScreen('unreachable', 'error', 'Payment unavailable', 'Tollgate could not load this payment link right now. Try again in a moment.', { label: 'Try again', onclick: () => location.reload() }));
   }
   document.title = link.product ? `${link.product.name} · ${link.merchant.name}` : `Pay ${link.merchant.name}`;
-  ui = shell({ merchant: link.merchant, line_items: [] } as unknown as Parameters<typeof shell>[0], location.origin);
-  ui.root.querySelector('.summary')?.remove();
+  // The product's name in the summary, on every screen (link, pay, card, final); its total follows
+  // the token chosen, then the amount being paid.
+  ui = shell({ merchant: link.merchant, line_items: link.product ? [{ name: link.product.name, quantity: 1 }] : [] } as unknown as Parameters<typeof shell>[0], location.origin);
+  if (link.product) replace(ui.items, h('li', {}, h('span', { class: 'item-name', id: 'product-name' }, link.product.name)));
+  setTotal('');
   const eyebrow = ui.root.querySelector('.eyebrow');
   if (eyebrow) eyebrow.textContent = 'Payment link';
-  ui.root.querySelector('.foot')?.prepend(shareBlock(link, say));
   replace(mount, ui.root);
   discoverWallets(window as unknown as Parameters<typeof discoverWallets>[0], (list) => {
     wallets = list;
@@ -379,6 +422,7 @@ async function boot() {
       if (s.status === 'OPEN' && t) {
         const tx = sentTx.get(storage(), t.orderId);
         payment = { sessionId: s.session_id, terms: t, showQr: true, ...(tx ? { txHash: tx } : {}) };
+        setTotal(`Total ${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`);
         showPay();
         startPolling();
         return;
@@ -392,7 +436,8 @@ async function boot() {
     const text = { INACTIVE: 'The merchant has turned this payment link off.', EXPIRED: 'This payment link has expired.', SOLD_OUT: 'This payment link has reached its limit or the product is sold out.' }[link.state];
     return finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', text));
   }
-  if (link.payment_options.length === 0) return finish(messageScreen('no-options', 'warn', 'Token payment unavailable', `This link offers no token payment. Contact ${merchant()}.`));
+  const crypto = link.payment_rails.includes('crypto') && link.payment_options.length > 0;
+  if (!crypto && !(link.payment_rails.includes('card') && link.fiat_amount)) return finish(messageScreen('no-options', 'warn', 'Payment unavailable', `This link offers no way to pay right now. Contact ${merchant()}.`));
   showLink();
 }
 

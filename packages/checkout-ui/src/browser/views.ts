@@ -1,8 +1,9 @@
 // The screens of the page as pure builders: data and callbacks in, DOM out. The router (main.ts)
 // and the payment flow (pay.ts) decide which one shows; page.ts owns the state.
 import { logoSrc, safeHttpUrl } from '../lib/api.ts';
+import { isSolanaOption } from '../lib/address.ts';
 import { explorerTxUrl, networkName } from '../lib/chains.ts';
-import { formatUnits, isDecimalString, multiplyDecimal } from '../lib/money.ts';
+import { formatUnits } from '../lib/money.ts';
 import type { ApiError } from '../lib/api.ts';
 import { optionKey } from '../lib/terms.ts';
 import type { PaymentOption, PublicSession } from '../lib/types.ts';
@@ -49,22 +50,8 @@ export function shell(s: PublicSession | undefined, pageOrigin: string) {
   return { root, screen, live, timer, total, items, cancel };
 }
 
-/**
- * The line items with quantity, unit price and line total in `currency`: the session has one price
- * for every token it accepts, so the amounts are the same whichever token is selected.
- */
-export function lineItems(s: PublicSession, currency: string) {
-  return s.line_items.map((i) => {
-    // `amount` is the price of one unit; the line shows quantity × unit and the exact line total.
-    const unit = isDecimalString(i.amount) ? i.amount : undefined;
-    return h(
-      'li',
-      {},
-      h('span', { class: 'item-name' }, i.name, h('span', { class: 'qty' }, unit ? `${i.quantity} × ${unit} ${currency}` : `Quantity ${i.quantity}`)),
-      unit ? h('span', { class: 'item-amount' }, `${multiplyDecimal(unit, i.quantity)} ${currency}`) : undefined,
-    );
-  });
-}
+/** The paying-address field's example, shaped like an address of the selected option's chain. */
+export const addressPlaceholder = (o: { token_contract: string }) => (isSolanaOption(o) ? 'e.g. 7EcD…LtV (base58)' : '0x…');
 
 export interface ChooseHandlers {
   onSelect(o: PaymentOption): void;
@@ -86,7 +73,7 @@ export function chooseScreen(s: PublicSession, selected: PaymentOption, on: Choo
     autocomplete: 'off',
     autocapitalize: 'off',
     spellcheck: 'false',
-    placeholder: '0x… or a Solana address',
+    placeholder: addressPlaceholder(selected),
     'aria-describedby': 'payer-help payer-err',
     required: true,
   });
@@ -218,20 +205,6 @@ export function payScreen(v: PayView) {
           ? `Send exactly ${what} from ${v.from}. A payment from another address or of another amount is not recognised.`
           : `Send exactly ${what} from the address you entered when you started this payment.`,
     ),
-  );
-}
-
-/** COMPLETED. `redirect` is success_url with checkout_id, when the merchant gave one. */
-export function doneScreen(merchant: string, redirect: string | undefined, tx?: { explorerUrl?: string | undefined; hash?: string | undefined }, card = false) {
-  const link = explorerLink(tx?.explorerUrl, tx?.hash, 'explorer-done');
-  return h(
-    'section',
-    { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' },
-    h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete'),
-    h('p', {}, card ? 'Tollgate has confirmed your card payment.' : 'Tollgate has confirmed this payment on-chain.'),
-    link ? h('p', {}, link) : undefined,
-    redirect ? [h('p', {}, `Taking you back to ${merchant}…`), h('a', { class: 'button primary', href: redirect, rel: 'noreferrer' }, `Return to ${merchant}`)] : undefined,
-    h('p', { class: 'note' }, `This page is not a proof of payment. ${merchant} confirms your payment with Tollgate before delivering your order.`),
   );
 }
 

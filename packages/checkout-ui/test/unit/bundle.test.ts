@@ -19,6 +19,26 @@ test('bundle: built once, minified, under 20 KB gzipped, no external URL', async
   assert.ok(!/\bviem\b/.test(a.js), 'no viem in the bundle');
 });
 
+// Issue 29 item 12: the completion screen with its receipt and the card flow load when needed
+// (src/browser/chunk.ts), which keeps the first download inside the budget with room to spare.
+test('chunks: the receipt and the card flow are built apart, small, named by hash in the page bundle', async () => {
+  const a = await buildCheckoutAssets();
+  assert.deepEqual(Object.keys(a.chunks ?? {}).sort(), ['card', 'receipt']);
+  for (const [name, c] of Object.entries(a.chunks!)) {
+    assert.ok(c.gzipBytes > 300 && c.gzipBytes < 6 * 1024, `${name}: ${c.gzipBytes} bytes gzipped`);
+    assert.match(c.hash, /^[0-9a-f]{16}$/);
+    assert.ok(a.js.includes(`${name}.js?v=${c.hash}`), `the page names ${name}'s current build`);
+    const urls = [...c.js.matchAll(/https?:\/\/[^\s"'`)]+/g)].map((m) => m[0]).filter((u) => u !== 'http://www.w3.org/2000/svg');
+    assert.deepEqual(urls, [], `${name}: no external URL`);
+    assert.ok(!/\bviem\b|bad rs block/.test(c.js), `${name}: no viem, no QR library`);
+  }
+  assert.ok(a.js.includes('bad rs block'), 'the check above can fail: the page itself has the QR library');
+  // What the chunks hold is not in the first download.
+  assert.ok(a.chunks!.receipt!.js.includes('Download receipt') && !a.js.includes('Download receipt'));
+  assert.ok(a.chunks!.card!.js.includes('Expiry (MM/YY)') && !a.js.includes('Expiry (MM/YY)'));
+  assert.ok(a.jsGzipBytes + a.chunks!.receipt!.gzipBytes + a.chunks!.card!.gzipBytes > JS_BUDGET_GZIP, 'without the split the page would be over its budget');
+});
+
 test('html: relative, content-hashed asset URLs and no inline script or style', async () => {
   const a = await buildCheckoutAssets();
   assert.ok(a.html.includes(`src="assets/app.js?v=${a.jsHash}"`));

@@ -43,6 +43,7 @@ const FROM_WIRE: Record<string, number> = {
 
 // The codes the server needs beyond wire.md, with the statuses chosen for them.
 const ADDED: Record<string, number> = {
+  quickpay_hold_limit: 429,
   totp_required: 401,
   totp_code_invalid: 400,
   totp_enrollment_required: 403,

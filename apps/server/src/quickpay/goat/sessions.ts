@@ -54,7 +54,7 @@ function pick(t: GoatTarget, b: GoatSessionBody): GoatLink | Refused {
 export type GoatOpen = { kind: 'session'; view: repo.SessionWithOrder; status: QuickPayStatus; reused: boolean; target: GoatTarget; link: GoatLink } | Refused | { kind: 'not_found' };
 
 /** Opens (or finds again) the session a GOAT session request asks for. */
-export async function openGoatSession(deps: AppDeps, b: GoatSessionBody): Promise<GoatOpen> {
+export async function openGoatSession(deps: AppDeps, b: GoatSessionBody, client?: { address: string }): Promise<GoatOpen> {
   const t = await resolveGoatTarget(deps, b.merchant_id);
   if (!t) return { kind: 'not_found' };
   const l = pick(t, b);
@@ -98,7 +98,7 @@ export async function openGoatSession(deps: AppDeps, b: GoatSessionBody): Promis
       if (s) return { kind: 'session', view: s.view, status: s.status, reused: true, target: t, link: l };
     }
   }
-  const out = await quickpayOf(deps).openSession(l.link.id, req);
+  const out = await quickpayOf(deps).openSession(l.link.id, req, client);
   if (out.kind !== 'session') return out;
   return { kind: 'session', view: out.view, status: out.status, reused: !out.created, target: t, link: l };
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import { AppError } from '../../http/errors.ts';
 import { GoatCreatedSchema } from '../goat/schemas.ts';
 import { goatCreatedView, openGoatSession } from '../goat/sessions.ts';
@@ -33,7 +34,7 @@ export const goatCreateSession = defineRoute({
   response: { 200: GoatCreatedSchema },
   errors: [409, 410, 429, 503],
   async handler(req, reply, deps) {
-    const out = await openGoatSession(deps, req.body);
+    const out = await openGoatSession(deps, req.body, { address: clientAddress(req.raw) });
     if (out.kind === 'not_found') throw new AppError('merchant_not_found', 'no quick-pay merchant or payment link with this id', 'merchant_id');
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
     reply.header('cache-control', 'no-store');

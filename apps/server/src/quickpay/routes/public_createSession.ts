@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import { quickpayOf } from '../service.ts';
 import { SessionSchema, sessionCreatedView } from '../views.ts';
 import { LinkIdParams } from './schemas.ts';
@@ -11,6 +12,7 @@ import { LinkIdParams } from './schemas.ts';
  * expired or settled. A crypto session's DIRECT order is created here, for `from_address`.
  *  - 404 link_not_found; 410 link_inactive, link_expired, link_sold_out;
  *  - 400 amount_out_of_range (any-amount link), invalid_amount, rail_not_enabled, chain/token refusals;
+ *  - 429 quickpay_hold_limit (this client address holds the most unpaid sessions of a limited link);
  *  - 409 idempotency_key_conflict (the key was used for another request); order refusals pass
  *    through (409 order_conflict, 400 insufficient_fee_balance).
  */
@@ -37,7 +39,7 @@ export const publicCreateQuickPaySession = defineRoute({
   response: { 200: SessionSchema },
   errors: [409, 410, 429, 503],
   async handler(req, reply, deps) {
-    const out = await quickpayOf(deps).openSession(req.params.link_id, req.body);
+    const out = await quickpayOf(deps).openSession(req.params.link_id, req.body, { address: clientAddress(req.raw) });
     if (out.kind === 'not_found') throw new AppError('link_not_found', 'payment link not found', 'link_id');
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
     reply.header('cache-control', 'no-store');
