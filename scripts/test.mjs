@@ -2,7 +2,7 @@
 // Runs every test file under apps/*/test and packages/*/test with node's own test runner (tsx loads
 // TypeScript). Node 20's `--test` does not expand globs, so this script lists the files.
 // Usage: node scripts/test.mjs [--unit] [path-filter ...]
-import { readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -34,6 +34,14 @@ if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x
 if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
 
 // Two cores: integration files each start a database (and often anvil); run two at a time.
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit' });
+// Besides the spec output, test-artifacts/test-durations.tsv gets each file's wall and CPU time,
+// slowest first (scripts/test-probe.mjs measures each file's process; CONTRIBUTING.md, Tests).
+const probeDir = join('test-artifacts', `test-probe-${process.pid}`);
+mkdirSync(probeDir, { recursive: true });
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--import', join(import.meta.dirname, 'test-probe.mjs'),
+  '--test', '--test-concurrency=2',
+  '--test-reporter=spec', '--test-reporter-destination=stdout',
+  `--test-reporter=${join(import.meta.dirname, 'test-durations.mjs')}`, '--test-reporter-destination=test-artifacts/test-durations.tsv',
+  ...files], { stdio: 'inherit', env: { ...process.env, TOLLGATE_TEST_PROBE_DIR: probeDir } });
+rmSync(probeDir, { recursive: true, force: true });
 process.exit(r.status ?? 1);

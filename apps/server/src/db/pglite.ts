@@ -132,13 +132,17 @@ export async function openPglite(dataDir: string | undefined, opts: OpenPgliteOp
   return connectPglite(dataDir);
 }
 
-/** Opens PGlite on `dataDir` (in memory when undefined) in this process; a new directory gets initdb here. */
-export async function connectPglite(dataDir: string | undefined): Promise<Database> {
+/**
+ * Opens PGlite on `dataDir` (in memory when undefined) in this process; a new directory gets initdb
+ * here, or the contents of `loadDataDir` (a `dumpDataDir()` tarball: the tests' migrated template).
+ */
+export async function connectPglite(dataDir: string | undefined, loadDataDir?: Blob): Promise<Database> {
   // One options object: `new PGlite(undefined, options)` ignores `options` (in-memory databases ran
   // with PGlite's defaults and without the parser below until this was noticed).
   const pg = new PGlite({
     ...pgliteOptions(),
     dataDir,
+    ...(loadDataDir ? { loadDataDir } : {}),
     parsers: { [types.NUMERIC]: (v: string) => v },
   });
   await pg.waitReady;

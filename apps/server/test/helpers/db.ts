@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Database } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
-import { openPglite } from '../../src/db/pglite.ts';
+import { connectPglite } from '../../src/db/pglite.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
+import { createMigratedPostgres, pgliteTemplate } from './db-template.ts';
 import { env } from './env.ts';
 
 export type Backend = 'pglite' | 'postgres';
@@ -25,19 +25,28 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database: in-memory PGlite, or a new Postgres database dropped afterwards. */
+/**
+ * A fresh, migrated database: in-memory PGlite, or a new Postgres database dropped afterwards. Both
+ * are copies of a migrated template (db-template.ts), not an initdb and a migration run each.
+ */
 export async function openTestDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === 'pglite') {
-    const db = await openPglite(undefined);
-    await migrate(db);
+    const db = await connectPglite(undefined, await pgliteTemplate());
     return { db, url: undefined, drop: () => db.close() };
   }
-  const { url: adminUrl, name } = await createScratchDatabase();
-  const db = await openPostgres(adminUrl, { max: 10 });
-  await migrate(db);
+  const base = env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set');
+  const name = await createMigratedPostgres(base);
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const db = await openPostgres(url, { max: 10 }).catch(async (err) => {
+    await dropScratchDatabase(name);
+    throw err;
+  });
   return {
     db,
-    url: adminUrl,
+    url,
     drop: async () => {
       await db.close().catch(() => {});
       await dropScratchDatabase(name);
