@@ -12,7 +12,7 @@ export default async function* durations(source) {
   const files = new Map(); // file -> { seconds, cpu, tests, failed }
   const entry = (file) => {
     let e = files.get(file);
-    if (!e) files.set(file, (e = { seconds: 0, cpu: NaN, tests: 0, failed: 0 }));
+    if (!e) files.set(file, (e = { seconds: 0, cpu: NaN, runq: NaN, tests: 0, failed: 0 }));
     return e;
   };
   for await (const ev of source) {
@@ -32,7 +32,9 @@ export default async function* durations(source) {
     for (const name of readdirSync(probeDir)) {
       try {
         const p = JSON.parse(readFileSync(join(probeDir, name), 'utf8'));
-        entry(resolve(p.file)).cpu = p.cpu + p.childCpu;
+        const e = entry(resolve(p.file));
+        e.cpu = p.cpu + p.childCpu;
+        e.runq = p.runq ?? NaN;
       } catch {
         /* a half-written record of a killed process */
       }
@@ -43,8 +45,10 @@ export default async function* durations(source) {
   const sum = (k) => rows.reduce((s, [, e]) => s + (Number.isNaN(e[k]) ? 0 : e[k]), 0);
   yield `# wall ${((Date.now() - started) / 1000).toFixed(1)} s, sum of files ${sum('seconds').toFixed(1)} s, CPU ${sum('cpu').toFixed(1)} s, ` +
     `${sum('tests')} tests, load average at start ${load.toFixed(2)}, at end ${loadavg()[0].toFixed(2)}\n`;
-  yield 'seconds\tcpu\ttests\tfailed\tfile\n';
+  // runq: seconds the file's main thread was runnable but waited for a CPU (the load's share).
+  yield 'seconds\tcpu\trunq\ttests\tfailed\tfile\n';
+  const num = (v) => (Number.isNaN(v) ? '' : v.toFixed(1));
   for (const [file, e] of rows) {
-    yield `${e.seconds.toFixed(1)}\t${Number.isNaN(e.cpu) ? '' : e.cpu.toFixed(1)}\t${e.tests}\t${e.failed}\t${file.startsWith(cwd) ? file.slice(cwd.length) : file}\n`;
+    yield `${e.seconds.toFixed(1)}\t${num(e.cpu)}\t${num(e.runq)}\t${e.tests}\t${e.failed}\t${file.startsWith(cwd) ? file.slice(cwd.length) : file}\n`;
   }
 }

@@ -31,15 +31,25 @@ for (const group of ['apps', 'packages']) {
 let files = roots.flatMap(walk).sort();
 if (unitOnly) files = files.filter((f) => f.includes('/unit/'));
 if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)));
+// Measurements that run as tests, each with its benchmark twin in bench/, run with the long fault
+// suite (`npm run test:faults`, TOLLGATE_LONG=1) or when named, not in every `npm test`:
+// embedded-memory (idle RSS of `npm start`; bench/embedded-rss.ts).
+const FAULTS_ONLY = ['embedded-memory'];
+const named = (f) => filters.some((x) => FAULTS_ONLY.some((n) => x.includes(n) && f.includes(n)));
+if (process.env.TOLLGATE_LONG !== '1') files = files.filter((f) => !FAULTS_ONLY.some((n) => f.includes(`/${n}.test.ts`)) || named(f));
 if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
 
-// Two cores: integration files each start a database (and often anvil); run two at a time.
+// Four files at a time on two cores: most of a file's time is waiting (anvil blocks, watcher and
+// page polling, child processes, the browser), so two at a time left the cores idle; CI's machine
+// has the same two cores and 24 GB (each file needs well under 1 GB). TOLLGATE_TEST_CONCURRENCY
+// overrides it (1 to debug a file's output in order).
+const concurrency = Number(process.env.TOLLGATE_TEST_CONCURRENCY) || 4;
 // Besides the spec output, test-artifacts/test-durations.tsv gets each file's wall and CPU time,
 // slowest first (scripts/test-probe.mjs measures each file's process; CONTRIBUTING.md, Tests).
 const probeDir = join('test-artifacts', `test-probe-${process.pid}`);
 mkdirSync(probeDir, { recursive: true });
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--import', join(import.meta.dirname, 'test-probe.mjs'),
-  '--test', '--test-concurrency=2',
+  '--test', `--test-concurrency=${concurrency}`,
   '--test-reporter=spec', '--test-reporter-destination=stdout',
   `--test-reporter=${join(import.meta.dirname, 'test-durations.mjs')}`, '--test-reporter-destination=test-artifacts/test-durations.tsv',
   ...files], { stdio: 'inherit', env: { ...process.env, TOLLGATE_TEST_PROBE_DIR: probeDir } });
