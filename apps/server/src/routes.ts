@@ -13,7 +13,8 @@ import { adminSetCardRail } from './merchants/routes/admin_setCardRail.ts';
 import { publicStartCardPayment } from './rails/card/routes/public_startCardPayment.ts';
 import { publicTestCardPayment } from './rails/card/routes/public_testCardPayment.ts';
 import { publicProcessorNotification } from './rails/card/routes/public_processorNotification.ts';
-import { refundCardOrder } from './rails/card/routes/refundOrder.ts';
+import { refundOrder } from './refunds/routes/refundOrder.ts';
+import { listRefunds } from './refunds/routes/listRefunds.ts';
 import { adminRefundCardOrder } from './rails/card/routes/admin_refundCardOrder.ts';
 import { adminHoldCardOrder, adminReleaseCardHold } from './rails/card/routes/admin_cardHold.ts';
 import { adminSimulateCardEvent } from './rails/card/routes/admin_simulateCardEvent.ts';
@@ -137,7 +138,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   getOrderProof,
   cancelOrder,
   acceptOrderPayment,
-  refundCardOrder,
+  refundOrder,
+  listRefunds,
   submitCalldataSignature,
   submitAuthorization,
   merchantGetSelf,

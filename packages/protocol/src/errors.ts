@@ -136,7 +136,7 @@ export const ERROR_CATALOG = {
   calldata_signature_expired: { status: 400, description: 'The `deadline` of the order\'s `calldata_sign_request` has passed.' },
   calldata_signature_exists: { status: 409, description: 'A different calldata signature was already submitted for this order.' },
   invalid_authorization: { status: 400, description: 'The EIP-3009 authorization does not pay this order or challenge (payer, recipient, amount, nonce, window, signature).' },
-  order_not_refundable: { status: 409, description: 'Only a FAILED DELEGATE order whose funds sit in the settlement contract can be refunded (once).' },
+  order_not_refundable: { status: 409, description: 'Not refundable now: not paid, already fully refunded, or (DELEGATE) not FAILED with pooled funds; see the message.' },
   authorization_used: { status: 409, description: 'The EIP-3009 nonce is used or canceled, or another authorization was relayed for the order or challenge.' },
   order_not_payable: { status: 409, description: 'The order no longer awaits payment (paid, settled, failed, expired or cancelled); the message names its state.' },
 
@@ -170,6 +170,8 @@ export const ERROR_CATALOG = {
   card_payment_active: { status: 409, description: 'A crypto payment is live for this checkout session, so a card payment cannot start (or the reverse).' },
   card_order_not_refundable: { status: 400, description: 'Not a card order with a succeeded payment, or already fully refunded; the message says which.' },
   refund_exceeds_payment: { status: 400, description: 'The refund amount is larger than what remains unrefunded on the order.' },
+  partial_refund_not_supported: { status: 400, description: 'A DELEGATE refund returns the whole pooled payment: omit `amount` (or send the whole amount).' },
+  refund_not_supported: { status: 400, description: 'Tollgate takes no refunds of this kind of order (e.g. Solana); refund the payer from your own wallet.' },
   card_hold_not_found: { status: 409, description: 'The order is not held for this reason.' },
   invalid_processor_signature: { status: 400, description: 'The card-processor notification failed its signature check (tampered, stale, or signed with another secret).' },
 } as const satisfies Record<string, CatalogEntry>;

@@ -18,6 +18,8 @@ export const WEBHOOK_EVENTS = [
   // Card rail (docs/card-payments.md): refunds and disputes of card orders; never completion.
   'fiat.payment.refunded',
   'fiat.dispute.updated',
+  // Refunds of every rail (docs/refunds.md): one event per succeeded refund.
+  'order.refunded',
   // x402 facilitator (docs/machine-payments.md): a settlement to the merchant's wallet is final.
   'x402.settlement.confirmed',
   // Machine payments (docs/machine-payments.md): a challenge was paid (written with the payment).

@@ -25,6 +25,8 @@ import type {
   OrderStatusRecord,
   AcceptPaymentParams,
   PaymentProof,
+  Refund,
+  RefundParams,
 } from './types.ts';
 
 export interface TollgateClientOptions {
@@ -46,6 +48,8 @@ export interface TollgateClientOptions {
 }
 
 const ORDER_RECORD = objectWith<OrderStatusRecord>({ order_id: 'string', status: 'string' });
+const REFUND = objectWith<Refund>({ refund_id: 'string', rail: 'string', status: 'string' });
+const REFUNDS = objectWith<{ refunds: Refund[] }>({ refunds: 'object' });
 const PROOF = objectWith<PaymentProof>({ payload: 'object', signature: 'string' });
 const MERCHANT = objectWith<MerchantConfig>({ merchant_id: 'string', wallets: 'object' });
 const MERCHANT_SELF = objectWith<MerchantSelf>({ merchant_id: 'string', wallets: 'object', fee_balance: 'object' });
@@ -185,6 +189,36 @@ export class TollgateClient {
     return this.#transport.call({
       method: 'POST', path, body, auth: 'merchant', safe: false, expect: 200, check: ORDER_RECORD, reference: { orderId }, ...opts,
     });
+  }
+
+  /**
+   * Refunds (part of) a paid order (`POST /api/v1/orders/{id}/refunds`, docs/refunds.md): a card
+   * order through its processor, a DIRECT order by recording the refund you then send from the
+   * wallet that was paid (the answer says what to send; `order.refunded` follows when the watcher
+   * sees it), a FAILED DELEGATE order by the operator's executor. Never retried: each call is a new
+   * refund, and the sum never exceeds what was paid (`refund_exceeds_payment`).
+   *
+   * @example
+   * const r = await tollgate.refundOrder(orderId, { amount: '2.50' }); // r.status === 'pending' or 'succeeded'
+   */
+  async refundOrder(orderId: string, params: RefundParams = {}, opts: CallOptions = {}): Promise<Refund> {
+    const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/refunds`;
+    const body: Record<string, unknown> = {};
+    if (params.amount !== undefined) body.amount = params.amount;
+    if (params.reason !== undefined) body.reason = params.reason;
+    return this.#transport.call({ method: 'POST', path, body, auth: 'merchant', safe: false, expect: 200, check: REFUND, reference: { orderId }, ...opts });
+  }
+
+  /**
+   * The refunds of an order, oldest first (`GET /api/v1/orders/{id}/refunds`).
+   *
+   * @example
+   * const refunds = await tollgate.listRefunds(orderId); // [{ refund_id: 'rf_…', status: 'succeeded', … }]
+   */
+  async listRefunds(orderId: string, opts: CallOptions = {}): Promise<Refund[]> {
+    const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/refunds`;
+    const out = await this.#transport.call({ method: 'GET', path, auth: 'merchant', safe: true, expect: 200, check: REFUNDS, ...opts });
+    return out.refunds;
   }
 
   /**

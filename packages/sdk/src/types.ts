@@ -136,6 +136,41 @@ export interface ObservedTransfer {
 }
 
 /** `acceptPayment` parameters: which recorded transfer, needed only when several could be accepted. */
+/** `POST /api/v1/orders/{id}/refunds` (docs/refunds.md). */
+export interface RefundParams {
+  /** Decimal string in the order's currency or token; default: everything not yet refunded. */
+  amount?: string | undefined;
+  reason?: string | undefined;
+}
+
+/**
+ * A refund of any rail (`rail`: card, direct, delegate), as answered by the refund routes and sent
+ * in `order.refunded`. A DIRECT refund is `pending` until the watcher sees `amount_base_units` of
+ * `token_contract` go from `from_address` to `to_address`; send exactly that.
+ */
+export interface Refund {
+  refund_id: string;
+  order_id: string;
+  rail: 'card' | 'direct' | 'delegate';
+  amount: string;
+  amount_base_units: string;
+  currency: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  reason?: string;
+  requested_by: 'merchant' | 'operator' | 'processor';
+  processor_refund_id?: string;
+  chain_id?: number;
+  token_contract?: string;
+  from_address?: string;
+  to_address?: string;
+  tx_hash?: string;
+  created_at: string;
+  completed_at?: string;
+  order_status: string;
+  /** total refunded (succeeded) on the order so far */
+  refunded_amount: string;
+}
+
 export interface AcceptPaymentParams {
   txHash?: string | undefined;
   logIndex?: number | undefined;

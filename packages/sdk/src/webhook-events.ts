@@ -7,7 +7,7 @@
 // `NoExtraEvents` check below. The SDK's copy of the list cannot go stale again.
 import type { WebhookEventName } from './protocol.ts';
 import type { MppReceiptClaims } from './receipts.ts';
-import type { OrderStatusRecord, RecordedPaymentPayload } from './types.ts';
+import type { OrderStatusRecord, RecordedPaymentPayload, Refund } from './types.ts';
 
 interface Envelope<E extends string, P> {
   /** `evt_…`, stable across retries of one event. Fulfil on your business key regardless. */
@@ -71,6 +71,8 @@ export interface WebhookPayloads extends Record<OrderEventName, OrderStatusRecor
   'fiat.payment.succeeded': CardEventPayload & { held: boolean; duplicate?: true };
   'fiat.payment.refunded': CardEventPayload & { refund_id?: string; refunded_total: string; order_status: string };
   'fiat.dispute.updated': CardEventPayload & { dispute_status: 'opened' | 'won' | 'lost'; order_status: string };
+  /** A refund of any rail succeeded (docs/refunds.md). */
+  'order.refunded': Refund;
   'x402.settlement.confirmed': X402Settlement & { status: 'confirmed' };
   'mpp.payment.confirmed': MppPayment;
 }
@@ -99,6 +101,8 @@ export type FiatPaymentSucceededEvent = WebhookEventOf<'fiat.payment.succeeded'>
 export type FiatPaymentRefundedEvent = WebhookEventOf<'fiat.payment.refunded'>;
 /** A card dispute opened, was won or lost; after INVOICED the order never changes. */
 export type FiatDisputeUpdatedEvent = WebhookEventOf<'fiat.dispute.updated'>;
+/** A refund of any rail succeeded; once per refund. */
+export type OrderRefundedEvent = WebhookEventOf<'order.refunded'>;
 /** An x402 settlement to the merchant's wallet has its confirmations; once per settlement. */
 export type X402SettlementConfirmedEvent = WebhookEventOf<'x402.settlement.confirmed'>;
 /** A machine-payment challenge of the merchant was paid; the receipt at request time stays the signal to serve. */

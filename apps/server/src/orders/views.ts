@@ -56,7 +56,7 @@ export const OrderStatusRecordSchema = Type.Object({
   held_reasons: Type.Optional(Type.Array(Type.String(), {
     description: 'card orders: present while a paid card order is held in PAYMENT_CONFIRMED; each of duplicate_payment, conflict, refund, dispute, balance (docs/card-payments.md)',
   })),
-  refunded_amount: Type.Optional(Type.String({ description: 'card orders: the amount refunded so far, a decimal string' })),
+  refunded_amount: Type.Optional(Type.String({ description: 'the amount refunded so far (succeeded refunds of any rail, docs/refunds.md), a decimal string' })),
   dispute_status: Type.Optional(Type.String({ description: 'card orders: opened, won or lost' })),
 });
 
@@ -69,7 +69,6 @@ function cardFields(o: OrderRow) {
     ...(o.fiat_amount ? { fiat_amount: o.fiat_amount } : {}),
     ...(o.payment_reference ? { payment_reference: o.payment_reference } : {}),
     ...(held.length ? { held_reasons: [...held] } : {}),
-    ...(o.refunded_amount && o.refunded_amount !== '0' ? { refunded_amount: formatUnits(BigInt(o.refunded_amount), o.decimals, o.decimals) } : {}),
     ...(o.dispute_status ? { dispute_status: o.dispute_status } : {}),
   };
 }
@@ -112,6 +111,8 @@ export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []
     ...opt('refund_tx_hash', o.refund_tx_hash),
     ...(needsReconciliation(observed) ? { needs_reconciliation: true } : {}),
     ...cardFields(o),
+    // Succeeded refunds of any rail (docs/refunds.md): fiat keeps its minor digits, tokens are shortest.
+    ...(o.refunded_amount && o.refunded_amount !== '0' ? { refunded_amount: formatUnits(BigInt(o.refunded_amount), o.decimals, o.fiat_currency ? o.decimals : 0) } : {}),
     ...(observed.length
       ? {
           observed_transfers: observed.map((t) => ({

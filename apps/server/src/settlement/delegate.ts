@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { newId } from '@tollgate/protocol';
 import type { CalldataSignRequest } from '@tollgate/contracts';
 import { size, type Hex } from 'viem';
 import type { ChainConfig, Config, TokenConfig } from '../config/schema.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { chainById } from '../chain/registry.ts';
 import { getMerchant } from '../merchants/repo.ts';
@@ -10,6 +11,7 @@ import * as orders from '../orders/repo.ts';
 import type { DelegatePlan, PlanOutcome } from '../orders/ports.ts';
 import { delegateFlowFor, delegateFlowNamed } from './flows/index.ts';
 import * as repo from './repo.ts';
+import { recordDelegateRefund } from '../refunds/repo.ts';
 import { isPayerSignature, signRequestOf } from './sign-request.ts';
 import type { SettlementExecutor } from './executor.ts';
 import { sharedExecutor } from './executors.ts';
@@ -49,9 +51,9 @@ export type RegisterOutcome =
 export type { DelegatePlan, PlanOutcome };
 
 export type RefundOutcome =
-  | { kind: 'refund'; orderId: string; refundTxHash: string }
+  | { kind: 'refund'; orderId: string; refundTxHash: string; refundId?: string }
   | { kind: 'order_not_found' }
-  | { kind: 'not_refundable'; reason: string };
+  | { kind: 'not_refundable'; reason: string; already?: true };
 
 export type SignatureOutcome =
   | { kind: 'accepted'; orderId: string }
@@ -87,27 +89,34 @@ export class DelegateService {
   }
 
   /**
-   * Operator refund of a FAILED DELEGATE order whose payment reached the settlement contract:
-   * records the refund transaction (signed, before it is sent) and broadcasts it; the settlement
-   * worker finishes it after a crash. Idempotent: a second call returns the same transaction.
+   * Refund of a FAILED DELEGATE order whose payment reached the settlement contract, asked by the
+   * operator or (through the merchant API, `merchantId` set) by the order's merchant, under the
+   * same checks: records the refund transaction (signed, before it is sent) with its row of the
+   * refunds model (refunds/repo.ts) and broadcasts it; the settlement worker finishes it after a
+   * crash and announces it (`order.refunded`) once mined. The operator's call is idempotent (a
+   * second call returns the same transaction); a merchant's second request is refused.
    */
-  async refund(orderId: string): Promise<RefundOutcome> {
+  async refund(orderId: string, by: { merchantId?: string | undefined; reason?: string | undefined } = {}): Promise<RefundOutcome> {
     const o = await repo.getDelegateOrder(this.db, orderId);
-    if (!o) return { kind: 'order_not_found' };
+    if (!o || (by.merchantId !== undefined && o.merchant_id !== by.merchantId)) return { kind: 'order_not_found' };
     if (!delegateFlowNamed(o.flow)) return { kind: 'not_refundable', reason: 'only DELEGATE orders are refunded by the gateway' };
     if (o.status !== 'FAILED') return { kind: 'not_refundable', reason: `order is ${o.status}; only FAILED orders are refundable` };
     if (o.transfer_id === null) return { kind: 'not_refundable', reason: 'no payment of this order reached the settlement contract' };
     const ex = this.executorFor(o.chain_id);
     if (!ex) return { kind: 'not_refundable', reason: `DELEGATE settlement is not set up on chain ${o.chain_id}` };
+    const requestedBy = by.merchantId !== undefined ? 'merchant' : 'operator';
+    const record = (q: Queryable, txHash: string) =>
+      Promise.all([repo.markRefundSent(q, o.id, txHash), recordDelegateRefund(q, { id: newId('rf'), orderId: o.id, txHash, requestedBy, reason: by.reason })]);
     const p = await ex.prepareRefund(
       { orderId: o.id, payer: o.from_address, token: o.token_contract, amount: BigInt(o.amount_wei) },
-      { also: (q, rec) => repo.markRefundSent(q, o.id, rec.txHash) },
+      { also: (q, rec) => record(q, rec.txHash).then(() => undefined) },
     );
     if (p.kind === 'refused') return { kind: 'not_refundable', reason: `the settlement contract refuses the refund (${p.error})` };
-    if (p.kind === 'existing') await repo.markRefundSent(this.db, o.id, p.record.txHash);
+    if (p.kind === 'existing' && requestedBy === 'merchant') return { kind: 'not_refundable', reason: 'this order is already refunded', already: true };
+    const [, refund] = p.kind === 'existing' ? await this.db.transaction((tx) => record(tx, p.record.txHash)) : [undefined, undefined];
     // Best effort now; the worker re-broadcasts a pending row on its next tick.
     if (p.record.status === 'pending') await ex.broadcast(p.record).catch(() => undefined);
-    return { kind: 'refund', orderId: o.id, refundTxHash: p.record.txHash };
+    return { kind: 'refund', orderId: o.id, refundTxHash: p.record.txHash, ...(refund ? { refundId: refund.id } : {}) };
   }
 
   /** wire.md `POST /api/v1/orders/{id}/authorization`: relays the payer's EIP-3009 authorization (settlement/authorization.ts). */

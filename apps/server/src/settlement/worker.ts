@@ -9,6 +9,7 @@ import { startWorkers, type Worker } from '../workers.ts';
 import type { DelegateService } from './delegate.ts';
 import type { SettlementExecutor } from './executor.ts';
 import { DELEGATE_FLOW_NAMES, delegateFlowNamed } from './flows/index.ts';
+import { finishDelegateRefunds } from '../refunds/complete.ts';
 import * as repo from './repo.ts';
 import { signRequestOf } from './sign-request.ts';
 
@@ -113,6 +114,8 @@ export class SettlementWorker {
     const { db, chain } = this.#o;
     // A refund replaced by a fee bump: the order names the refund transaction that was mined.
     await repo.syncRefundTxHashes(db, chain.chainId);
+    // Mined (or failed) refunds: their rows of the refunds model, and order.refunded.
+    await finishDelegateRefunds(db, chain.chainId, new Date(this.#o.clock.now()));
     for (const rec of await repo.finishedUnapplied(db, chain.chainId, BATCH)) {
       const now = new Date(this.#o.clock.now());
       const ok = rec.status === 'confirmed';

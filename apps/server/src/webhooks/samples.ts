@@ -80,6 +80,30 @@ export function samplePayload(event: WebhookEventName, ctx: { merchantId: string
         ? { orderId, payload: { ...card, refund_id: `rf_${orderId.slice(4, 16)}`, amount: '1.00', refunded_total: '1.00', ...marker } }
         : { orderId, payload: { ...card, dispute_status: 'opened', amount: '1.00', ...marker } };
     }
+    case 'order.refunded':
+      return {
+        orderId,
+        payload: {
+          refund_id: `rf_${orderId.slice(4, 16)}`,
+          order_id: orderId,
+          rail: 'direct',
+          amount: '1.00',
+          amount_base_units: '1000000',
+          currency: token?.symbol ?? 'USDC',
+          status: 'succeeded',
+          requested_by: 'merchant',
+          chain_id: chain?.chainId ?? 31337,
+          token_contract: token?.address ?? `0x${'00'.repeat(19)}01`,
+          from_address: ctx.wallet ?? `0x${'22'.repeat(20)}`,
+          to_address: `0x${'11'.repeat(20)}`,
+          tx_hash: txHash,
+          created_at: iso,
+          completed_at: iso,
+          order_status: 'INVOICED',
+          refunded_amount: '1.00',
+          ...marker,
+        },
+      };
     case 'order.late_payment':
     case 'order.underpaid':
     case 'order.duplicate_payment': {

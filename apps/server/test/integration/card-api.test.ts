@@ -110,7 +110,7 @@ for (const backend of backends()) {
       assert.equal(rel.body.status, 'INVOICED');
       assert.equal(await sessionOf(s, checkout_id), 'COMPLETED');
       const after = await names(id);
-      assert.deepEqual(after.slice(-3), ['fiat.payment.refunded', 'order.invoiced', 'quickpay.checkout.completed']);
+      assert.deepEqual(after.slice(-4), ['fiat.payment.refunded', 'order.refunded', 'order.invoiced', 'quickpay.checkout.completed']);
     });
 
     it('refunds after INVOICED: recorded with fiat.payment.refunded, the order stays INVOICED; limits refused', async () => {
@@ -139,12 +139,12 @@ for (const backend of backends()) {
       assert.deepEqual([r.status, r.body.code], [404, 'order_not_found']);
     });
 
-    it('a crypto order cannot be refunded here', async () => {
+    it('an unpaid crypto order is not refundable (the route takes refunds of every rail: docs/refunds.md)', async () => {
       const { checkout_id } = await createCardSession(s, m);
       const bind = await s.request('POST', `/checkout/v1/sessions/${checkout_id}/bind`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER } });
       assert.equal(bind.status, 200, bind.text);
       const r = await s.signed(m, 'POST', `/api/v1/orders/${bind.body.order_id}/refunds`, { body: {} });
-      assert.deepEqual([r.status, r.body.code], [400, 'card_order_not_refundable']);
+      assert.deepEqual([r.status, r.body.code], [409, 'order_not_refundable']);
     });
 
     it('dispute after INVOICED: recorded and notified, the order does not regress; a late "opened" changes nothing', async () => {

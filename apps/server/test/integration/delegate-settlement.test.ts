@@ -159,6 +159,46 @@ for (const backend of backends()) {
       assert.equal(invoicedRefund.status, 404);
     });
 
+    it('the merchant asks the refund of a FAILED order: whole amount only, once; the executor returns it and order.refunded is written once', async () => {
+      const o = await create(withCb, { token_symbol: 'USDC', from_address: payerN(5).address, callback_calldata: '0x1234' });
+      const sig = await privateKeyToAccount(payerN(5).privateKey).signTypedData(toSignableTypedData(o.calldata_sign_request));
+      assert.equal((await st.s.signed(withCb, 'POST', `/api/v1/orders/${o.order_id}/calldata-signature`, { body: { signature: sig } })).status, 200);
+      const start = await balance('USDC', payerN(5).address);
+      await pay(5, 'USDC', o.accepts[0].amount);
+      await until(withCb, o.order_id, 'FAILED');
+      const partial = await st.s.signed(withCb, 'POST', `/api/v1/orders/${o.order_id}/refunds`, { body: { amount: '0.5' } });
+      assert.deepEqual([partial.status, partial.body.code], [400, 'partial_refund_not_supported']);
+      const other = await st.s.signed(plain, 'POST', `/api/v1/orders/${o.order_id}/refunds`, { body: {} });
+      assert.equal(other.status, 404, 'another merchant cannot refund it');
+      const [a, b] = await Promise.all([0, 1].map(() => st.s.signed(withCb, 'POST', `/api/v1/orders/${o.order_id}/refunds`, { body: { reason: 'adapter down' } })));
+      const ok = [a!, b!].filter((r) => r.status === 200);
+      assert.equal(ok.length, 1, `${a!.text}\n${b!.text}`);
+      assert.deepEqual([a!, b!].filter((r) => r.status !== 200).map((r) => [r.status, r.body.code]), [[409, 'order_not_refundable']]);
+      const rf = ok[0]!.body;
+      assert.deepEqual([rf.rail, rf.status, rf.requested_by, rf.amount_base_units, rf.to_address], ['delegate', 'pending', 'merchant', o.accepts[0].amount, payerN(5).address.toLowerCase()]);
+      assert.match(rf.tx_hash, /^0x[0-9a-f]{64}$/);
+      // the operator's call names the same transaction (its route stays idempotent)
+      const op = await st.s.admin('POST', `/admin/v1/orders/${o.order_id}/refund`, {});
+      assert.equal(op.body.refund_tx_hash, rf.tx_hash);
+      const end = Date.now() + 30_000;
+      let list: any;
+      while (Date.now() < end) {
+        list = (await st.s.signed(withCb, 'GET', `/api/v1/orders/${o.order_id}/refunds`)).body.refunds;
+        if (list[0]?.status === 'succeeded') break;
+        await mine(st.dev.rpcUrl, 1);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.equal(list.length, 1);
+      assert.deepEqual([list[0].status, list[0].refund_id, list[0].order_status], ['succeeded', rf.refund_id, 'FAILED']);
+      assert.equal(await balance('USDC', payerN(5).address), start, 'the payer has the whole amount back');
+      await mine(st.dev.rpcUrl, 2);
+      await new Promise((res) => setTimeout(res, 500));
+      const { rows } = await st.s.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_events WHERE order_id = $1 AND event = 'order.refunded'`, [o.order_id]);
+      assert.equal(Number(rows[0]!.n), 1);
+      const again = await st.s.signed(withCb, 'POST', `/api/v1/orders/${o.order_id}/refunds`, { body: {} });
+      assert.deepEqual([again.status, again.body.code], [409, 'order_not_refundable']);
+    });
+
     it('an invoiced or DIRECT order is not refundable', async () => {
       const o = await create(plain, { token_symbol: 'USDC', from_address: payerN(4).address });
       await pay(4, 'USDC', o.accepts[0].amount);

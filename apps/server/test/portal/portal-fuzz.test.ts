@@ -157,7 +157,7 @@ for (const backend of backends()) {
       const paid = await notify([{ id: 'tev_paid_rf', type: 'payment.succeeded', order_id: id, payment_reference: ref, amount_minor: minor, currency: cur, charge_id: 'tch_rf', created: 1 }]);
       assert.deepEqual(paid.body.outcomes, ['succeeded']);
       const [cards, orders] = [await cardState(), await orderState()];
-      const refunds = async () => (await s.db.query('SELECT id, amount, status FROM card_refunds WHERE order_id = $1 ORDER BY id', [id])).rows;
+      const refunds = async () => (await s.db.query('SELECT id, amount, status FROM refunds WHERE order_id = $1 ORDER BY id', [id])).rows;
       const before = await refunds();
       const huge = await notify([{ id: 'tev_huge_rf', type: 'refund.succeeded', order_id: id, payment_reference: ref, refund_id: 'tre_huge', amount_minor: '999999999', currency: cur, created: 2 }]);
       const otherCurrency = await notify([{ id: 'tev_cur_rf', type: 'refund.succeeded', order_id: id, payment_reference: ref, refund_id: 'tre_cur', amount_minor: '1', currency: cur === 'USD' ? 'JPY' : 'USD', created: 3 }]);

@@ -40,6 +40,8 @@ function keyField(e: WebhookEvent): string | number | boolean | null {
       return e.payload.refunded_total;
     case 'fiat.dispute.updated':
       return e.payload.dispute_status;
+    case 'order.refunded':
+      return e.payload.refund_id;
     case 'x402.settlement.confirmed':
       return e.payload.settlement_id;
     case 'mpp.payment.confirmed':
@@ -75,7 +77,7 @@ describe('SDK webhook types cover every event the server emits', () => {
       'order.payment_confirmed': 'string', 'order.invoiced': 'string', 'order.expired': 'string', 'order.cancelled': 'string', 'order.failed': 'string',
       'quickpay.checkout.completed': 'string', 'fiat.payment.succeeded': 'boolean',
       'order.late_payment': 'string', 'order.underpaid': 'string', 'order.duplicate_payment': 'string',
-      'fiat.payment.refunded': 'string', 'fiat.dispute.updated': 'string', 'x402.settlement.confirmed': 'string', 'mpp.payment.confirmed': 'string',
+      'fiat.payment.refunded': 'string', 'fiat.dispute.updated': 'string', 'order.refunded': 'string', 'x402.settlement.confirmed': 'string', 'mpp.payment.confirmed': 'string',
     });
   });
 });

@@ -44,6 +44,8 @@ const FROM_WIRE: Record<string, number> = {
 // The codes the server needs beyond wire.md, with the statuses chosen for them.
 const ADDED: Record<string, number> = {
   quickpay_hold_limit: 429,
+  partial_refund_not_supported: 400,
+  refund_not_supported: 400,
   totp_required: 401,
   totp_code_invalid: 400,
   totp_enrollment_required: 403,

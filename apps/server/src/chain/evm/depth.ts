@@ -3,6 +3,7 @@ import * as orders from '../../orders/repo.ts';
 import { depthOf, depthTrigger, type OrderStatus } from '../../orders/states.ts';
 import { transitionOrder } from '../../orders/transition.ts';
 import { mapLimit, yieldToEventLoop, type WatchContext } from './context.ts';
+import { confirmRefunds } from './refunds.ts';
 import type { BlockRef } from './rpc.ts';
 import { isDelegateFlow } from '../../settlement/flows/index.ts';
 
@@ -49,6 +50,9 @@ const PASS_LIMIT = 1_000;
 export async function runDepthPass(ctx: WatchContext, head: BlockRef): Promise<DepthOutcome> {
   const { chain, db, rpc } = ctx;
   const out: DepthOutcome = { confirmed: [], invoiced: [], progressed: 0 };
+  // DIRECT refund transfers at depth (refunds.ts): same canonical-hash rule as payments.
+  const rf = await confirmRefunds(ctx, head);
+  if (rf.reorgAt !== undefined) out.reorgAt = rf.reorgAt;
   const { rows } = await db.query<PendingRow>(
     `SELECT id, flow, status, transfer_id, tx_hash, block_number, block_hash, confirmations FROM orders
       WHERE chain_id = $1 AND transfer_id IS NOT NULL AND status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED')

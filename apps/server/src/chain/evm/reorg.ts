@@ -6,6 +6,7 @@ import type { OrderStatus } from '../../orders/states.ts';
 import { transitionOrder } from '../../orders/transition.ts';
 import { mapLimit, type WatchContext } from './context.ts';
 import type { BlockRef } from './rpc.ts';
+import { unlinkOrphanedRefund } from './refunds.ts';
 import { lockCursor, moveCursor, type Cursor } from './scan.ts';
 
 /**
@@ -149,6 +150,8 @@ export async function rewindAfterReorg(ctx: WatchContext, args: RewindArgs): Pro
       const row = rows[0];
       if (!row) continue;
       orphaned++;
+      // A DIRECT refund it paid back waits for its transfer again (refunds.ts).
+      if (row.match_status === 'claimed') await unlinkOrphanedRefund(tx, t.id);
       // A late or under-payment only recorded against an order moves nothing (its row is orphaned
       // above, so the status record shows it gone and it cannot be accepted); one the merchant
       // accepted is the order's payment (transfer_id), handled like a match.

@@ -2,6 +2,7 @@ import type { Hex } from 'viem';
 import type { Queryable } from '../../db/database.ts';
 import { mapLimit, yieldToEventLoop, type WatchContext } from './context.ts';
 import { attributeTransfer, type AttributionOutcome } from './matching.ts';
+import { linkRefundTransfer } from './refunds.ts';
 import type { BlockRef, TransferLog } from './rpc.ts';
 
 /**
@@ -98,6 +99,7 @@ export async function moveCursor(tx: Queryable, chainId: number, block: BlockRef
 
 /**
  * The receiving addresses the watcher filters logs by (topic2): every merchant wallet on the chain,
+ * plus the payees of pending DIRECT refunds (chain/evm/refunds.ts),
  * plus the distinct pay-to addresses of live unpaid orders, so a merchant who replaced a wallet
  * still gets the payments of orders created with the old one. Both parts are bounded by merchants,
  * not orders: the second is a loose index scan over `orders_live_terms_key` (recursive CTE, one
@@ -121,7 +123,9 @@ export async function listWatchedAddresses(q: Queryable, chainId: number): Promi
      )
      SELECT address FROM merchant_wallets WHERE chain_id = $1
      UNION
-     SELECT a FROM pay_to WHERE a IS NOT NULL`,
+     SELECT a FROM pay_to WHERE a IS NOT NULL
+     UNION
+     SELECT to_address FROM refunds WHERE rail = 'direct' AND status = 'pending' AND chain_id = $1 AND transfer_id IS NULL`,
     [chainId],
   );
   return rows.map((r) => r.address.toLowerCase() as Hex).sort();
@@ -200,6 +204,9 @@ export async function scanRange(
       if (ins !== undefined) {
         inserted++;
         const blockTime = new Date(Number(block.timestamp) * 1000);
+        // A merchant's DIRECT refund is claimed for the refund first (refunds.ts): attribution then
+        // records it as claimed, never as a payment.
+        await linkRefundTransfer(tx, { ...log, id: ins.id, chainId: chain.chainId, blockTime });
         decisions.push(await attributeTransfer(tx, { ...log, id: ins.id, chainId: chain.chainId, blockTime, priorOrderId: ins.priorOrderId }, { head: head.number, now }));
       }
       if (i % 50 === 49) await yieldToEventLoop();

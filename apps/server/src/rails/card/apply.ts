@@ -2,6 +2,7 @@ import { formatUnits } from '@tollgate/protocol';
 import type { Queryable } from '../../db/database.ts';
 import { patchOrder, type OrderRow } from '../../orders/repo.ts';
 import { transitionOrder } from '../../orders/transition.ts';
+import { emitRefunded } from '../../refunds/events.ts';
 import { emitEvent } from '../../webhooks/outbox.ts';
 import type { CardEvent } from './port.ts';
 import * as repo from './repo.ts';
@@ -89,7 +90,7 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
         const chargedTotal = BigInt(o.amount_wei) * BigInt(Math.max(cp.charges, 1));
         const otherCurrency = ev.currency !== undefined && ev.currency.toUpperCase() !== o.fiat_currency;
         if (otherCurrency || ev.amountMinor < 0n || before + ev.amountMinor > chargedTotal) return done('amount_conflict');
-        await repo.insertRefund(tx, { id: `rf_${ev.refundId ?? ev.id}`.slice(0, 64), orderId, merchantId: o.merchant_id, amount: ev.amountMinor, status, processorRefundId: ev.refundId, requestedBy: 'processor' });
+        r = await repo.insertRefund(tx, { id: `rf_${ev.refundId ?? ev.id}`.slice(0, 64), orderId, merchantId: o.merchant_id, amount: ev.amountMinor, status, processorRefundId: ev.refundId, requestedBy: 'processor' });
       } else return done('stale');
       const refunds = await repo.listRefunds(tx, orderId);
       const refunded = refunds.filter((x) => x.status === 'succeeded').reduce((t, x) => t + BigInt(x.amount), 0n);
@@ -108,6 +109,8 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
           clockNow: now,
           payload: { ...cardPayload(o, processor), ...(refundId ? { refund_id: refundId } : {}), amount: money(amount, o), refunded_total: money(refunded, o), order_status: o.status },
         });
+        // The event of every rail (refunds/events.ts); fiat.payment.refunded stays for card integrations.
+        if (r) await emitRefunded(tx, r, o, now);
       }
       return done(status === 'succeeded' ? 'refunded' : 'refund_failed');
     }

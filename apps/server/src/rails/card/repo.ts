@@ -1,6 +1,8 @@
 import type { Queryable } from '../../db/database.ts';
 import type { OrderRow } from '../../orders/repo.ts';
 import type { CardPaymentState } from './states.ts';
+import * as refunds from '../../refunds/repo.ts';
+import type { NewRefund, RefundRow } from '../../refunds/repo.ts';
 
 /**
  * SQL of the card rail: card orders (rows of `orders` without a chain, see migration 0014_card),
@@ -24,18 +26,8 @@ export interface CardPaymentRow {
   updated_at: Date;
 }
 
-export interface CardRefundRow {
-  id: string;
-  order_id: string;
-  merchant_id: string;
-  amount: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  processor_refund_id: string | null;
-  reason: string | null;
-  requested_by: 'merchant' | 'operator' | 'processor';
-  created_at: Date;
-  updated_at: Date;
-}
+/** A refund of a card order: a row of the one refunds model (refunds/repo.ts). */
+export type CardRefundRow = RefundRow;
 
 const ZERO_ADDRESS = `0x${'0'.repeat(40)}`;
 
@@ -121,33 +113,11 @@ export async function setCardEventOutcome(tx: Queryable, processor: string, even
   await tx.query('UPDATE card_events SET outcome = $3 WHERE processor = $1 AND event_id = $2', [processor, eventId, outcome]);
 }
 
-export async function insertRefund(tx: Queryable, r: { id: string; orderId: string; merchantId: string; amount: bigint; status: CardRefundRow['status']; processorRefundId?: string | undefined; reason?: string | undefined; requestedBy: CardRefundRow['requested_by'] }): Promise<CardRefundRow> {
-  const { rows } = await tx.query<CardRefundRow>(
-    `INSERT INTO card_refunds (id, order_id, merchant_id, amount, status, processor_refund_id, reason, requested_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-    [r.id, r.orderId, r.merchantId, r.amount.toString(), r.status, r.processorRefundId ?? null, r.reason ?? null, r.requestedBy],
-  );
-  return rows[0]!;
+/** Card refunds are rows of the one refunds model (rail `card`). */
+export function insertRefund(tx: Queryable, r: Omit<NewRefund, 'rail'>): Promise<RefundRow> {
+  return refunds.insertRefund(tx, { ...r, rail: 'card' });
 }
-
-export async function updateRefund(tx: Queryable, id: string, patch: { status?: CardRefundRow['status']; processorRefundId?: string }): Promise<CardRefundRow | undefined> {
-  const { rows } = await tx.query<CardRefundRow>(
-    `UPDATE card_refunds SET status = coalesce($2, status), processor_refund_id = coalesce($3, processor_refund_id), updated_at = now()
-     WHERE id = $1 RETURNING *`,
-    [id, patch.status ?? null, patch.processorRefundId ?? null],
-  );
-  return rows[0];
-}
-
-export async function refundByProcessorId(q: Queryable, processorRefundId: string): Promise<CardRefundRow | undefined> {
-  const { rows } = await q.query<CardRefundRow>('SELECT * FROM card_refunds WHERE processor_refund_id = $1', [processorRefundId]);
-  return rows[0];
-}
-
-export async function listRefunds(q: Queryable, orderId: string): Promise<CardRefundRow[]> {
-  const { rows } = await q.query<CardRefundRow>('SELECT * FROM card_refunds WHERE order_id = $1 ORDER BY created_at, id', [orderId]);
-  return rows;
-}
+export const { updateRefund, refundByProcessorId, listRefunds } = refunds;
 
 export async function getCursor(q: Queryable, processor: string): Promise<string | undefined> {
   const { rows } = await q.query<{ cursor: string }>('SELECT cursor FROM card_cursors WHERE processor = $1', [processor]);

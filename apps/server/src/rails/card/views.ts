@@ -1,7 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { formatUnits } from '@tollgate/protocol';
-import type { OrderRow } from '../../orders/repo.ts';
-import type { CardRefundRow } from './repo.ts';
 
 /** Answer of POST /checkout/v1/sessions/{checkout_id}/card. */
 export const CardStartSchema = Type.Object({
@@ -18,41 +15,3 @@ export const CardStartSchema = Type.Object({
     url: Type.Optional(Type.String()),
   }),
 });
-
-/** A card refund record. */
-export const CardRefundSchema = Type.Object({
-  refund_id: Type.String(),
-  order_id: Type.String(),
-  amount: Type.String({ description: 'decimal string in the order currency' }),
-  currency: Type.String(),
-  status: Type.String({ description: 'pending, succeeded or failed' }),
-  reason: Type.Optional(Type.String()),
-  requested_by: Type.String({ description: 'merchant, operator or processor' }),
-  created_at: Type.String(),
-  order_status: Type.String(),
-  refunded_amount: Type.String({ description: 'total refunded on the order so far' }),
-});
-
-export const RefundBodySchema = Type.Object(
-  {
-    amount: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'decimal string; default: everything not yet refunded' })),
-    reason: Type.Optional(Type.String({ maxLength: 200 })),
-  },
-  { additionalProperties: false },
-);
-
-export function refundView(r: CardRefundRow, o: OrderRow) {
-  const d = o.decimals;
-  return {
-    refund_id: r.id,
-    order_id: r.order_id,
-    amount: formatUnits(BigInt(r.amount), d, d),
-    currency: o.fiat_currency ?? '',
-    status: r.status,
-    ...(r.reason ? { reason: r.reason } : {}),
-    requested_by: r.requested_by,
-    created_at: r.created_at.toISOString(),
-    order_status: o.status,
-    refunded_amount: formatUnits(BigInt(o.refunded_amount ?? '0'), d, d),
-  };
-}

@@ -1,8 +1,8 @@
 import { defineRoute } from '../../../http/route.ts';
 import { OrderIdParams } from '../../../orders/routes/getOrder.ts';
+import { refundRecord, RefundBodySchema, RefundSchema } from '../../../refunds/views.ts';
+import { refundAnswer } from '../../../refunds/routes/refundOrder.ts';
 import { cardsOf } from '../index.ts';
-import { CardRefundSchema, RefundBodySchema } from '../views.ts';
-import { refundAnswer } from './refundOrder.ts';
 
 /** Operator: refund a card order of any merchant (same rules as the merchant route). */
 export const adminRefundCardOrder = defineRoute({
@@ -13,9 +13,10 @@ export const adminRefundCardOrder = defineRoute({
   tags: ['admin'],
   params: OrderIdParams,
   body: RefundBodySchema,
-  response: { 200: CardRefundSchema },
+  response: { 200: RefundSchema },
   errors: [503],
   async handler(req, _reply, deps) {
-    return refundAnswer(await cardsOf(deps).refund({ orderId: req.params.order_id, amount: req.body.amount, reason: req.body.reason, by: 'operator' }));
+    const out = await cardsOf(deps).refund({ orderId: req.params.order_id, amount: req.body.amount, reason: req.body.reason, by: 'operator' });
+    return refundAnswer(out.kind === 'refunded' ? { kind: 'refund', refund: refundRecord(out.refund, out.order) } : out);
   },
 });
