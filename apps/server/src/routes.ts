@@ -101,6 +101,9 @@ import { portalLogout } from './portal/routes/logout.ts';
 import { portalListMerchants } from './portal/routes/listMerchants.ts';
 import { portalSelectMerchant } from './portal/routes/selectMerchant.ts';
 import { portalGetOverview } from './portal/routes/getOverview.ts';
+import { portalCreateProduct, portalListProducts, portalUpdateProduct } from './portal/routes/products.ts';
+import { portalCreateLink, portalListLinks, portalListLinkSessions, portalShareLink, portalUpdateLink } from './portal/routes/links.ts';
+import { portalListMppPayments, portalListX402Settlements } from './portal/routes/machine.ts';
 import { portalListOrders } from './portal/routes/listOrders.ts';
 import { portalGetOrder } from './portal/routes/getOrder.ts';
 import { portalListWebhooks } from './portal/routes/listWebhooks.ts';
@@ -261,6 +264,16 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalGetOverview,
   portalListOrders,
   portalGetOrder,
+  portalListProducts,
+  portalCreateProduct,
+  portalUpdateProduct,
+  portalListLinks,
+  portalCreateLink,
+  portalUpdateLink,
+  portalShareLink,
+  portalListLinkSessions,
+  portalListMppPayments,
+  portalListX402Settlements,
   portalListWebhooks,
   portalCreateWebhook,
   portalRotateWebhookSecret,

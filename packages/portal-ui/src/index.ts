@@ -16,4 +16,6 @@ export const buildPortalAssets = pageAssets({
   favicon: 'src/favicon.svg',
   banner: '/* Tollgate merchant portal */',
   assetBase: 'assets/',
+  // Loaded when first needed (main.ts): products and payment links, machine payments.
+  chunks: { commerce: 'src/browser/commerce.ts' },
 });

@@ -8,7 +8,7 @@
 // cannot sign in a second time. Secrets are encrypted at rest under MASTER_KEY, bound to the user.
 import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import qrcode from 'qrcode-generator';
+import { qrPath } from './qr.ts';
 import type { Clock } from '../clock.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { decryptSecret, encryptSecret } from '../merchants/secrets.ts';
@@ -40,21 +40,6 @@ const asTotpCode = (c: string) => {
   const d = c.replace(/\s/g, '');
   return /^\d{6}$/.test(d) ? d : undefined;
 };
-
-/**
- * The QR code of `text` as one SVG path (modules of a `size`-square viewBox, 4 of quiet zone). Made
- * here rather than in the page: the QR library would grow the portal's bundle past its budget for
- * the one screen that shows a code, and the page builds the SVG from this path (no markup).
- */
-export function qrPath(text: string): { size: number; path: string } {
-  const qr = qrcode(0, 'M');
-  qr.addData(text, 'Byte');
-  qr.make();
-  const n = qr.getModuleCount();
-  let d = '';
-  for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) if (qr.isDark(y, x)) d += `M${x + 4} ${y + 4}h1v1h-1z`;
-  return { size: n + 8, path: d };
-}
 
 export class PortalMfa {
   constructor(

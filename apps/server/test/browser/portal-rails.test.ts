@@ -140,4 +140,85 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     await screenshot(page, 'portal-rails-card-375');
     await context.close();
   });
+
+  test('products and payment links: create, edit, share with a QR, sessions with the payer reference, deactivate; machine payments; a new API key listed at once (1280 and 375 px)', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const watch = await watchPage(context);
+    const page = await context.newPage();
+    await signIn(page);
+    await page.getByRole('link', { name: 'Payment links' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Products and payment links' }).waitFor();
+    await clean(page, watch, 'empty products and links');
+    await page.getByLabel('Product name').fill('Espresso beans');
+    await page.getByLabel('Crypto price').fill('12.50');
+    await page.getByLabel('Card currency').fill('EUR');
+    await page.getByLabel('Card amount').fill('11.90');
+    await page.getByLabel('Inventory').fill('20');
+    await page.getByRole('button', { name: 'Create product' }).click();
+    await page.getByRole('status').filter({ hasText: 'Created product Espresso beans' }).waitFor();
+    const row = page.getByRole('table', { name: 'Products' }).getByRole('row').filter({ hasText: 'Espresso beans' });
+    assert.match((await row.textContent())!, /12\.50 \(crypto\) · 11\.90 EUR \(card\).*20.*active/);
+    // edit: the form fills with the product, Save changes it
+    await row.getByRole('button', { name: 'Edit' }).click();
+    assert.equal(await page.getByLabel('Crypto price').inputValue(), '12.50');
+    await page.getByLabel('Crypto price').fill('13');
+    await page.getByRole('button', { name: 'Save Espresso beans' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved product Espresso beans' }).waitFor();
+    const { rows: [prod] } = await s.db.query<{ id: string; price: string }>('SELECT id, price FROM quickpay_products WHERE merchant_id = $1', [m.merchantId]);
+    assert.equal(prod!.price, '13');
+
+    await page.getByLabel('Sells').selectOption({ label: 'Espresso beans' });
+    await page.getByLabel('Rails').fill('crypto,card');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    await page.getByRole('status').filter({ hasText: /Created payment link pl_/ }).waitFor();
+    const link = (await s.signed(m, 'GET', '/api/v1/payment-links')).body.data[0];
+    await page.locator(`[data-share="${link.link_id}"]`).click();
+    const qr = page.getByRole('img', { name: `QR code of ${link.url}` });
+    await qr.waitFor();
+    assert.equal(await page.locator('.share code').textContent(), link.url);
+    await clean(page, watch, 'products and links, shared');
+    await screenshot(page, 'portal-rails-links-1280');
+
+    // a payer opens a session with a reference; the link's sessions page shows it
+    const open = await s.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: `0x${'12'.repeat(20)}`, memo: 'Table 7' } });
+    assert.equal(open.status, 200, open.text);
+    await page.getByRole('link', { name: link.link_id }).click();
+    await page.getByRole('heading', { name: `Sessions of ${link.link_id}` }).waitFor();
+    assert.match((await page.getByRole('row').filter({ hasText: open.body.session_id }).textContent())!, /Table 7/);
+    await clean(page, watch, 'link sessions');
+    await screenshot(page, 'portal-rails-sessions-1280');
+    await page.getByRole('link', { name: 'All products and links' }).click();
+    await page.getByRole('table', { name: 'Payment links' }).getByRole('button', { name: 'Deactivate' }).click();
+    await page.getByRole('status').filter({ hasText: 'deactivated: no new sessions' }).waitFor();
+    assert.equal((await s.signed(m, 'GET', `/api/v1/payment-links/${link.link_id}`)).body.active, false);
+
+    await page.getByRole('link', { name: 'Machine payments' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Machine payments' }).waitFor();
+    await page.getByText('No x402 settlements yet.').waitFor();
+    await clean(page, watch, 'machine payments');
+
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const made = (await page.locator('.out p').first().textContent())!.replace('API key ', '');
+    await page.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: made }).waitFor();
+    await clean(page, watch, 'api keys, new key listed');
+    await context.close();
+
+    const narrow = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true });
+    const watch2 = await watchPage(narrow);
+    const phone = await narrow.newPage();
+    await signIn(phone);
+    await phone.goto(`${s.url}/portal/#/links`);
+    await phone.getByRole('heading', { level: 1, name: 'Products and payment links' }).waitFor();
+    await phone.locator(`[data-share="${link.link_id}"]`).click();
+    await phone.getByRole('img', { name: `QR code of ${link.url}` }).waitFor();
+    assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)) <= 0, 'no sideways scroll at 375 px');
+    await clean(phone, watch2, 'products and links at 375 px');
+    await screenshot(phone, 'portal-rails-links-375');
+    await phone.goto(`${s.url}/portal/#/machine`);
+    await phone.getByRole('heading', { level: 1, name: 'Machine payments' }).waitFor();
+    await clean(phone, watch2, 'machine payments at 375 px');
+    await narrow.close();
+  });
 });

@@ -37,6 +37,13 @@ describe('portal page routes', () => {
     assert.deepEqual(urls, [], 'no external URL');
     const js = await fetch(`${server.url}/portal/assets/app.js?v=${a.jsHash}`);
     assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    // The lazily loaded part (products and links, machine payments): small too, same rules, served beside app.js.
+    const chunk = a.chunks?.commerce;
+    assert.ok(chunk && chunk.gzipBytes < 6_000, `commerce chunk: ${chunk?.gzipBytes} bytes gzipped`);
+    assert.deepEqual([...chunk.js.matchAll(/https?:\/\/[^\s"'`)]+/g)].map((m) => m[0]).filter((u) => !u.startsWith('http://www.w3.org/2000/svg')), []);
+    const served = await fetch(`${server.url}/portal/assets/commerce.js?v=${chunk.hash}`);
+    assert.equal(served.status, 200);
+    assert.equal(await served.text(), chunk.js);
   });
 
   test('OpenAPI: the JSON routes are documented under the portal tag, the page routes are not', async () => {

@@ -21,13 +21,15 @@ export class ApiError extends Error {
   }
 }
 
-let csrf = '';
-export const setCsrf = (t: string) => void (csrf = t);
+// Kept on the window, not in this module: the lazily loaded chunk (commerce.ts) bundles its own copy
+// of this module, and both must send the session's one token.
+const shared = window as unknown as { tollgate_csrf?: string };
+export const setCsrf = (t: string) => void (shared.tollgate_csrf = t);
 
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-csrf-token'] = csrf;
+  if (method !== 'GET') headers['x-csrf-token'] = shared.tollgate_csrf ?? '';
   const res = await fetch(`/portal/api/${path}`, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   const text = await res.text();
   let json: any;

@@ -1,6 +1,6 @@
 // The portal shell: session check, navigation, hash routes (#/orders, #/orders/<id>, …). Every page
 // is built with DOM nodes and text nodes only (checkout-ui's dom.ts): nothing from the API becomes markup.
-import { api, ApiError, can, setCsrf, type Session } from './api.ts';
+import { api, can, setCsrf, type Session } from './api.ts';
 import { h, replace } from '@tollgate/checkout-ui/dom';
 import { message } from './ui.ts';
 import { merchantsPage, invitePage, loginPage, settingsPage, teamPage } from './pages-account.ts';
@@ -8,13 +8,15 @@ import { callbacksPage, exportsPage, feesPage, keysPage, webhooksPage } from './
 import { checkoutPage, orderPage, ordersPage } from './pages-orders.ts';
 import { overviewPage } from './pages-overview.ts';
 import { transfersPage } from './pages-transfers.ts';
+import { loadChunk } from '../../../checkout-ui/src/browser/chunk.ts';
+import type { commerce } from './commerce.ts';
 import { enrollmentPage, resetPage } from './pages-security.ts';
 
 const app = document.getElementById('app')!;
 let session: Session | undefined;
 
 const NAV: [string, string, Session['role']][] = [
-  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['transfers', 'Unclaimed', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
+  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['links', 'Payment links', 'viewer'], ['machine', 'Machine payments', 'viewer'], ['transfers', 'Unclaimed', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
   ['callbacks', 'Callbacks', 'viewer'], ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
 ];
 
@@ -66,6 +68,12 @@ async function route(): Promise<void> {
       case 'orders': content = arg ? await orderPage(decodeURIComponent(arg), s) : await ordersPage(new URLSearchParams(query)); break;
       case 'checkout': content = await checkoutPage(new URLSearchParams(query)); break;
       case 'transfers': content = await transfersPage(); break;
+      case 'links': {
+        const c = await loadChunk<typeof commerce>('commerce');
+        content = arg ? await c.linkSessionsPage(decodeURIComponent(arg)) : await c.linksPage(s);
+        break;
+      }
+      case 'machine': content = await (await loadChunk<typeof commerce>('commerce')).machinePage(); break;
       case 'webhooks': content = await webhooksPage(s); break;
       case 'keys': content = await keysPage(s); break;
       case 'callbacks': content = await callbacksPage(); break;
@@ -77,11 +85,13 @@ async function route(): Promise<void> {
       default: content = await overviewPage();
     }
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) {
+    // By status, not class: the lazily loaded chunk throws its own copy's ApiError.
+    const st = (err as { status?: number }).status;
+    if (st === 401) {
       session = undefined;
       return replace(app, h('main', { id: 'main' }, loginPage(onSession)));
     }
-    content = h('section', {}, h('h1', { id: 'page-title', tabindex: '-1' }, err instanceof ApiError && err.status === 404 ? 'Not found' : 'Something went wrong'), message((err as Error).message, 'error'));
+    content = h('section', {}, h('h1', { id: 'page-title', tabindex: '-1' }, st === 404 ? 'Not found' : 'Something went wrong'), message((err as Error).message, 'error'));
   }
   replace(app, shell(s, name, content));
   // Move focus to the new page's heading so keyboard and screen-reader users land on it.

@@ -74,17 +74,21 @@ export async function keysPage(session: Session): Promise<HTMLElement> {
   const out = h('div', { class: 'out' });
   const dev = can(session, 'developer');
   const creds = (r: any) => h('div', {}, h('p', {}, `API key ${r.api_key}`, r.revoked ? ` (replaces ${r.revoked}, now revoked)` : ''), secretBox('API secret', r.api_secret));
+  // Every change re-reads the list, so a new, rotated or revoked key shows at once (no reload).
+  const then = (fn: () => Promise<Node>) => act(out, async () => { const shown = await fn(); list.replaceWith((list = render((await api<any>('GET', 'api-keys')).api_keys))); return shown; });
+  const render = (ks: any[]): HTMLElement => table('API keys', ['Key', 'Created', 'State', ''], ks.map((k: any) => [k.api_key, fmtTime(k.created_at), k.revoked_at ? `revoked ${fmtTime(k.revoked_at)}` : 'active',
+    dev && !k.revoked_at
+      ? h('span', { class: 'actions' },
+          h('button', { type: 'button', 'data-rotate': k.api_key, onclick: then(async () => creds(await api('POST', `api-keys/${encodeURIComponent(k.api_key)}/rotate`))) }, 'Rotate'),
+          h('button', { type: 'button', class: 'danger', onclick: then(async () => { await api('POST', `api-keys/${encodeURIComponent(k.api_key)}/revoke`); return message(`Revoked ${k.api_key}`); }) }, 'Revoke'))
+      : '']));
+  let list = render(keys.api_keys);
   return page(
     'API keys',
     h('p', {}, 'Your server signs requests with a key and its secret. A secret is shown once, when the key is made.'),
     out,
-    table('API keys', ['Key', 'Created', 'State', ''], keys.api_keys.map((k: any) => [k.api_key, fmtTime(k.created_at), k.revoked_at ? `revoked ${fmtTime(k.revoked_at)}` : 'active',
-      dev && !k.revoked_at
-        ? h('span', { class: 'actions' },
-            h('button', { type: 'button', 'data-rotate': k.api_key, onclick: act(out, async () => creds(await api('POST', `api-keys/${encodeURIComponent(k.api_key)}/rotate`))) }, 'Rotate'),
-            h('button', { type: 'button', class: 'danger', onclick: act(out, async () => { await api('POST', `api-keys/${encodeURIComponent(k.api_key)}/revoke`); return message(`Revoked ${k.api_key}`); }) }, 'Revoke'))
-        : ''])),
-    dev ? h('button', { type: 'button', class: 'primary', onclick: act(out, async () => creds(await api('POST', 'api-keys'))) }, 'Create API key') : null,
+    list,
+    dev ? h('button', { type: 'button', class: 'primary', onclick: then(async () => creds(await api('POST', 'api-keys'))) }, 'Create API key') : null,
   );
 }
 
