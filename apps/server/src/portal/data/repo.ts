@@ -147,7 +147,36 @@ export interface ExportRow extends OrderListRow {
   checkout_id: string | null;
   client_reference_id: string | null;
   line_items: unknown;
+  /** card orders: the fiat currency and amount as the session set them */
+  fiat_currency?: string | null;
+  fiat_amount?: string | null;
+  /** card: the processor and its payment reference */
+  processor?: string | null;
+  payment_reference?: string | null;
+  /** base units refunded (succeeded) so far */
+  refunded_amount?: string | null;
+  payment_seen_at?: Date | null;
+  /** quick-pay: the session and the payer's memo */
+  quickpay_session_id?: string | null;
+  payer_reference?: string | null;
+  /** a refund row of payments.csv (docs/refunds.md): the refund's fields; the order's otherwise */
+  refund?: { id: string; rail: string; amount: string; status: string; processor_refund_id: string | null; tx_hash: string | null; created_at: Date; completed_at: Date | null } | undefined;
 }
+
+/** What every export row reads of its order (LIST_COLUMNS plus the accounting columns). */
+const EXPORT_SELECT = `${LIST_COLUMNS}, o.log_index, o.block_number, o.confirmed_at, o.checkout_id, cs.client_reference_id, cs.line_items,
+  o.fiat_currency, o.fiat_amount, cp.processor, o.payment_reference, o.refunded_amount::text AS refunded_amount, o.payment_seen_at,
+  qs.id AS quickpay_session_id, qs.memo AS payer_reference
+  FROM orders o LEFT JOIN checkout_sessions cs ON cs.id = o.checkout_id
+  LEFT JOIN card_payments cp ON cp.order_id = o.id
+  LEFT JOIN quickpay_sessions qs ON qs.order_id = o.id`;
+
+/**
+ * A paid order, every rail (docs/portal.md "Exports"): its payment was seen (a transfer, or a card
+ * payment that succeeded) and it is confirmed, invoiced, or failed after payment (a DELEGATE
+ * order whose callback failed holds the payer's funds until refunded).
+ */
+const PAID = `o.payment_seen_at IS NOT NULL AND o.status IN ('PAYMENT_CONFIRMED', 'INVOICED', 'FAILED')`;
 
 /**
  * One page of the orders export: oldest first within [from, to), after (created_us, id). The CSV
@@ -161,13 +190,38 @@ export async function exportPage(q: Queryable, merchantId: string, a: { from: Da
     keyset = `AND (o.created_at, o.id) > ('epoch'::timestamptz + $5::bigint * interval '1 microsecond', $6::text)`;
   }
   const { rows } = await q.query<ExportRow>(
-    `SELECT ${LIST_COLUMNS}, o.log_index, o.block_number, o.confirmed_at, o.checkout_id, cs.client_reference_id, cs.line_items
-       FROM orders o LEFT JOIN checkout_sessions cs ON cs.id = o.checkout_id
-      WHERE o.merchant_id = $1 AND o.created_at >= $2 AND o.created_at < $3 ${a.paidOnly ? "AND o.tx_hash IS NOT NULL AND o.status IN ('PAYMENT_CONFIRMED', 'INVOICED')" : ''} ${keyset}
+    `SELECT ${EXPORT_SELECT}
+      WHERE o.merchant_id = $1 AND o.created_at >= $2 AND o.created_at < $3 ${a.paidOnly ? `AND ${PAID}` : ''} ${keyset}
       ORDER BY o.created_at, o.id LIMIT $4`,
     params,
   );
   return rows;
+}
+
+/**
+ * One page of the refund rows of payments.csv: the merchant's refunds (every rail, every status)
+ * made in [from, to), oldest first, after (created_us, id), each with its order's columns.
+ */
+export async function exportRefundPage(q: Queryable, merchantId: string, a: { from: Date; to: Date; after?: { createdUs: string; id: string } | undefined; limit: number }): Promise<(ExportRow & { refund_created_us: string })[]> {
+  const params: unknown[] = [merchantId, a.from, a.to, a.limit];
+  let keyset = '';
+  if (a.after) {
+    params.push(a.after.createdUs, a.after.id);
+    keyset = `AND (r.created_at, r.id) > ('epoch'::timestamptz + $5::bigint * interval '1 microsecond', $6::text)`;
+  }
+  const { rows } = await q.query<ExportRow & { r_id: string; r_rail: string; r_amount: string; r_status: string; r_processor_refund_id: string | null; r_tx_hash: string | null; r_created_at: Date; r_completed_at: Date | null; refund_created_us: string }>(
+    `SELECT ${EXPORT_SELECT.replace('FROM orders o', `, r.id AS r_id, r.rail AS r_rail, r.amount::text AS r_amount, r.status AS r_status, r.processor_refund_id AS r_processor_refund_id,
+        r.tx_hash AS r_tx_hash, r.created_at AS r_created_at, r.completed_at AS r_completed_at,
+        ((extract(epoch FROM r.created_at) * 1000000)::numeric(20,0))::text AS refund_created_us
+      FROM refunds r JOIN orders o ON o.id = r.order_id`)}
+      WHERE r.merchant_id = $1 AND r.created_at >= $2 AND r.created_at < $3 ${keyset}
+      ORDER BY r.created_at, r.id LIMIT $4`,
+    params,
+  );
+  return rows.map(({ r_id, r_rail, r_amount, r_status, r_processor_refund_id, r_tx_hash, r_created_at, r_completed_at, ...o }) => ({
+    ...o,
+    refund: { id: r_id, rail: r_rail, amount: r_amount, status: r_status, processor_refund_id: r_processor_refund_id, tx_hash: r_tx_hash, created_at: r_created_at, completed_at: r_completed_at },
+  }));
 }
 
 export interface SessionListRow {

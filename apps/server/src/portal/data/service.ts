@@ -7,7 +7,7 @@ import { orderStatusRecord } from '../../orders/views.ts';
 import { paymentRecord } from '../../orders/proof.ts';
 import { webhookService } from '../../webhooks/service.ts';
 import { getCardPayment } from '../../rails/card/repo.ts';
-import { ORDER_COLUMNS, csvLine, orderCsvLine } from './csv.ts';
+import { EXPORT_COLUMNS, csvLine, orderCsvLine } from './csv.ts';
 import * as repo from './repo.ts';
 
 /** Rows per export query: ~1 MB of CSV at most in memory, one round trip per 1000 rows. */
@@ -74,31 +74,53 @@ export function ledger(deps: AppDeps, merchantId: string, before: number | undef
 }
 
 /**
- * The orders (or payments: confirmed and invoiced orders with their transaction) of [from, to) as
- * CSV, pulled one page of EXPORT_PAGE rows at a time as the client reads: a stream, so a slow
- * client holds one page, and a year of orders never sits in memory.
+ * The orders (or payments: every paid order of every rail, then the refunds made in the range as
+ * their own rows) of [from, to) as CSV in the one column set (csv.ts EXPORT_COLUMNS), pulled one
+ * page of EXPORT_PAGE rows at a time as the client reads: a stream, so a slow client holds one
+ * page, and a year of orders never sits in memory.
  */
 export async function exportCsv(deps: AppDeps, merchantId: string, a: { from: Date; to: Date; paidOnly: boolean }): Promise<Readable> {
   // The first page is read before the answer starts: a database failure is then a 500, not a
   // 200 with a truncated file.
   let pending: repo.ExportRow[] | undefined = await repo.exportPage(deps.db, merchantId, { ...a, limit: EXPORT_PAGE });
   let after: { createdUs: string; id: string } | undefined;
-  let header = true;
+  let phase: 'header' | 'orders' | 'refunds' = 'header';
+  const rowType = a.paidOnly ? 'payment' : 'order';
   return new Readable({
     async read() {
       try {
-        if (header) {
-          header = false;
-          this.push(csvLine([...ORDER_COLUMNS]));
+        if (phase === 'header') {
+          phase = 'orders';
+          this.push(csvLine([...EXPORT_COLUMNS]));
           return;
         }
-        const rows = pending ?? (await repo.exportPage(deps.db, merchantId, { ...a, after, limit: EXPORT_PAGE }));
-        pending = undefined;
-        if (rows.length > 0) {
-          after = { createdUs: rows.at(-1)!.created_us, id: rows.at(-1)!.id };
-          this.push(rows.map(orderCsvLine).join(''));
+        if (phase === 'orders') {
+          const rows = pending ?? (await repo.exportPage(deps.db, merchantId, { ...a, after, limit: EXPORT_PAGE }));
+          pending = undefined;
+          if (rows.length === EXPORT_PAGE || (rows.length > 0 && !a.paidOnly)) {
+            after = { createdUs: rows.at(-1)!.created_us, id: rows.at(-1)!.id };
+            this.push(rows.map((r) => orderCsvLine(r, rowType)).join(''));
+            if (rows.length < EXPORT_PAGE) this.push(null);
+            return;
+          }
+          if (!a.paidOnly) return void this.push(null);
+          // The last page of payments: the refunds follow in this same read (a read must push).
+          phase = 'refunds';
+          after = undefined;
+          const lines = rows.map((r) => orderCsvLine(r, rowType)).join('');
+          const refunds = await repo.exportRefundPage(deps.db, merchantId, { from: a.from, to: a.to, limit: EXPORT_PAGE });
+          if (refunds.length > 0) after = { createdUs: refunds.at(-1)!.refund_created_us, id: refunds.at(-1)!.refund!.id };
+          const more = lines + refunds.map((r) => orderCsvLine(r, 'refund')).join('');
+          if (more) this.push(more);
+          if (refunds.length < EXPORT_PAGE) this.push(null);
+          return;
         }
-        if (rows.length < EXPORT_PAGE) this.push(null);
+        const refunds = await repo.exportRefundPage(deps.db, merchantId, { from: a.from, to: a.to, after, limit: EXPORT_PAGE });
+        if (refunds.length > 0) {
+          after = { createdUs: refunds.at(-1)!.refund_created_us, id: refunds.at(-1)!.refund!.id };
+          this.push(refunds.map((r) => orderCsvLine(r, 'refund')).join(''));
+        }
+        if (refunds.length < EXPORT_PAGE) this.push(null);
       } catch (err) {
         this.destroy(err as Error);
       }

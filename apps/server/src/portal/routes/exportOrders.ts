@@ -14,8 +14,8 @@ export function exportRoute(kind: 'orders' | 'payments'): RouteDef<undefined, ty
     auth: 'portal',
     summary:
       kind === 'orders'
-        ? 'CSV of the orders created in [from, to): amounts in token units and smallest units, fee, payer, tx hash, checkout reference and line items; streamed'
-        : 'CSV of the payments (confirmed and invoiced orders with their transaction) of orders created in [from, to); streamed',
+        ? 'CSV of the orders created in [from, to), every rail, in the export column set (docs/portal.md); streamed'
+        : 'CSV of the paid orders (every rail) created in [from, to), then the refunds made in [from, to) as their own rows; streamed',
     tags: ['portal'],
     querystring: Query,
     response: { 200: Type.String({ description: 'text/csv' }) },
