@@ -12,6 +12,8 @@ import { ROUTES } from './routes.ts';
 import { startWorkers, type Worker } from './workers.ts';
 import { startChainSettlements, startChainWatchers } from './chain/registry.ts';
 import { chainOrderPorts } from './chain/order-ports.ts';
+import { evmPaymentPlanner } from './chain/evm/planner.ts';
+import { solanaPaymentPlanner } from './chain/solana/planner.ts';
 import { startWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
@@ -78,7 +80,9 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const metrics = new OpsMetrics(new Registry(), { db, clock });
   const delegate = new DelegateService(db, config, clock);
   const x402 = createX402(db, config, clock);
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config), delegate }), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
+  // One payment planner per chain family: what order creation asks of the order's chain.
+  const planners = { evm: evmPaymentPlanner(delegate), solana: solanaPaymentPlanner(config) };
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config, planners), signRequests: delegate }), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
   const cards = await initCards(deps);
   const unobserveTransitions = observeTransitions(metrics.orders.transitioned);
   const unobserveBumps = observeFeeBumps(metrics.feeBumped);

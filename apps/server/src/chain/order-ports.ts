@@ -1,14 +1,19 @@
 import type { Config } from '../config/schema.ts';
 import type { FinalityRule } from '../orders/finality.ts';
-import type { OrderPorts } from '../orders/ports.ts';
-import { kindOfChain, normalizeSolanaAddress } from './addresses.ts';
+import type { OrderPorts, PaymentPlanner } from '../orders/ports.ts';
+import { kindOfChain } from './addresses.ts';
+import type { ChainKind } from './port.ts';
 import { chainById, flowsFailedAtExpiry } from './registry.ts';
 
-/** The chain families' side of the order service's ports (orders/ports.ts), wired by main.ts. */
-export function chainOrderPorts(config: Pick<Config, 'chains' | 'solanaChains'>): Omit<OrderPorts, 'delegate'> {
+/**
+ * The chain families' side of the order service's ports (orders/ports.ts), wired by main.ts with
+ * one payment planner per family. A chain no family has is answered by the EVM planner, the
+ * default family (config.chains), so its request is refused as it always was: the payer checked by
+ * the EVM rule, then chain_not_supported.
+ */
+export function chainOrderPorts(config: Pick<Config, 'chains' | 'solanaChains'>, planners: Readonly<Record<ChainKind, PaymentPlanner>>): Omit<OrderPorts, 'signRequests'> {
   return {
-    chainKind: (chainId) => kindOfChain(config, chainId),
-    isSolanaAddress: (raw) => normalizeSolanaAddress(raw) !== undefined,
+    plannerFor: (chainId) => planners[kindOfChain(config, chainId) ?? 'evm'],
     flowsFailedAtExpiry,
     finalityRule: (chainId) => finalityRule(config, chainId),
   };

@@ -60,12 +60,6 @@ export interface ChainFamily<C extends ChainEntry = ChainEntry> {
    * Solana Pay `solana:` URL). Undefined when the family has none.
    */
   paymentUrl?(chain: C, order: { id: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number; dapp_order_id: string; flow?: string }): string | undefined;
-  /**
-   * DELEGATE mode on this family when it is not the EVM settlement contract (Solana:
-   * SOL_APPROVE_XFER): the flow and pay-to address of a new DELEGATE order, or undefined when the
-   * operator has not set it up. Families without it use settlement/delegate.ts's EVM plan.
-   */
-  delegatePlan?(chain: C, config: Config): { flow: string; payToAddress: string } | undefined;
   /** What the payer of a DELEGATE order must approve (added to the 402 terms), or undefined. */
   approvalTerms?(chain: C, order: { id: string; flow: string; from_address: string; pay_to_address: string; token_contract: string; amount_wei: string; decimals: number }): Promise<Record<string, unknown> | undefined>;
   /** The family's own DELEGATE settlement loop of one chain, when set up (the EVM one is settlement/worker.ts). */

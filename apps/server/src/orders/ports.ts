@@ -6,31 +6,70 @@ import type { CreatedOrder } from './repo.ts';
 /**
  * What the order service needs from the modules built on it (chain families, DELEGATE settlement),
  * as ports it owns: orders imports none of them; the composition root (main.ts) passes their
- * implementations (chain/order-ports.ts, settlement/delegate.ts's DelegateService).
+ * implementations (one PaymentPlanner per chain family: chain/evm/planner.ts, chain/solana/planner.ts;
+ * chain/order-ports.ts; settlement/delegate.ts's DelegateService). A new chain family is a new
+ * planner registered in main.ts, never a branch here.
  */
 export interface OrderPorts {
-  /** The family of a configured chain id, undefined when no chain has it (chain/addresses.ts). */
-  chainKind(chainId: number): 'evm' | 'solana' | undefined;
-  /** Whether `raw` is a Solana public key (base58, 32 bytes): the payer rule of a Solana order. */
-  isSolanaAddress(raw: string): boolean;
+  /**
+   * The planner of the family a chain id belongs to. The composition root also answers for a chain
+   * no family has (its default family's planner): that request is refused as chain_not_supported
+   * after the payer and amount checks, as every refusal of a create request is ordered.
+   */
+  plannerFor(chainId: number): PaymentPlanner;
   /** Flows whose unpaid orders FAIL rather than EXPIRE at expiry (the families declare them). */
   flowsFailedAtExpiry(): readonly string[];
   /** When a recorded payment on this chain is final (its family's depth policy); undefined for an unknown chain. */
   finalityRule(chainId: number): FinalityRule | undefined;
-  /** DELEGATE mode; without it DELEGATE merchants' orders are refused. */
-  delegate?: DelegatePlanner | undefined;
+  /** The payer's calldata sign request of an order with a callback (DELEGATE mode); absent: none. */
+  signRequests?: SignRequestSource | undefined;
 }
 
-/** The order plan of a DELEGATE merchant: its flow, where the payer pays, the callback it settles through. */
+/** Refusals a planner may answer with; the order service maps them like its own. */
+export type PlanRefusal = {
+  kind: 'refused';
+  code: 'invalid_request' | 'zero_from_address' | 'delegate_not_enabled' | 'callback_not_registered';
+  message: string;
+  param?: string;
+};
+
+/** What a create request asks of the chain family, once the token is resolved. */
+export interface PlanRequest {
+  merchantId: string;
+  chainId: number;
+  token: TokenConfig;
+  receiveType: 'DIRECT' | 'DELEGATE';
+  callbackCalldata: string | undefined;
+}
+
+/** How an order is paid: its flow; where the payer pays (absent: the merchant's wallet); the callback it settles through. */
+export type OrderPlan = { flow: string; payToAddress?: string | undefined; callbackId?: string | undefined };
+
+export type PlanOutcome = { kind: 'plan'; plan: OrderPlan } | PlanRefusal;
+
+/**
+ * One chain family's rules of order creation (one implementation per family): the payer's address
+ * rule, the stored form of a token contract, and the order's flow and pay-to address.
+ */
+export interface PaymentPlanner {
+  /** The payer's `from_address` in stored form, or why it is refused. */
+  payer(raw: string): { kind: 'payer'; address: string } | PlanRefusal;
+  /** The stored form of a `token_contract` a request names (compared with the configured token's). */
+  tokenContract(raw: string): string;
+  /** Flow, pay-to address and callback of the new order, or a refusal. */
+  plan(req: PlanRequest): Promise<PlanOutcome>;
+}
+
+/** The order plan of a DELEGATE merchant on the EVM settlement contract: its flow, where the payer pays, the callback it settles through. */
 export type DelegatePlan = { flow: string; payToAddress: string; callbackId: string | undefined };
+export type DelegatePlanOutcome = { kind: 'plan'; plan: DelegatePlan } | PlanRefusal;
 
-export type PlanOutcome =
-  | { kind: 'plan'; plan: DelegatePlan }
-  | { kind: 'refused'; code: 'delegate_not_enabled' | 'callback_not_registered' | 'invalid_request'; message: string; param?: string };
-
-/** DELEGATE mode as order creation uses it (implemented by settlement/delegate.ts). */
+/** DELEGATE mode on the settlement contract as the EVM planner uses it (implemented by settlement/delegate.ts). */
 export interface DelegatePlanner {
-  planOrder(merchantId: string, chainId: number, token: TokenConfig, callbackCalldata: string | undefined): Promise<PlanOutcome>;
-  /** The payer's calldata sign request of a created order with a callback, if any. */
+  planOrder(merchantId: string, chainId: number, token: TokenConfig, callbackCalldata: string | undefined): Promise<DelegatePlanOutcome>;
+}
+
+/** The calldata sign requests of DELEGATE orders with a callback (implemented by settlement/delegate.ts). */
+export interface SignRequestSource {
   signRequestFor(order: CreatedOrder & { callback_id: string; callback_calldata: string }): Promise<CalldataSignRequest | undefined>;
 }

@@ -1,4 +1,3 @@
-import { isAddress } from 'viem';
 import { MoneyError, newId, parseUint256 } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
@@ -96,7 +95,7 @@ export class OrderService {
     private readonly merchants: MerchantService,
     private readonly clock: Clock,
     private readonly events: OrderServiceEvents | undefined,
-    /** The chain families' rules and DELEGATE mode (ports.ts), implemented above orders. */
+    /** The chain families' planners and DELEGATE's sign requests (ports.ts), implemented above orders. */
     private readonly ports: OrderPorts,
   ) {
     this.creator = new OrderCreator(db);
@@ -121,18 +120,10 @@ export class OrderService {
     if (input.receiveType === 'DIRECT' && input.callbackCalldata !== undefined) {
       return refuse('invalid_request', 'callback_calldata is only accepted for DELEGATE merchants', 'callback_calldata');
     }
-    // A Solana order (SOL_DIRECT) is attributed by its reference key, not by payer: from_address is
-    // recorded as given (base58) and not enforced (docs/solana.md).
-    const solana = this.ports.chainKind(input.chainId) === 'solana';
-    if (solana) {
-      if (!this.ports.isSolanaAddress(input.fromAddress)) return refuse('invalid_request', 'from_address must be a base58 Solana public key on a Solana chain', 'from_address');
-    } else if (!isAddress(input.fromAddress)) {
-      return refuse('invalid_request', 'from_address must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
-    } else if (BigInt(input.fromAddress) === 0n) {
-      // Transfers from the zero address are mints: no payer sends them, and matching one to an
-      // order would credit whoever minted tokens to the merchant's wallet.
-      return refuse('zero_from_address', 'from_address must not be the zero address (transfers from it are token mints)', 'from_address');
-    }
+    // The chain family's rules (ports.ts: one planner per family, registered by main.ts).
+    const planner = this.ports.plannerFor(input.chainId);
+    const payer = planner.payer(input.fromAddress);
+    if (payer.kind === 'refused') return payer;
     let amount: bigint;
     try {
       amount = parseUint256(input.amountWei);
@@ -144,31 +135,27 @@ export class OrderService {
     const token = this.merchants.resolveToken(input.chainId, input.tokenSymbol);
     if (token === 'chain_not_supported') return refuse(token, `chain ${input.chainId} is not configured`, 'chain_id');
     if (token === 'token_not_supported') return refuse(token, `token ${input.tokenSymbol} is not configured on chain ${input.chainId}`, 'token_symbol');
-    if (input.tokenContract !== undefined && (solana ? input.tokenContract : input.tokenContract.toLowerCase()) !== token.address) {
+    if (input.tokenContract !== undefined && planner.tokenContract(input.tokenContract) !== token.address) {
       return refuse('invalid_request', `token_contract does not match the configured ${input.tokenSymbol} contract ${token.address}`, 'token_contract');
     }
-    let delegate: { flow: string; payToAddress: string; callbackId: string | undefined } | undefined;
-    if (input.receiveType === 'DELEGATE') {
-      if (!this.ports.delegate) return refuse('delegate_not_enabled', 'DELEGATE mode is not available on this deployment', 'merchant_id');
-      const plan = await this.ports.delegate.planOrder(input.merchantId, input.chainId, token, input.callbackCalldata);
-      if (plan.kind === 'refused') return refuse(plan.code, plan.message, plan.param);
-      delegate = plan.plan;
-    }
+    const planned = await planner.plan({ merchantId: input.merchantId, chainId: input.chainId, token, receiveType: input.receiveType, callbackCalldata: input.callbackCalldata });
+    if (planned.kind === 'refused') return planned;
+    const plan = planned.plan;
     const now = this.clock.now();
     const expiresAt = input.expiresAt ?? new Date(now + this.config.orderTtlSeconds * 1000);
     const item: repo.OrderToCreate = {
       merchantId: input.merchantId,
       id: newId('ord'),
       dappOrderId: input.dappOrderId,
-      flow: delegate?.flow ?? (solana ? 'SOL_DIRECT' : 'ERC20_DIRECT'),
-      payToAddress: delegate?.payToAddress,
-      callbackId: delegate?.callbackId,
+      flow: plan.flow,
+      payToAddress: plan.payToAddress,
+      callbackId: plan.callbackId,
       chainId: input.chainId,
       payToChainId: input.chainId,
       tokenSymbol: input.tokenSymbol,
       tokenContract: token.address,
       decimals: token.decimals,
-      fromAddress: solana ? input.fromAddress : input.fromAddress.toLowerCase(),
+      fromAddress: payer.address,
       amountWei: amount,
       feeAmount: this.config.fees.perOrderMicros,
       expiresAt,
@@ -181,8 +168,8 @@ export class OrderService {
     if (input.nonce && !(out.kind === 'insufficient_fee' && !out.nonceSettled)) input.nonce.settled = true;
     switch (out.kind) {
       case 'created': {
-        const signRequest = delegate?.callbackId && input.callbackCalldata !== undefined
-          ? await this.ports.delegate!.signRequestFor({ ...out.order, callback_id: delegate.callbackId, callback_calldata: input.callbackCalldata })
+        const signRequest = plan.callbackId && input.callbackCalldata !== undefined && this.ports.signRequests
+          ? await this.ports.signRequests.signRequestFor({ ...out.order, callback_id: plan.callbackId, callback_calldata: input.callbackCalldata })
           : undefined;
         return { kind: 'created', order: out.order, ...(signRequest ? { calldataSignRequest: signRequest } : {}) };
       }
@@ -235,8 +222,8 @@ export class OrderService {
 
   /** The calldata_sign_request of a stored DELEGATE order with calldata (none otherwise). */
   private async signRequestOf(o: repo.OrderRow): Promise<{ calldataSignRequest?: CalldataSignRequest }> {
-    if (!o.callback_id || o.callback_calldata === null || !this.ports.delegate) return {};
-    const req = await this.ports.delegate.signRequestFor({ ...o, callback_id: o.callback_id, callback_calldata: o.callback_calldata });
+    if (!o.callback_id || o.callback_calldata === null || !this.ports.signRequests) return {};
+    const req = await this.ports.signRequests.signRequestFor({ ...o, callback_id: o.callback_id, callback_calldata: o.callback_calldata });
     return req ? { calldataSignRequest: req } : {};
   }
 

@@ -5,10 +5,9 @@ import { size, type Hex } from 'viem';
 import type { ChainConfig, Config, TokenConfig } from '../config/schema.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
-import { chainById } from '../chain/registry.ts';
 import { getMerchant } from '../merchants/repo.ts';
 import * as orders from '../orders/repo.ts';
-import type { DelegatePlan, PlanOutcome } from '../orders/ports.ts';
+import type { DelegatePlan, DelegatePlanOutcome, DelegatePlanner, SignRequestSource } from '../orders/ports.ts';
 import { delegateFlowFor, delegateFlowNamed } from './flows/index.ts';
 import * as repo from './repo.ts';
 import { recordDelegateRefund } from '../refunds/repo.ts';
@@ -48,7 +47,7 @@ export type RegisterOutcome =
   | { kind: 'adapter_invalid'; problem: AdapterProblem };
 
 // What a DELEGATE order is created with, decided before the insert: the order service's port.
-export type { DelegatePlan, PlanOutcome };
+export type { DelegatePlan, DelegatePlanOutcome };
 
 export type RefundOutcome =
   | { kind: 'refund'; orderId: string; refundTxHash: string; refundId?: string }
@@ -68,7 +67,7 @@ export type SignatureOutcome =
  * of a new order, and the payer's calldata signature. Settlement itself is the worker's
  * (settlement/worker.ts); every order status change goes through orders/transition.ts.
  */
-export class DelegateService {
+export class DelegateService implements DelegatePlanner, SignRequestSource {
   constructor(
     private readonly db: Database,
     private readonly config: Config,
@@ -157,21 +156,13 @@ export class DelegateService {
   }
 
   /**
-   * Flow, pay-to address and callback of a new DELEGATE order (wire.md): ERC20_3009 when the
-   * token supports EIP-3009, else ERC20_APPROVE_XFER; the payer pays the chain's settlement
-   * contract; `callback_calldata` needs a registration on the chain. A merchant with a
-   * registration but no calldata is still settled through its callback (with empty `calldata_`).
+   * Flow, pay-to address and callback of a new DELEGATE order on an EVM chain (docs/delegate.md;
+   * the EVM payment planner, chain/evm/planner.ts, asks): ERC20_3009 when the token supports
+   * EIP-3009, else ERC20_APPROVE_XFER; the payer pays the chain's settlement contract;
+   * `callback_calldata` needs a registration on the chain. A merchant with a registration but no
+   * calldata is still settled through its callback (with empty `calldata_`).
    */
-  async planOrder(merchantId: string, chainId: number, token: TokenConfig, callbackCalldata: string | undefined): Promise<PlanOutcome> {
-    // A family that settles itself (Solana: SOL_APPROVE_XFER) plans its own orders. It has no
-    // callback registrations (no callback programs can be registered there; docs/solana.md).
-    const own = chainById(this.config, chainId);
-    if (own?.family.delegatePlan) {
-      const p = own.family.delegatePlan(own.chain, this.config);
-      if (!p) return { kind: 'refused', code: 'delegate_not_enabled', message: `DELEGATE settlement is not set up on chain ${chainId}`, param: 'chain_id' };
-      if (callbackCalldata !== undefined) return { kind: 'refused', code: 'callback_not_registered', message: `no callback can be registered for chain ${chainId}`, param: 'callback_calldata' };
-      return { kind: 'plan', plan: { ...p, callbackId: undefined } };
-    }
+  async planOrder(merchantId: string, chainId: number, token: TokenConfig, callbackCalldata: string | undefined): Promise<DelegatePlanOutcome> {
     const settlement = this.settlementOf(chainId);
     if (!settlement) return { kind: 'refused', code: 'delegate_not_enabled', message: `DELEGATE settlement is not set up on chain ${chainId}`, param: 'chain_id' };
     if (callbackCalldata !== undefined && size(callbackCalldata as Hex) > MAX_CALLBACK_CALLDATA_BYTES) {

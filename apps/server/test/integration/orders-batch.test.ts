@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { signedHeaders } from '@tollgate/protocol';
 import type { Database, Queryable } from '../../src/db/database.ts';
 import { chainOrderPorts } from '../../src/chain/order-ports.ts';
+import { evmPaymentPlanner } from '../../src/chain/evm/planner.ts';
+import { solanaPaymentPlanner } from '../../src/chain/solana/planner.ts';
 import { findLedgerImbalances, getFeeBalance } from '../../src/fees/ledger.ts';
 import { startTollgate } from '../../src/main.ts';
 import { MerchantService } from '../../src/merchants/service.ts';
@@ -193,7 +195,7 @@ for (const backend of backends()) {
       });
       const db: Database = { ...s.db, ...counting(s.db), kind: s.db.kind, transaction: (fn) => s.db.transaction((tx) => fn(counting(tx))), close: async () => {} };
       const config = buildConfig({ chains: [fakeChain()] });
-      return { orders: new OrderService(db, config, new MerchantService(db, config), s.clock, undefined, chainOrderPorts(config)), counter };
+      return { orders: new OrderService(db, config, new MerchantService(db, config), s.clock, undefined, chainOrderPorts(config, { evm: evmPaymentPlanner(undefined), solana: solanaPaymentPlanner(config) })), counter };
     };
     /** Order k of a test: amounts unique per `run` (merchants share MERCHANT_WALLET, so equal terms would clash). */
     const directInput = (m: Creds, k: number, tag: string) => ({

@@ -74,9 +74,6 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
     return transferTransaction(await rpcOf(chain), chain, input);
   },
   walletChain: (chain) => WALLET_CHAINS[chain.genesisHash] ?? 'solana:localnet',
-  // DELEGATE on Solana: the payer approves the gateway's delegate key (payToAddress) on its own
-  // token account; the gateway pulls and settles (delegate/). Set up by SOLANA_DELEGATE_KEY.
-  delegatePlan: (_chain, config) => (config.solanaDelegate ? { flow: APPROVE_FLOW, payToAddress: config.solanaDelegate.address } : undefined),
   async approvalTerms(chain, o) {
     if (o.flow !== APPROVE_FLOW) return undefined;
     const t = chain.tokens.find((x) => x.mint === o.token_contract);
