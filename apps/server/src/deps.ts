@@ -7,6 +7,12 @@ import type { OrderService } from './orders/service.ts';
 import type { DelegateService } from './settlement/delegate.ts';
 import type { X402Facilitator } from './x402/index.ts';
 
+// Route handlers receive AppDeps: http/route.ts's RouteDeps (what http/ itself uses) is extended
+// here, so the core's http/ never imports this composition-root module.
+declare module './http/route.ts' {
+  interface RouteDeps extends AppDeps {}
+}
+
 
 /**
  * Everything a route or worker may use, built once by the composition root (`main.ts`).

@@ -9,6 +9,7 @@ import { MerchantService } from './merchants/service.ts';
 import { OrderService } from './orders/service.ts';
 import { pruneNonces } from './merchants/repo.ts';
 import { ROUTES } from './routes.ts';
+import { httpPlugins } from './http-plugins.ts';
 import { startWorkers, type Worker } from './workers.ts';
 import { startChainSettlements, startChainWatchers } from './chain/registry.ts';
 import { chainOrderPorts } from './chain/order-ports.ts';
@@ -96,7 +97,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const workers: Worker[] = [];
   try {
     if (role !== 'worker') {
-      app = await buildHttpApp(deps, ROUTES, { ...opts.http, metricsRegistry: metrics.registry });
+      app = await buildHttpApp(deps, ROUTES, { ...opts.http, metricsRegistry: metrics.registry }, httpPlugins(deps));
       if (opts.listen !== false) {
         await app.listen({ port: config.port, host: config.host });
         const addr = app.server.address();

@@ -1,7 +1,11 @@
 import { chainById } from '../chain/registry.ts';
 import { isId, newId, type ErrorCode } from '@tollgate/protocol';
 import { isPgError, pgConstraint, UNIQUE_VIOLATION } from '../db/database.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
+import type { MerchantService } from '../merchants/service.ts';
+import type { OrderService } from '../orders/service.ts';
 import * as repo from './repo.ts';
 import { effectiveStatus, isExpiredAt, isLiveOrder, isPayable } from './states.ts';
 import { transitionSession } from './transition.ts';
@@ -49,8 +53,17 @@ export function hostedUrl(publicBaseUrl: string, checkoutId: string): string {
  * the expiry sweep. Returns typed outcomes; the routes map them to HTTP. Order status changes reach
  * sessions through `sync.ts`, called by orders/transition.ts.
  */
+/** What checkout is built from (routes and the sweeper pass the composition root's deps). */
+export interface CheckoutContext {
+  db: Database;
+  config: Config;
+  clock: Clock;
+  merchants: MerchantService;
+  orders: OrderService;
+}
+
 export class CheckoutService {
-  constructor(private readonly deps: Pick<AppDeps, 'db' | 'config' | 'clock' | 'merchants' | 'orders'>) {}
+  constructor(private readonly deps: CheckoutContext) {}
 
   async createSession(merchantId: string, body: CreateSessionBody): Promise<CreateSessionOutcome> {
     const { db, merchants, clock, config } = this.deps;
@@ -227,8 +240,8 @@ export class CheckoutService {
 
 const services = new WeakMap<object, CheckoutService>();
 
-/** The checkout service of an app (one per AppDeps; routes and the sweeper share it). */
-export function checkoutOf(deps: AppDeps): CheckoutService {
+/** The checkout service of an app (one per context object: the composition root's deps; routes and the sweeper share it). */
+export function checkoutOf(deps: CheckoutContext): CheckoutService {
   let s = services.get(deps);
   if (!s) services.set(deps, (s = new CheckoutService(deps)));
   return s;

@@ -3,7 +3,6 @@
 // (`/checkout/pay#cs_…`), so it never reaches these routes or a server log.
 import { isId } from '@tollgate/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../deps.ts';
 import { COMMON_HEADERS, sendAsset, serveBundle } from './bundle.ts';
 
 /**
@@ -26,9 +25,9 @@ export const CHECKOUT_CSP = [
  * Registers `GET /checkout/pay` (the page), `GET /checkout` (GOAT's SDK entry: a redirect to it), `GET /checkout/assets/{app.js,app.css,favicon.svg}`
  * and `GET /favicon.ico`, built on the first request (hosted/bundle.ts).
  *
- * @example await registerHostedPages(app, deps);
+ * @example await registerHostedPages(app);
  */
-export async function registerHostedPages(app: FastifyInstance, _deps: AppDeps): Promise<void> {
+export async function registerHostedPages(app: FastifyInstance): Promise<void> {
   const prepare = serveBundle(app, {
     pages: ['/checkout/pay'],
     // Opened by GOAT's browser checkout SDK (`o` = its page's origin, browser/opener.ts), the page

@@ -3,15 +3,12 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { Registry } from 'prom-client';
 import { ERROR_CATALOG, jsonDepthExceeds, newId } from '@tollgate/protocol';
-import type { AppDeps } from '../deps.ts';
+import type { BatchStats } from '../db/batcher.ts';
 import { AppError, installErrorHandling, onFrameworkError, patternToRegex } from './errors.ts';
-import { DEFAULT_RATE_LIMITS, registerRoutes, type RateLimit, type RateLimitClass, type RouteDef } from './route.ts';
+import { DEFAULT_RATE_LIMITS, registerRoutes, type PortalAuthenticator, type RateLimit, type RateLimitClass, type RouteDef, type RouteDeps } from './route.ts';
 import { installObservability } from './observability.ts';
 import { installBodyStallGuard, onClientError } from './transport.ts';
 import { clientAddress, fastifyTrustProxy } from './client-address.ts';
-import { registerHostedPages } from '../hosted/routes.ts';
-import { registerQuickpayPages } from '../hosted/quickpay.ts';
-import { registerPortalPages } from '../portal/pages.ts';
 
 /** Ids that are bearer capabilities: checkout sessions and quick-pay sessions. */
 const CAPABILITY_IDS = /(cs|qps)_[A-Za-z0-9_-]+/g;
@@ -64,10 +61,21 @@ export interface HttpOptions {
 }
 
 /**
+ * What the composition root plugs into the app from the modules above the core: their pages
+ * (registered in this order, before the routes), their group-commit counters for /metrics, and
+ * the portal's authentication of `auth: 'portal'` routes.
+ */
+export interface HttpPlugins {
+  pages?: readonly ((app: FastifyInstance) => Promise<void>)[];
+  batchers?: Readonly<Record<string, () => BatchStats>>;
+  portal?: PortalAuthenticator;
+}
+
+/**
  * Builds the fastify app: request ids, redacting JSON logs, one error envelope, health/metrics/
  * OpenAPI, and the routes of the list given by the composition root.
  */
-export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any, any, any>[], opts: HttpOptions = {}): Promise<FastifyInstance> {
+export async function buildHttpApp(deps: RouteDeps, routes: readonly RouteDef<any, any, any>[], opts: HttpOptions = {}, plugins: HttpPlugins = {}): Promise<FastifyInstance> {
   const logger =
     opts.logger === false
       ? false
@@ -167,10 +175,8 @@ export async function buildHttpApp(deps: AppDeps, routes: readonly RouteDef<any,
       errorResponseBuilder: (_req, ctx) => new AppError('rate_limited', `too many requests; retry in ${ctx.after}`),
     });
   }
-  installObservability(app, deps, opts.metricsRegistry);
-  await registerHostedPages(app, deps);
-  await registerQuickpayPages(app);
-  await registerPortalPages(app, deps);
-  registerRoutes(app, routes, deps, limits);
+  installObservability(app, deps, plugins.batchers ?? {}, opts.metricsRegistry);
+  for (const register of plugins.pages ?? []) await register(app);
+  registerRoutes(app, routes, deps, limits, plugins.portal);
   return app;
 }

@@ -1,8 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { NONCE_MAX_BYTES, NONCE_MIN_BYTES, TIMESTAMP_WINDOW_SECONDS, verifyRequestSignature } from '@tollgate/protocol';
-import type { AppDeps } from '../deps.ts';
+import type { Clock } from '../clock.ts';
 import type { NonceClaim, NonceOutcome } from '../merchants/credentials.ts';
+import type { MerchantService } from '../merchants/service.ts';
 import { AppError } from './errors.ts';
+
+/** What merchant authentication reads: the clock (timestamp window) and the API keys and nonces. */
+export interface MerchantAuthDeps {
+  clock: Clock;
+  merchants: Pick<MerchantService, 'findApiKey' | 'consumeNonce'>;
+}
 
 export interface AuthedMerchant {
   merchantId: string;
@@ -24,7 +31,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
  * cannot burn a merchant's nonces. Throws AppError (401, or 400 for an unsignable request).
  * With `consumeNonce: false` the nonce is left to the route (see NonceClaim).
  */
-export async function authenticateMerchant(req: FastifyRequest, deps: AppDeps, consumeNonce = true): Promise<AuthedMerchant> {
+export async function authenticateMerchant(req: FastifyRequest, deps: MerchantAuthDeps, consumeNonce = true): Promise<AuthedMerchant> {
   const apiKey = header(req, 'x-api-key');
   const timestamp = header(req, 'x-timestamp');
   const nonceRaw = header(req, 'x-nonce');
@@ -89,7 +96,7 @@ function nonceRefusal(outcome: Exclude<NonceOutcome, 'consumed'>): AppError {
 }
 
 /** Consumes a claim's nonce unless already settled; throws the 401 of a replay or revoked key. */
-export async function settleNonce(claim: NonceClaim, deps: AppDeps): Promise<void> {
+export async function settleNonce(claim: NonceClaim, deps: Pick<MerchantAuthDeps, 'merchants'>): Promise<void> {
   if (claim.settled) return;
   const outcome = await deps.merchants.consumeNonce(claim.apiKey, claim.nonce);
   claim.settled = true;

@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Registry, collectDefaultMetrics, Histogram } from 'prom-client';
 import type { BatchStats } from '../db/batcher.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Database } from '../db/database.ts';
 
-/** `/healthz` (process up), `/readyz` (database reachable), `/metrics` (Prometheus), `/openapi.json`. */
-export function installObservability(app: FastifyInstance, deps: AppDeps, registry: Registry = new Registry()): Registry {
+/**
+ * `/healthz` (process up), `/readyz` (database reachable), `/metrics` (Prometheus), `/openapi.json`.
+ * `batchers`: the group-commit counters of the services, by label (the composition root names them).
+ */
+export function installObservability(app: FastifyInstance, deps: { db: Database }, batchers: Readonly<Record<string, () => BatchStats>>, registry: Registry = new Registry()): Registry {
   // One registry per app instance (tests build many apps in one process); the composition root
   // passes the one its operator metrics (metrics/ops.ts) already registered in.
   collectDefaultMetrics({ register: registry });
@@ -22,12 +25,7 @@ export function installObservability(app: FastifyInstance, deps: AppDeps, regist
     );
   });
 
-  installBatchMetrics(registry, {
-    orders: () => deps.orders.batchStats(),
-    nonces: () => deps.merchants.nonceBatchStats(),
-    mpp_claims: () => deps.mpp.claimBatchStats(),
-    mpp_reads: () => deps.mpp.readBatchStats(),
-  });
+  installBatchMetrics(registry, batchers);
 
   const hide = { schema: { hide: true } };
   app.get('/healthz', hide, async () => ({ status: 'ok' }));

@@ -1,14 +1,38 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { AppDeps } from '../deps.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Database } from '../db/database.ts';
+import type { MerchantService } from '../merchants/service.ts';
 import { requireAdmin } from './admin-auth.ts';
 import { AppError, type ErrorWire } from './errors.ts';
 import { authenticateMerchant, settleNonce, type AuthedMerchant } from './merchant-auth.ts';
 import { ErrorEnvelopeSchema } from './schemas.ts';
-import { authenticatePortal, type PortalContext } from '../portal/http.ts';
-import type { SessionRole } from '../portal/repo.ts';
 
 type Auth = 'merchant' | 'admin' | 'public' | 'portal';
+
+/**
+ * What every route handler receives as its third argument. http/ itself uses these; the composition
+ * root adds the rest of its services by augmenting this interface (deps.ts), so http/ names no
+ * module above the core.
+ */
+export interface RouteDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  merchants: MerchantService;
+}
+
+/**
+ * The portal's session types (`context`: what `req.portal` holds; `role`: RouteDef.portalRole),
+ * declared by the portal itself (portal/http.ts augments this interface): http/ only carries them.
+ */
+export interface PortalAuthTypes {}
+type PortalContext = PortalAuthTypes extends { context: infer C } ? C : never;
+type PortalRole = PortalAuthTypes extends { role: infer R } ? R : never;
+
+/** Authentication of `auth: 'portal'` routes (the portal's, passed by the composition root); `minRole` absent: the portal's least role. */
+export type PortalAuthenticator = (req: FastifyRequest, minRole: PortalRole | undefined) => Promise<PortalContext>;
 
 /**
  * Per-IP rate-limit classes of the public routes (429 rate_limited with Retry-After). A class, not
@@ -69,7 +93,7 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
   /** Another shape of this route's error bodies (http/errors.ts ErrorWire); the envelope when absent. */
   errorWire?: ErrorWire;
   /** `auth: 'portal'` only: the least role the route admits (viewer < developer < owner < operator). */
-  portalRole?: SessionRole;
+  portalRole?: PortalRole;
   /** Per-IP rate limit of this route (none when absent). */
   rateLimit?: RateLimitClass;
   /**
@@ -91,7 +115,7 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
    * would also apply the depth limit to a third party's payload.
    */
   rawBody?: true;
-  handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: AppDeps): Promise<unknown>;
+  handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: RouteDeps): Promise<unknown>;
 }
 
 export function defineRoute<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, P extends TSchema | undefined = undefined>(
@@ -139,10 +163,12 @@ function refuseNul(v: unknown, where: string, path = '', depth = 0): void {
 export function registerRoutes(
   app: FastifyInstance,
   routes: readonly RouteDef<any, any, any>[],
-  deps: AppDeps,
+  deps: RouteDeps,
   limits?: Readonly<Record<RateLimitClass, RateLimit>>,
+  portal?: PortalAuthenticator,
 ): void {
   for (const r of routes) {
+    if (r.auth === 'portal' && !portal) throw new Error(`route ${r.method} ${r.url} needs the portal's authentication (buildHttpApp's plugins.portal)`);
     const limit = r.rateLimit && limits ? limits[r.rateLimit] : undefined;
     const response: Record<string, TSchema> = {};
     for (const [status, schema] of Object.entries(r.response)) response[status] = schema;
@@ -174,7 +200,7 @@ export function registerRoutes(
         if (r.body && req.body === undefined) req.body = {};
         if (r.auth === 'merchant') req.merchant = await authenticateMerchant(req, deps, !deferNonce);
         else if (r.auth === 'admin') requireAdmin(req, deps.config.adminToken);
-        else if (r.auth === 'portal') req.portal = await authenticatePortal(req, deps, r.portalRole ?? 'viewer');
+        else if (r.auth === 'portal') req.portal = await portal!(req, r.portalRole);
         refuseNul(req.params, 'path');
         refuseNul(req.query, 'query');
         refuseNul(req.body, 'body');

@@ -8,7 +8,7 @@
 // the portal over https in production.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../deps.ts';
+import type { PortalDeps } from './context.ts';
 import { AppError } from '../http/errors.ts';
 import { PortalAuth, ROLE_RANK, SESSION_TTL_SECONDS, sha256, type NewSession } from './auth.ts';
 import type { SessionRole } from './repo.ts';
@@ -31,24 +31,24 @@ export interface PortalContext {
 /** What an enrollment session may do: read itself, set up its factor, sign out. */
 const ENROLLMENT_ROUTES = new Set(['GET /portal/api/session', 'POST /portal/api/totp/setup', 'POST /portal/api/totp/enable', 'POST /portal/api/logout']);
 
-const auths = new WeakMap<AppDeps, PortalAuth>();
+const auths = new WeakMap<PortalDeps, PortalAuth>();
 /** The portal account service of these deps. */
-export function portalAuth(deps: AppDeps): PortalAuth {
+export function portalAuth(deps: PortalDeps): PortalAuth {
   let a = auths.get(deps);
   if (!a) auths.set(deps, (a = new PortalAuth(deps.db, deps.config, deps.clock)));
   return a;
 }
 
-export function cookieSecure(deps: AppDeps): boolean {
+export function cookieSecure(deps: PortalDeps): boolean {
   return deps.config.publicBaseUrl.startsWith('https:');
 }
 
-export function cookieName(deps: AppDeps): string {
+export function cookieName(deps: PortalDeps): string {
   return cookieSecure(deps) ? '__Host-tollgate_portal' : 'tollgate_portal';
 }
 
 /** The session cookie's value in this request, if any. */
-export function presentedSession(req: FastifyRequest, deps: AppDeps): string | undefined {
+export function presentedSession(req: FastifyRequest, deps: PortalDeps): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   const name = cookieName(deps);
@@ -62,13 +62,13 @@ export function presentedSession(req: FastifyRequest, deps: AppDeps): string | u
   return undefined;
 }
 
-export function setSessionCookie(reply: FastifyReply, deps: AppDeps, s: NewSession): void {
+export function setSessionCookie(reply: FastifyReply, deps: PortalDeps, s: NewSession): void {
   const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${SESSION_TTL_SECONDS}`, ...(cookieSecure(deps) ? ['Secure'] : [])];
   reply.header('set-cookie', `${cookieName(deps)}=${s.sessionId}; ${attrs.join('; ')}`);
   reply.header('cache-control', 'no-store');
 }
 
-export function clearSessionCookie(reply: FastifyReply, deps: AppDeps): void {
+export function clearSessionCookie(reply: FastifyReply, deps: PortalDeps): void {
   const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', 'Max-Age=0', ...(cookieSecure(deps) ? ['Secure'] : [])];
   reply.header('set-cookie', `${cookieName(deps)}=; ${attrs.join('; ')}`);
 }
@@ -79,7 +79,7 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Authenticates a portal request: a live session (401 portal_session_required), the CSRF token on
  * every unsafe method (403 csrf_token_invalid), and at least `minRole` (403 forbidden).
  */
-export async function authenticatePortal(req: FastifyRequest, deps: AppDeps, minRole: SessionRole): Promise<PortalContext> {
+export async function authenticatePortal(req: FastifyRequest, deps: PortalDeps, minRole: SessionRole): Promise<PortalContext> {
   const id = presentedSession(req, deps);
   const s = id ? await portalAuth(deps).session(id) : undefined;
   if (!s) throw new AppError('portal_session_required', 'sign in to the portal first');
@@ -102,4 +102,13 @@ export async function authenticatePortal(req: FastifyRequest, deps: AppDeps, min
 export function merchantOf(ctx: PortalContext): string {
   if (!ctx.merchantId) throw new AppError('invalid_request', 'pick a merchant first (POST /portal/api/merchants/select)');
   return ctx.merchantId;
+}
+
+// http/route.ts carries the portal's session types (req.portal, RouteDef.portalRole) without
+// importing the portal: the core names no plug-in.
+declare module '../http/route.ts' {
+  interface PortalAuthTypes {
+    context: PortalContext;
+    role: SessionRole;
+  }
 }

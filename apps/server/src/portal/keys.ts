@@ -1,12 +1,12 @@
 // API-key rotation from the portal: a new key and the old one's revocation in one transaction, so
 // the merchant never holds a moment with neither (or, at the limit of two, three) active keys.
-import type { AppDeps } from '../deps.ts';
+import type { PortalDeps } from './context.ts';
 import { findApiKey, insertApiKey, lockMerchant, revokeApiKey } from '../merchants/repo.ts';
 import { encryptSecret, generateApiCredentials } from '../merchants/secrets.ts';
 
 export type RotateOutcome = { kind: 'rotated'; apiKey: string; apiSecret: string } | { kind: 'not_found' };
 
-export async function rotateApiKey(deps: AppDeps, merchantId: string, oldKey: string): Promise<RotateOutcome> {
+export async function rotateApiKey(deps: PortalDeps, merchantId: string, oldKey: string): Promise<RotateOutcome> {
   const creds = generateApiCredentials(deps.config.environment);
   const out = await deps.db.transaction(async (tx): Promise<RotateOutcome> => {
     if (!(await lockMerchant(tx, merchantId))) return { kind: 'not_found' };

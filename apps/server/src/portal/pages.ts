@@ -1,7 +1,6 @@
 // The portal page and its assets (built from packages/portal-ui): plain fastify routes, hidden from
 // the OpenAPI document like the hosted checkout's. The page talks to /portal/api only.
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../deps.ts';
 import { serveBundle } from '../hosted/bundle.ts';
 
 /**
@@ -24,7 +23,7 @@ export const PORTAL_CSP = [
  * `GET /portal` (→ /portal/), `GET /portal/` and `GET /portal/assets/*`. Built once per process on
  * the first request (hosted/bundle.ts): a gateway that never serves the portal never loads esbuild.
  */
-export async function registerPortalPages(app: FastifyInstance, _deps: AppDeps): Promise<void> {
+export async function registerPortalPages(app: FastifyInstance): Promise<void> {
   app.get('/portal', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/portal/', 302));
   serveBundle(app, {
     pages: ['/portal/'],

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isId, newId, type ErrorCode, type LinkState } from '@tollgate/protocol';
 import { isRefusal, railName as railNameOf } from '../checkout/fields.ts';
 import { isPgError, pgConstraint, UNIQUE_VIOLATION, type Queryable } from '../db/database.ts';
-import type { AppDeps } from '../deps.ts';
+import type { QuickPayContext } from './rails/port.ts';
 import { MIN_PAYMENT_WINDOW_SECONDS } from '../checkout/service.ts';
 import * as repo from './repo.ts';
 import { HOLD_SECONDS, holderKey, isLimited, MAX_UNPAID_HOLDS } from './holds.ts';
@@ -45,7 +45,7 @@ function requestHash(rail: string, amount: string, memo: string | null, r: RailR
  * a row lock of the link; the payment object itself comes from the session's rail (rails/).
  */
 export class QuickPayService {
-  constructor(private readonly deps: AppDeps) {}
+  constructor(private readonly deps: QuickPayContext) {}
 
   // ---- products
 
@@ -270,8 +270,8 @@ export { stateRefusal };
 
 const services = new WeakMap<object, QuickPayService>();
 
-/** The quick-pay service of an app (one per AppDeps). */
-export function quickpayOf(deps: AppDeps): QuickPayService {
+/** The quick-pay service of an app (one per context object: the composition root's deps). */
+export function quickpayOf(deps: QuickPayContext): QuickPayService {
   let s = services.get(deps);
   if (!s) services.set(deps, (s = new QuickPayService(deps)));
   return s;

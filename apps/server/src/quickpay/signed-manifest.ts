@@ -1,4 +1,4 @@
-import type { AppDeps } from '../deps.ts';
+import type { QuickPayContext } from './rails/port.ts';
 import { buildManifest, MANIFEST_TYP, type Manifest } from './manifest.ts';
 import { linkPaymentOptions } from './rails/crypto.ts';
 import { quickpayOf } from './service.ts';
@@ -9,7 +9,7 @@ import { paymentOptions, publicLinkView } from './views.ts';
  * undefined when there is no such link. Signed per request: the manifest carries the link's
  * current state and `issued_at`, and one Ed25519 signature costs ~50 µs.
  */
-export async function signedManifest(deps: AppDeps, linkId: string): Promise<{ manifest: Manifest; signature: string; manifestUrl: string } | undefined> {
+export async function signedManifest(deps: QuickPayContext, linkId: string): Promise<{ manifest: Manifest; signature: string; manifestUrl: string } | undefined> {
   const qp = quickpayOf(deps);
   const found = await qp.publicLink(linkId);
   if (!found) return undefined;

@@ -2,7 +2,6 @@ import { generateWebhookSecret, newId, type WebhookEventName } from '@tollgate/p
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
-import type { AppDeps } from '../deps.ts';
 import { getMerchant, listWallets, lockMerchant } from '../merchants/repo.ts';
 import { encryptSecret } from '../merchants/secrets.ts';
 import * as dq from './deliveries-repo.ts';
@@ -198,10 +197,17 @@ export class WebhookService {
   }
 }
 
-const services = new WeakMap<AppDeps, WebhookService>();
+/** What the webhook service is built from (routes pass the composition root's deps). */
+export interface WebhookContext {
+  db: Database;
+  config: Config;
+  clock: Clock;
+}
 
-/** The service for these deps (routes receive deps; AppDeps has no webhooks member yet). */
-export function webhookService(deps: AppDeps): WebhookService {
+const services = new WeakMap<WebhookContext, WebhookService>();
+
+/** The service of this context, one per context object (the composition root's deps: one per gateway). */
+export function webhookService(deps: WebhookContext): WebhookService {
   let s = services.get(deps);
   if (!s) services.set(deps, (s = new WebhookService(deps.db, deps.config, deps.clock)));
   return s;

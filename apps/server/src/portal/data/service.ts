@@ -1,7 +1,7 @@
 // The portal's read side: order pages with opaque keyset cursors, the overview, an order's detail
 // (audit trail, transfers, proof, deliveries, explorer link), the fee ledger, the CSV exports.
 import { Readable } from 'node:stream';
-import type { AppDeps } from '../../deps.ts';
+import type { PortalDeps } from '../context.ts';
 import { getOrderWithTransfers } from '../../orders/repo.ts';
 import { orderStatusRecord } from '../../orders/views.ts';
 import { paymentRecord } from '../../orders/proof.ts';
@@ -31,27 +31,27 @@ export function decodeCursor(c: string): { createdUs: string; id: string } | und
   return { createdUs: us.toString(), id: m[2]! };
 }
 
-export async function listOrders(deps: AppDeps, merchantId: string, f: repo.OrderListFilter): Promise<{ orders: repo.OrderListRow[]; next: string | null }> {
+export async function listOrders(deps: PortalDeps, merchantId: string, f: repo.OrderListFilter): Promise<{ orders: repo.OrderListRow[]; next: string | null }> {
   const rows = await repo.listOrders(deps.db, merchantId, { ...f, limit: f.limit + 1 });
   const more = rows.length > f.limit;
   const page = more ? rows.slice(0, f.limit) : rows;
   return { orders: page, next: more ? encodeCursor(page.at(-1)!) : null };
 }
 
-export function overview(deps: AppDeps, merchantId: string, days: number) {
+export function overview(deps: PortalDeps, merchantId: string, days: number) {
   const from = new Date(deps.clock.now() - days * 86_400_000);
   from.setUTCHours(0, 0, 0, 0);
   return repo.overview(deps.db, merchantId, from);
 }
 
 /** Explorer link of a transaction, when the chain has an explorer configured. */
-export function explorerTxUrl(deps: AppDeps, chainId: number, txHash: string | null): string | undefined {
+export function explorerTxUrl(deps: PortalDeps, chainId: number, txHash: string | null): string | undefined {
   const base = deps.config.chains.find((c) => c.chainId === chainId)?.explorerUrl;
   return base && txHash ? `${base}/tx/${txHash}` : undefined;
 }
 
 /** Everything the order page shows, or undefined when the order is not this merchant's. */
-export async function orderDetail(deps: AppDeps, merchantId: string, orderId: string) {
+export async function orderDetail(deps: PortalDeps, merchantId: string, orderId: string) {
   const o = await getOrderWithTransfers(deps.db, merchantId, orderId);
   if (!o) return undefined;
   const [timeline, deliveries] = await Promise.all([
@@ -69,7 +69,7 @@ export async function orderDetail(deps: AppDeps, merchantId: string, orderId: st
   };
 }
 
-export function ledger(deps: AppDeps, merchantId: string, before: number | undefined, limit: number) {
+export function ledger(deps: PortalDeps, merchantId: string, before: number | undefined, limit: number) {
   return repo.listLedger(deps.db, merchantId, before, limit);
 }
 
@@ -79,7 +79,7 @@ export function ledger(deps: AppDeps, merchantId: string, before: number | undef
  * page of EXPORT_PAGE rows at a time as the client reads: a stream, so a slow client holds one
  * page, and a year of orders never sits in memory.
  */
-export async function exportCsv(deps: AppDeps, merchantId: string, a: { from: Date; to: Date; paidOnly: boolean }): Promise<Readable> {
+export async function exportCsv(deps: PortalDeps, merchantId: string, a: { from: Date; to: Date; paidOnly: boolean }): Promise<Readable> {
   // The first page is read before the answer starts: a database failure is then a 500, not a
   // 200 with a truncated file.
   let pending: repo.ExportRow[] | undefined = await repo.exportPage(deps.db, merchantId, { ...a, limit: EXPORT_PAGE });

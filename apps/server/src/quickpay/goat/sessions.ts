@@ -1,6 +1,6 @@
 import { formatUnits, parseDecimal, type ErrorCode } from '@tollgate/protocol';
 import { isAddress } from 'viem';
-import type { AppDeps } from '../../deps.ts';
+import type { QuickPayContext } from '../rails/port.ts';
 import * as repo from '../repo.ts';
 import type { QuickPayStatus } from '../rails/port.ts';
 import { quickpayOf, type Refused } from '../service.ts';
@@ -54,7 +54,7 @@ function pick(t: GoatTarget, b: GoatSessionBody): GoatLink | Refused {
 export type GoatOpen = { kind: 'session'; view: repo.SessionWithOrder; status: QuickPayStatus; reused: boolean; target: GoatTarget; link: GoatLink } | Refused | { kind: 'not_found' };
 
 /** Opens (or finds again) the session a GOAT session request asks for. */
-export async function openGoatSession(deps: AppDeps, b: GoatSessionBody, client?: { address: string }): Promise<GoatOpen> {
+export async function openGoatSession(deps: QuickPayContext, b: GoatSessionBody, client?: { address: string }): Promise<GoatOpen> {
   const t = await resolveGoatTarget(deps, b.merchant_id);
   if (!t) return { kind: 'not_found' };
   const l = pick(t, b);

@@ -1,5 +1,5 @@
 import { isId, parseDecimal } from '@tollgate/protocol';
-import type { AppDeps } from '../../deps.ts';
+import type { QuickPayContext } from '../rails/port.ts';
 import { listRoutes } from '../../mpp/repo.ts';
 import * as repo from '../repo.ts';
 import { linkPaymentOptions } from '../rails/crypto.ts';
@@ -49,7 +49,7 @@ export interface GoatTarget {
   mppRoutes: (GoatToken & { route_canonical: string; version: number; amount_wei: string })[];
 }
 
-async function entry(deps: AppDeps, link: repo.LinkRow, product: repo.ProductRow | undefined): Promise<GoatLink | undefined> {
+async function entry(deps: QuickPayContext, link: repo.LinkRow, product: repo.ProductRow | undefined): Promise<GoatLink | undefined> {
   if (!link.payment_rails.includes('crypto')) return undefined;
   if ((await quickpayOf(deps).linkState(link, product)) !== 'ACTIVE') return undefined;
   const wallets = await linkPaymentOptions(deps, link);
@@ -71,7 +71,7 @@ async function entry(deps: AppDeps, link: repo.LinkRow, product: repo.ProductRow
 }
 
 /** The links a GOAT id stands for, or undefined when it names no link or merchant. */
-export async function resolveGoatTarget(deps: AppDeps, id: string): Promise<GoatTarget | undefined> {
+export async function resolveGoatTarget(deps: QuickPayContext, id: string): Promise<GoatTarget | undefined> {
   if (!GOAT_ID.test(id)) return undefined;
   if (isId('pl', id)) {
     const found = await quickpayOf(deps).publicLink(id);

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../deps.ts';
+import type { QuickPayContext } from './port.ts';
 import { cardsOf } from '../../rails/card/index.ts';
 import { nextActionOf } from '../../rails/card/port.ts';
 import { getProduct, type SessionWithOrder } from '../repo.ts';
@@ -30,7 +30,7 @@ export const cardRail: QuickPayRail = {
     return { chainId: null, tokenSymbol: null, fromAddress: null };
   },
 
-  async open(deps: AppDeps, s) {
+  async open(deps: QuickPayContext, s) {
     const product = s.product_id ? await getProduct(deps.db, s.product_id) : undefined;
     if (!product?.fiat_currency) return refused('rail_not_enabled', 'this link has no card price', 'rail');
     const out = await cardsOf(deps).startCardPayment({

@@ -1,6 +1,6 @@
 import { isAddress } from 'viem';
 import { isRefusal, parsePositiveDecimal } from '../../checkout/fields.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { QuickPayContext } from './port.ts';
 import type { SessionWithOrder } from '../repo.ts';
 import type { QuickPayRail, QuickPayStatus } from './port.ts';
 import { quickpayOrderRef, refused, sessionStatusFromOrder } from './session-order.ts';
@@ -9,7 +9,7 @@ import { quickpayOrderRef, refused, sessionStatusFromOrder } from './session-ord
  * The chain/token pairs a link offers: its own list, or every merchant wallet whose token is
  * configured. Each comes with the token's contract and decimals from the configuration.
  */
-export async function linkPaymentOptions(deps: AppDeps, link: { merchant_id: string; options: { chain_id: number; token_symbol: string }[] }) {
+export async function linkPaymentOptions(deps: QuickPayContext, link: { merchant_id: string; options: { chain_id: number; token_symbol: string }[] }) {
   const wallets = await deps.merchants.listWallets(link.merchant_id);
   return wallets.filter((w) => link.options.length === 0 || link.options.some((o) => o.chain_id === w.chain_id && o.token_symbol === w.token_symbol));
 }

@@ -1,7 +1,26 @@
-import type { AppDeps } from '../../deps.ts';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config/schema.ts';
+import type { Database } from '../../db/database.ts';
+import type { MerchantService } from '../../merchants/service.ts';
+import type { Mpp } from '../../mpp/index.ts';
+import type { OrderService } from '../../orders/service.ts';
 import type { ErrorCode, QuickPayStatus } from '@tollgate/protocol';
 import type { LinkRow, ProductRow, SessionRow, SessionWithOrder } from '../repo.ts';
 import type { QuickPayRailName } from '../validate.ts';
+
+/**
+ * What quick-pay and its rails are built from (routes and workers pass the composition root's
+ * deps; the card rail finds its service by that object, rails/card/index.ts cardsOf).
+ */
+export interface QuickPayContext {
+  db: Database;
+  config: Config;
+  clock: Clock;
+  merchants: MerchantService;
+  orders: OrderService;
+  /** the receipts' key signs the agent manifest (signed-manifest.ts) */
+  mpp: Pick<Mpp, 'receipts'>;
+}
 
 /**
  * The rail port of quick-pay: a session is stored by the service (limits, idempotency, amount,
@@ -38,9 +57,9 @@ export interface QuickPayRail {
    */
   sessionAmount?(link: LinkRow, product: ProductRow | undefined, raw: string | undefined): string | RailRefusal;
   /** Checks the rail's request fields against the link and the amount (no I/O beyond config). */
-  choose(deps: AppDeps, a: { link: LinkRow; product: ProductRow | undefined; amount: string; request: RailRequest }): Promise<RailChoice | RailRefusal>;
+  choose(deps: QuickPayContext, a: { link: LinkRow; product: ProductRow | undefined; amount: string; request: RailRequest }): Promise<RailChoice | RailRefusal>;
   /** Creates the payment object of a stored session; returns when its window ends. */
-  open(deps: AppDeps, session: SessionRow): Promise<{ kind: 'opened'; orderId?: string; checkoutId?: string; expiresAt: Date } | RailRefusal>;
+  open(deps: QuickPayContext, session: SessionRow): Promise<{ kind: 'opened'; orderId?: string; checkoutId?: string; expiresAt: Date } | RailRefusal>;
   /** The session's status at `nowMs`. */
   status(v: SessionWithOrder, nowMs: number): QuickPayStatus;
   /** The payment terms of an open session (what the payer pays, where). */

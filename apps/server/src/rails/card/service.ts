@@ -21,6 +21,14 @@ export type StartOutcome = Exclude<StartResult, { kind: 'retry' }> | { kind: 'no
 export type RefundOutcome = { kind: 'refunded'; refund: repo.CardRefundRow; order: OrderRow } | { kind: 'not_found' } | Refused;
 export type HoldOutcome = { kind: 'ok'; order: OrderRow } | { kind: 'not_found' } | Refused;
 
+/** What the card rail is built from (the composition root's deps). */
+export interface CardContext {
+  db: Database;
+  config: Config;
+  clock: Clock;
+  merchants: MerchantService;
+}
+
 /**
  * The card rail: starts card payments for checkout sessions, applies the processor's
  * notifications (normalized CardEvents, deduplicated by event id), refunds, and lets the operator
@@ -29,7 +37,7 @@ export type HoldOutcome = { kind: 'ok'; order: OrderRow } | { kind: 'not_found' 
  */
 export class CardService {
   constructor(
-    private readonly deps: { db: Database; config: Config; clock: Clock; merchants: MerchantService },
+    private readonly deps: CardContext,
     /** undefined: no card processor in this deployment (card starts answer 503) */
     readonly processor: CardProcessor | undefined,
   ) {}
