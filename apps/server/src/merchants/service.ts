@@ -5,7 +5,6 @@ import { FEE_DECIMALS } from '../config/load.ts';
 import type { Database } from '../db/database.ts';
 import type { BatchStats } from '../db/batcher.ts';
 import { getFeeBalance, openFeeAccount, topUpFees, type FeeBalance } from '../fees/ledger.ts';
-import { kindOfChain } from '../chain/addresses.ts';
 import * as repo from './repo.ts';
 import { CredentialStore, type ApiKeyEntry, type NonceOutcome } from './credentials.ts';
 import { encryptSecret, generateApiCredentials } from './secrets.ts';
@@ -138,11 +137,14 @@ export class MerchantService {
     return rows.map((k) => ({ api_key: k.api_key, created_at: k.created_at.toISOString(), revoked_at: k.revoked_at?.toISOString() ?? null }));
   }
 
+  /**
+   * `address` in its chain family's stored form (the caller checked and normalized it: EVM
+   * lowercase, Solana base58 as given), so merchants/ knows no family's rule.
+   */
   async addWallet(merchantId: string, w: { chainId: number; tokenSymbol: string; address: string }): Promise<AddWalletOutcome> {
     const token = this.resolveToken(w.chainId, w.tokenSymbol);
     if (typeof token === 'string') return { kind: token };
-    // EVM addresses are stored lowercase; base58 keys are case-sensitive and kept as given.
-    const address = kindOfChain(this.config, w.chainId) === 'solana' ? w.address : w.address.toLowerCase();
+    const address = w.address;
     return this.db.transaction(async (tx) => {
       if (!(await repo.lockMerchant(tx, merchantId))) return { kind: 'merchant_not_found' } as const;
       await repo.upsertWallet(tx, { merchant_id: merchantId, chain_id: w.chainId, token_symbol: w.tokenSymbol, address });
