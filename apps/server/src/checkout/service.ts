@@ -54,7 +54,7 @@ export function hostedUrl(publicBaseUrl: string, checkoutId: string): string {
  * sessions through `sync.ts`, called by orders/transition.ts.
  */
 /** What checkout is built from (routes and the sweeper pass the composition root's deps). */
-export interface CheckoutContext {
+interface CheckoutContext {
   db: Database;
   config: Config;
   clock: Clock;

@@ -6,7 +6,7 @@ import type { MerchantService } from '../merchants/service.ts';
 import { AppError } from './errors.ts';
 
 /** What merchant authentication reads: the clock (timestamp window) and the API keys and nonces. */
-export interface MerchantAuthDeps {
+interface MerchantAuthDeps {
   clock: Clock;
   merchants: Pick<MerchantService, 'findApiKey' | 'consumeNonce'>;
 }

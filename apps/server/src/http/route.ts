@@ -26,6 +26,8 @@ export interface RouteDeps {
 /**
  * The portal's session types (`context`: what `req.portal` holds; `role`: RouteDef.portalRole),
  * declared by the portal itself (portal/http.ts augments this interface): http/ only carries them.
+ * Exported for that augmentation, which no import shows (hence `@public` for knip).
+ * @public
  */
 export interface PortalAuthTypes {}
 type PortalContext = PortalAuthTypes extends { context: infer C } ? C : never;

@@ -26,7 +26,7 @@ export interface OrderPorts {
 }
 
 /** Refusals a planner may answer with; the order service maps them like its own. */
-export type PlanRefusal = {
+type PlanRefusal = {
   kind: 'refused';
   code: 'invalid_request' | 'zero_from_address' | 'delegate_not_enabled' | 'callback_not_registered';
   message: string;
@@ -34,7 +34,7 @@ export type PlanRefusal = {
 };
 
 /** What a create request asks of the chain family, once the token is resolved. */
-export interface PlanRequest {
+interface PlanRequest {
   merchantId: string;
   chainId: number;
   token: TokenConfig;
@@ -43,9 +43,9 @@ export interface PlanRequest {
 }
 
 /** How an order is paid: its flow; where the payer pays (absent: the merchant's wallet); the callback it settles through. */
-export type OrderPlan = { flow: string; payToAddress?: string | undefined; callbackId?: string | undefined };
+type OrderPlan = { flow: string; payToAddress?: string | undefined; callbackId?: string | undefined };
 
-export type PlanOutcome = { kind: 'plan'; plan: OrderPlan } | PlanRefusal;
+type PlanOutcome = { kind: 'plan'; plan: OrderPlan } | PlanRefusal;
 
 /**
  * One chain family's rules of order creation (one implementation per family): the payer's address
@@ -61,7 +61,7 @@ export interface PaymentPlanner {
 }
 
 /** The order plan of a DELEGATE merchant on the EVM settlement contract: its flow, where the payer pays, the callback it settles through. */
-export type DelegatePlan = { flow: string; payToAddress: string; callbackId: string | undefined };
+type DelegatePlan = { flow: string; payToAddress: string; callbackId: string | undefined };
 export type DelegatePlanOutcome = { kind: 'plan'; plan: DelegatePlan } | PlanRefusal;
 
 /** DELEGATE mode on the settlement contract as the EVM planner uses it (implemented by settlement/delegate.ts). */

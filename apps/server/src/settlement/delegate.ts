@@ -7,7 +7,7 @@ import type { Database, Queryable } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
 import { getMerchant } from '../merchants/repo.ts';
 import * as orders from '../orders/repo.ts';
-import type { DelegatePlan, DelegatePlanOutcome, DelegatePlanner, SignRequestSource } from '../orders/ports.ts';
+import type { DelegatePlanOutcome, DelegatePlanner, SignRequestSource } from '../orders/ports.ts';
 import { delegateFlowFor, delegateFlowNamed } from './flows/index.ts';
 import * as repo from './repo.ts';
 import { recordDelegateRefund } from '../refunds/repo.ts';
@@ -45,9 +45,6 @@ export type RegisterOutcome =
   | { kind: 'delegate_not_enabled' }
   /** the chain says the adapter cannot be called as registered (settlement/adapter-check.ts) */
   | { kind: 'adapter_invalid'; problem: AdapterProblem };
-
-// What a DELEGATE order is created with, decided before the insert: the order service's port.
-export type { DelegatePlan, DelegatePlanOutcome };
 
 export type RefundOutcome =
   | { kind: 'refund'; orderId: string; refundTxHash: string; refundId?: string }

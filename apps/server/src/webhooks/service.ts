@@ -198,7 +198,7 @@ export class WebhookService {
 }
 
 /** What the webhook service is built from (routes pass the composition root's deps). */
-export interface WebhookContext {
+interface WebhookContext {
   db: Database;
   config: Config;
   clock: Clock;
