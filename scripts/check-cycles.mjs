@@ -51,7 +51,7 @@ export const LAYERS = [
   },
   {
     name: 'plug-in',
-    test: /^(chain|rails|mpp|x402|settlement|checkout|quickpay|portal|hosted|metrics)\//,
+    test: /^(chain|rails|refunds|mpp|x402|settlement|checkout|quickpay|portal|hosted|metrics)\//,
   },
   {
     // Every module's routes/ folder belongs here: routes receive AppDeps from routes.ts.
