@@ -3,7 +3,7 @@ import { parseDecimal } from '@tollgate/protocol';
 import type { ChainConfig } from '../config/schema.ts';
 import type { WalletView } from '../merchants/service.ts';
 import type { LinkRow, ProductRow, SessionWithOrder } from './repo.ts';
-import type { QuickPayRail, QuickPayStatus } from './rails/port.ts';
+import type { QuickPayRail, QuickPayStatus, RailConfig } from './rails/port.ts';
 import type { LinkState } from './service.ts';
 
 /**
@@ -85,7 +85,7 @@ export const PaymentOptionSchema = Type.Object({
 });
 
 /** A link's options with the fixed price converted exactly into each token's smallest unit. */
-export function paymentOptions(wallets: readonly WalletView[], price: string | null, chains: readonly ChainConfig[]) {
+export function paymentOptions(wallets: readonly WalletView[], price: string | null, chains: readonly Pick<ChainConfig, 'chainId' | 'name' | 'explorerUrl'>[]) {
   const out = [];
   for (const w of wallets) {
     let amountWei: string | undefined;
@@ -181,6 +181,7 @@ export const CryptoTermsSchema = Type.Object({
   pay_to_address: Type.String(),
   amount_wei: Type.String(),
   expires_at: Type.Integer({ description: 'Unix seconds: the payment window' }),
+  payment_url: Type.Optional(Type.String({ description: 'Solana: the order’s Solana Pay transfer request (`solana:` URL with its reference key, which attributes the payment)' })),
 });
 
 export const SessionSchema = Type.Object(
@@ -217,10 +218,10 @@ export function sessionStatusView(v: SessionWithOrder, status: QuickPayStatus) {
  * The answer to session creation (interface.md rule 6): an OPEN session carries its payment terms;
  * an expired or settled one only its status.
  */
-export function sessionCreatedView(v: SessionWithOrder, status: QuickPayStatus, rail: QuickPayRail) {
+export function sessionCreatedView(v: SessionWithOrder, status: QuickPayStatus, rail: QuickPayRail, config: RailConfig) {
   if (status !== 'OPEN') return sessionStatusView(v, status);
   const s = v.session;
-  const terms = rail.terms(v);
+  const terms = rail.terms(v, config);
   return {
     ...sessionStatusView(v, status),
     rail: s.rail,

@@ -247,4 +247,76 @@ describe('hosted checkout page on Solana (browser)', { skip, timeout: 180_000 },
     assert.deepEqual(await watch.cspViolations(page), [], 'no CSP violation');
     assert.deepEqual(watch.notFound, []);
   });
+
+  // Issue 29 item 12: a payment link of a merchant with Solana wallets offers the cluster by its name,
+  // asks for a Solana address and is paid through the order's Solana Pay URL (one QR code).
+  test('quick-pay link on Solana at 375 px: the cluster by name, a base58 address, the Solana Pay QR, paid → receipt', async () => {
+    const p = await s.signed(m, 'POST', '/api/v1/products', { body: { name: 'Bag of beans', price: '3.10' } });
+    assert.equal(p.status, 200, p.text);
+    const l = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { product_id: p.body.product_id, options: `${CHAIN_ID}:USDC` } });
+    assert.equal(l.status, 200, l.text);
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    contexts.push(context);
+    const watch = await watchPage(context);
+    const page = await context.newPage();
+    await page.goto(`${s.url}/quickpay/pay/${l.body.link_id}`);
+    await page.locator('[data-screen="link"]').waitFor();
+    assert.equal(await page.locator('.option-text').first().textContent(), 'USDC on Solana (local SVM)', 'the cluster by its name, not "Chain <id>"');
+    assert.equal(await page.locator('#payer').getAttribute('placeholder'), 'e.g. 7EcD…LtV (base58)');
+    await page.getByText('Pay on Solana with the QR code below').waitFor();
+    await screenshot(page, 'qp-solana-link-mobile');
+    assert.deepEqual(await axeSerious(page), [], 'no serious axe violation on the link screen');
+
+    await page.fill('#payer', '0x' + 'ab'.repeat(20));
+    await page.getByRole('button', { name: 'Show payment QR code' }).click();
+    await page.getByText('Enter a Solana address').waitFor();
+    const payer = svm.payers[2]!;
+    await page.fill('#payer', payer.address);
+    await page.getByRole('button', { name: 'Show payment QR code' }).click();
+    await page.locator('[data-screen="pay"]').waitFor();
+    assert.equal(await page.locator('svg.qr').count(), 1, 'one QR code: the Solana Pay URL');
+    const href = (await page.locator('a#eip681').getAttribute('href'))!;
+    const url = new URL(href);
+    assert.deepEqual([url.protocol, url.pathname, url.searchParams.get('amount')], ['solana:', wallet, '3.1']);
+    const sessionId = new URL(page.url()).hash.slice(1);
+    const st = (await s.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
+    assert.equal(st.terms.payment_url, href);
+    assert.deepEqual(url.searchParams.getAll('reference'), [referenceOf(st.order_id)]);
+    assert.equal(await page.locator('#product-name').textContent(), 'Bag of beans');
+    await page.getByText('Token mint').waitFor();
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll');
+    await screenshot(page, 'qp-solana-pay-mobile');
+    assert.deepEqual(await axeSerious(page), [], 'no serious axe violation on the pay screen');
+
+    const usdc = svm.tokens.find((t) => t.symbol === 'USDC')!;
+    await payWithReference(rpcClient(svm.rpcUrl), {
+      payer,
+      recipient: url.pathname as Address,
+      mint: usdc.mint,
+      tokenProgram: usdc.program,
+      decimals: usdc.decimals,
+      amount: 3_100_000n,
+      references: url.searchParams.getAll('reference') as Address[],
+      createRecipientAccount: false,
+    });
+    const deadline = Date.now() + 60_000;
+    while (!(await page.locator('[data-screen="completed"]').count())) {
+      if (Date.now() > deadline) throw new Error(`not completed; live region: ${await page.locator('[role="status"]').textContent()}`);
+      svm.ledger.advance(1);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await page.locator('#receipt-h').waitFor();
+    const rows = Object.fromEntries(await page.locator('.receipt dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent!, dt.nextElementSibling!.firstChild!.textContent!])));
+    assert.deepEqual([rows.For, rows.Amount, rows['Paid with'], rows['Order reference']], ['Bag of beans', '3.10 USDC', 'USDC on Solana (local SVM)', st.order_id]);
+    await screenshot(page, 'qp-solana-completed-mobile');
+    assert.deepEqual(await axeSerious(page), [], 'no serious axe violation on the receipt');
+    // The page completes at PAYMENT_CONFIRMED; the order is invoiced once the cluster finalizes it.
+    while ((await s.signed(m, 'GET', `/api/v1/orders/${st.order_id}`)).body.status !== 'INVOICED') {
+      assert.ok(Date.now() < deadline, 'the order reaches INVOICED');
+      svm.ledger.advance(1);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    assert.deepEqual(await watch.cspViolations(page), [], 'no CSP violation');
+    assert.deepEqual(watch.notFound, []);
+  });
 });

@@ -10,6 +10,7 @@ import { cardMethod } from './card-method.ts';
 import { optionKey } from '../lib/terms.ts';
 import { copyButton } from './copy.ts';
 import { h } from './dom.ts';
+import { addressPlaceholder } from './views.ts';
 import { qrSvg } from './qr.ts';
 
 /** The price line: the selected token's price, the range of an any-amount link, or the card price. */
@@ -47,7 +48,7 @@ export function linkScreen(l: PublicLink, selected: QuickPayOption | undefined, 
   const payer = field('payer', 'Your paying address', 'The wallet you will pay from. Tollgate recognises your payment by it; the address to pay and the QR code come next.', {
     autocapitalize: 'off',
     spellcheck: 'false',
-    placeholder: '0x…',
+    placeholder: selected ? addressPlaceholder(selected) : '0x…',
     required: true,
   });
   const wallets = h('div', { class: 'wallets' }, h('p', { class: 'muted' }, 'Looking for a browser wallet…'));

@@ -7,7 +7,7 @@ import { ApiError, type CheckoutApi } from '../lib/api.ts';
 import type { CardStart, PublicSession } from '../lib/types.ts';
 import { startCard } from './card.ts';
 import type { CardContext } from './card-method.ts';
-import { isAddress } from '../lib/address.ts';
+import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
 import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
 import { buildEip681Transfer } from '../lib/eip681.ts';
@@ -18,7 +18,7 @@ import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage
 import { h, replace, sessionStore as storage, setText } from './dom.ts';
 import { linkPrice, linkScreen } from './quickpay-views.ts';
 import { doneScreen } from './receipt.ts';
-import { messageScreen, payScreen, shell, walletButtons } from './views.ts';
+import { addressPlaceholder, messageScreen, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
 const mount = document.getElementById('app')!;
@@ -97,6 +97,8 @@ function termsOf(s: QuickPaySession): Terms | undefined {
     payTo: t.pay_to_address,
     amountWei: t.amount_wei,
     expiresAt: t.expires_at,
+    // Solana: the order's transfer request (its reference key attributes the payment); only a solana: URL.
+    ...(t.payment_url?.startsWith('solana:') ? { paymentUrl: t.payment_url } : {}),
   };
 }
 
@@ -127,7 +129,8 @@ function showPay() {
       tokenSymbol: t.tokenSymbol,
       tokenContract: t.tokenContract,
       payTo: t.payTo,
-      link: buildEip681Transfer({ tokenContract: t.tokenContract, chainId: t.chainId, payTo: t.payTo, amountWei: t.amountWei }),
+      link: t.paymentUrl ?? buildEip681Transfer({ tokenContract: t.tokenContract, chainId: t.chainId, payTo: t.payTo, amountWei: t.amountWei }),
+      ...(t.paymentUrl ? { solana: true } : {}),
       showQr: p.showQr,
       ...(p.from ? { from: p.from } : {}),
       ...(p.txHash ? { txHash: p.txHash } : {}),
@@ -198,7 +201,7 @@ function begin(s: QuickPaySession, from: string, wallet?: Wallet) {
   history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
   setTotal(`Total ${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`);
   const tx = sentTx.get(storage(), t.orderId);
-  payment = { sessionId: s.session_id, terms: t, from: from.toLowerCase(), showQr: !wallet, ...(wallet ? { wallet } : {}), ...(tx ? { txHash: tx } : {}) };
+  payment = { sessionId: s.session_id, terms: t, from: t.paymentUrl ? from : from.toLowerCase(), showQr: !wallet, ...(wallet ? { wallet } : {}), ...(tx ? { txHash: tx } : {}) };
   showPay();
   startPolling();
 }
@@ -206,7 +209,9 @@ function begin(s: QuickPaySession, from: string, wallet?: Wallet) {
 async function payByQr(raw: string) {
   if (busy || !view) return;
   const from = raw.trim();
-  if (!isAddress(from)) return fieldError(view.payer, 'Enter an address: 0x followed by 40 hexadecimal characters (0-9, a-f).');
+  if (selected && isSolanaOption(selected)) {
+    if (!isSolanaAddress(from)) return fieldError(view.payer, 'Enter a Solana address: 32 to 44 base58 characters.');
+  } else if (!isAddress(from)) return fieldError(view.payer, 'Enter an address: 0x followed by 40 hexadecimal characters (0-9, a-f).');
   clearError(view.payer);
   busy = true;
   try {
@@ -262,7 +267,10 @@ async function sendWithWallet() {
 }
 
 function renderWallets() {
-  if (view?.wallets.isConnected) replace(view.wallets, walletButtons(wallets, busy, (w) => void payWithWallet(w)));
+  if (!view?.wallets.isConnected) return;
+  // The browser wallets found here are EVM wallets (EIP-6963): a Solana option is paid by QR code or link.
+  if (selected && isSolanaOption(selected)) replace(view.wallets, h('p', { class: 'muted' }, 'Pay on Solana with the QR code below: scan it or open it in your wallet app.'));
+  else replace(view.wallets, walletButtons(wallets, busy, (w) => void payWithWallet(w)));
 }
 
 /**
@@ -284,7 +292,11 @@ function showLink() {
   view = linkScreen(link, selected, location.origin, {
     onSelect: (o) => {
       selected = o;
-      if (view) setText(view.price, linkPrice(link, o));
+      if (view) {
+        setText(view.price, linkPrice(link, o));
+        view.payer.input.placeholder = addressPlaceholder(o);
+        renderWallets();
+      }
       setTotal(priceTotal(o));
     },
     onQr: (raw) => void payByQr(raw),

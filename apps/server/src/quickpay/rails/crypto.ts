@@ -1,4 +1,5 @@
 import { isAddress } from 'viem';
+import { chainById } from '../../chain/registry.ts';
 import { isRefusal, parsePositiveDecimal } from '../../checkout/fields.ts';
 import type { QuickPayContext } from './port.ts';
 import type { SessionWithOrder } from '../repo.ts';
@@ -24,8 +25,12 @@ export const cryptoRail: QuickPayRail = {
 
   async choose(deps, { link, amount, request }) {
     if (request.chain_id === undefined || request.token_symbol === undefined) return refused('invalid_request', 'chain_id and token_symbol are required for the crypto rail', request.chain_id === undefined ? 'chain_id' : 'token_symbol');
-    if (request.from_address === undefined || !isAddress(request.from_address)) {
-      return refused('invalid_request', 'from_address (the paying wallet) must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
+    // The payer's address in its chain family's form (EVM: checksum checked, stored lower-case;
+    // Solana: a base58 public key, kept as given).
+    const family = chainById(deps.config, request.chain_id)?.family;
+    const from = request.from_address === undefined ? undefined : family ? family.normalizeAddress(request.from_address) : isAddress(request.from_address) ? request.from_address.toLowerCase() : undefined;
+    if (from === undefined) {
+      return refused('invalid_request', family?.kind === 'solana' ? 'from_address (the paying wallet) must be a base58 Solana public key' : 'from_address (the paying wallet) must be a valid EVM address (EIP-55 checksum when mixed case)', 'from_address');
     }
     const options = await linkPaymentOptions(deps, link);
     const option = options.find((o) => o.chain_id === request.chain_id && o.token_symbol === request.token_symbol);
@@ -38,8 +43,7 @@ export const cryptoRail: QuickPayRail = {
     // refusal leaves nothing stored.
     const units = parsePositiveDecimal(amount, option.decimals, 'amount');
     if (isRefusal(units)) return refused('invalid_amount', `${units.message} (${option.token_symbol} has ${option.decimals} decimals)`, 'amount');
-    // Stored lower-case (the checksum was checked above): records and idempotency compare it.
-    return { chainId: option.chain_id, tokenSymbol: option.token_symbol, fromAddress: request.from_address.toLowerCase() };
+    return { chainId: option.chain_id, tokenSymbol: option.token_symbol, fromAddress: from };
   },
 
   async open(deps, s) {
@@ -68,9 +72,13 @@ export const cryptoRail: QuickPayRail = {
     return sessionStatusFromOrder(v, nowMs, { PAYMENT_CONFIRMED: 'PAYMENT_CONFIRMED', INVOICED: 'PAYMENT_CONFIRMED' });
   },
 
-  terms(v) {
+  terms(v, config) {
     const o = v.order;
     if (!o) return undefined;
+    // A Solana order is paid through its Solana Pay transfer request, whose reference key
+    // attributes the payment (docs/solana.md); EVM families have none.
+    const c = chainById(config, o.chain_id);
+    const url = c?.family.paymentUrl?.(c.chain, { ...o, flow: o.flow, dapp_order_id: o.id });
     return {
       order_id: o.id,
       chain_id: o.chain_id,
@@ -80,6 +88,7 @@ export const cryptoRail: QuickPayRail = {
       pay_to_address: o.pay_to_address,
       amount_wei: o.amount_wei,
       expires_at: Math.floor(o.expires_at.getTime() / 1000),
+      ...(url ? { payment_url: url } : {}),
     };
   },
 };

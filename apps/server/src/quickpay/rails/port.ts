@@ -62,6 +62,9 @@ export interface QuickPayRail {
   open(deps: QuickPayContext, session: SessionRow): Promise<{ kind: 'opened'; orderId?: string; checkoutId?: string; expiresAt: Date } | RailRefusal>;
   /** The session's status at `nowMs`. */
   status(v: SessionWithOrder, nowMs: number): QuickPayStatus;
-  /** The payment terms of an open session (what the payer pays, where). */
-  terms(v: SessionWithOrder): Record<string, unknown> | undefined;
+  /** The payment terms of an open session (what the payer pays, where; `config`: the chains, for a family's own terms). */
+  terms(v: SessionWithOrder, config: RailConfig): Record<string, unknown> | undefined;
 }
+
+/** What a rail's terms read of the configuration: the chains of every family. */
+export type RailConfig = Pick<Config, 'chains' | 'solanaChains'>;

@@ -31,7 +31,7 @@ export const publicCreateQuickPaySession = defineRoute({
       idempotency_key: Type.Optional(Type.String({ maxLength: 200, description: 'the same key on the same link returns the same session (1 to 128 printable ASCII characters)' })),
       chain_id: Type.Optional(Type.Integer({ minimum: 1 })),
       token_symbol: Type.Optional(Type.String({ minLength: 1, maxLength: 11 })),
-      from_address: Type.Optional(Type.String({ maxLength: 42, description: 'crypto: the paying wallet (EIP-55 accepted)' })),
+      from_address: Type.Optional(Type.String({ maxLength: 44, description: 'crypto: the paying wallet (EVM: EIP-55 accepted; Solana: base58 public key)' })),
     },
     { additionalProperties: false },
   ),
@@ -43,6 +43,6 @@ export const publicCreateQuickPaySession = defineRoute({
     if (out.kind === 'not_found') throw new AppError('link_not_found', 'payment link not found', 'link_id');
     if (out.kind === 'refused') throw new AppError(out.code, out.message, out.param);
     reply.header('cache-control', 'no-store');
-    return sessionCreatedView(out.view, out.status, out.rail);
+    return sessionCreatedView(out.view, out.status, out.rail, deps.config);
   },
 });

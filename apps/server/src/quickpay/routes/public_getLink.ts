@@ -20,7 +20,7 @@ export const publicGetLink = defineRoute({
     const found = await qp.publicLink(req.params.link_id);
     if (!found) throw new AppError('link_not_found', 'payment link not found', 'link_id');
     const state = await qp.linkState(found.link, found.product);
-    const options = paymentOptions(await linkPaymentOptions(deps, found.link), found.product?.price ?? null, deps.config.chains);
+    const options = paymentOptions(await linkPaymentOptions(deps, found.link), found.product?.price ?? null, [...deps.config.chains, ...(deps.config.solanaChains ?? [])]);
     reply.header('cache-control', 'no-store');
     return publicLinkView(found, state, found.link.payment_rails.includes('crypto') ? options : [], deps.config.publicBaseUrl);
   },

@@ -18,6 +18,6 @@ export const publicGetQuickPaySession = defineRoute({
     const found = await quickpayOf(deps).getSession(req.params.session_id);
     if (!found) throw new AppError('quickpay_session_not_found', 'quick-pay session not found', 'session_id');
     reply.header('cache-control', 'no-store');
-    return sessionCreatedView(found.view, found.status, found.rail);
+    return sessionCreatedView(found.view, found.status, found.rail, deps.config);
   },
 });
