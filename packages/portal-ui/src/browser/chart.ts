@@ -57,7 +57,9 @@ export function barChart(days: string[], parts: Map<string, Part[]>, fmt: (v: bi
     }
     if ((days.length - 1 - i) % every === 0) {
       kids.push(svg('line', { x1: x + bw / 2, x2: x + bw / 2, y1: T + ih, y2: T + ih + 4, stroke: '#6b7280' }));
-      kids.push(svg('text', { x: x + bw / 2, y: H - 8, 'text-anchor': 'middle', class: 'tick' }, dayLabel(d)));
+      // The newest day's label ends at the right edge rather than past it.
+      const last = i === days.length - 1;
+      kids.push(svg('text', { x: last ? W - R : x + bw / 2, y: H - 8, 'text-anchor': last ? 'end' : 'middle', class: 'tick' }, dayLabel(d)));
     }
   });
   return svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label, class: 'chart' }, ...kids);
