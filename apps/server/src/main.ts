@@ -24,6 +24,7 @@ import { syncSessionWithOrder } from './checkout/sync.ts';
 import { syncQuickPayWithOrder } from './quickpay/sync.ts';
 import { createMpp } from './mpp/index.ts';
 import { initCards } from './rails/card/index.ts';
+import { cardCancelRefusal } from './rails/card/port.ts';
 import { DelegateService } from './settlement/delegate.ts';
 import { startSettlementWorkers } from './settlement/worker.ts';
 import { observeFeeBumps } from './settlement/fee-bump.ts';
@@ -83,7 +84,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const x402 = createX402(db, config, clock);
   // One payment planner per chain family: what order creation asks of the order's chain.
   const planners = { evm: evmPaymentPlanner(delegate), solana: solanaPaymentPlanner(config) };
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config, planners), signRequests: delegate }), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
+  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config, planners), signRequests: delegate, cancelRefusal: cardCancelRefusal }), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
   const cards = await initCards(deps);
   const unobserveTransitions = observeTransitions(metrics.orders.transitioned);
   const unobserveBumps = observeFeeBumps(metrics.feeBumped);

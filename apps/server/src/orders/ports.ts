@@ -1,4 +1,5 @@
 import type { CalldataSignRequest } from '@tollgate/contracts';
+import type { ErrorCode } from '@tollgate/protocol';
 import type { TokenConfig } from '../config/schema.ts';
 import type { FinalityRule } from './finality.ts';
 import type { CreatedOrder } from './repo.ts';
@@ -23,6 +24,11 @@ export interface OrderPorts {
   finalityRule(chainId: number): FinalityRule | undefined;
   /** The payer's calldata sign request of an order with a callback (DELEGATE mode); absent: none. */
   signRequests?: SignRequestSource | undefined;
+  /**
+   * The refusal of the order API's cancel for a flow whose rail alone ends its orders (the card
+   * rail's FIAT_<PROCESSOR>, rails/card/port.ts), in every state; undefined: the API may cancel it.
+   */
+  cancelRefusal?(flow: string): { code: ErrorCode; message: string } | undefined;
 }
 
 /** Refusals a planner may answer with; the order service maps them like its own. */

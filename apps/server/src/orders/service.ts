@@ -1,4 +1,4 @@
-import { MoneyError, newId, parseUint256 } from '@tollgate/protocol';
+import { MoneyError, newId, parseUint256, type ErrorCode } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';
@@ -67,7 +67,8 @@ export type CreateOrderOutcome = { kind: 'created'; order: repo.CreatedOrder; ca
 export type CancelOutcome =
   | { kind: 'cancelled'; order: repo.OrderRow }
   | { kind: 'not_found' }
-  | { kind: 'card_order' }
+  /** the order's rail refuses (OrderPorts.cancelRefusal): its code and message */
+  | { kind: 'rail_refused'; code: ErrorCode; message: string }
   | { kind: 'not_cancellable'; status: string; reason: string };
 
 /** What the order service reports (metrics); the composition root wires it. */
@@ -245,8 +246,9 @@ export class OrderService {
       const { rows } = await tx.query<repo.OrderRow>('SELECT * FROM orders WHERE id = $1 AND merchant_id = $2 FOR UPDATE', [orderId, merchantId]);
       const o = rows[0];
       if (!o) return { kind: 'not_found' } as const;
-      // interface.md: card-processor orders (flow FIAT_<PROCESSOR>) are refused in every state.
-      if (o.flow.startsWith('FIAT_')) return { kind: 'card_order' } as const;
+      // A flow whose rail alone ends its orders (card) is refused in every state (ports.ts).
+      const refusal = this.ports.cancelRefusal?.(o.flow);
+      if (refusal) return { kind: 'rail_refused', ...refusal } as const;
       if (o.status !== 'CHECKOUT_VERIFIED') return { kind: 'not_cancellable', status: o.status, reason: `order is ${o.status}; only CHECKOUT_VERIFIED orders can be cancelled` } as const;
       if (o.transfer_id !== null) return { kind: 'not_cancellable', status: o.status, reason: 'a payment for this order was already observed on chain and is confirming' } as const;
       // The gateway's own pull is recorded and may land (DELEGATE approve-and-pull): not cancellable.

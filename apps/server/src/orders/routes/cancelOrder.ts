@@ -18,8 +18,8 @@ export const cancelOrder = defineRoute({
     switch (out.kind) {
       case 'not_found':
         throw new AppError('order_not_found', 'order not found', 'order_id');
-      case 'card_order':
-        throw new AppError('card_order_not_cancellable', 'card orders cannot be cancelled through this endpoint');
+      case 'rail_refused':
+        throw new AppError(out.code, out.message);
       case 'not_cancellable':
         throw new AppError('order_not_cancellable', `${out.reason} (current state: ${out.status}, expected: CHECKOUT_VERIFIED)`);
       case 'cancelled':

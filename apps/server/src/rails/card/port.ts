@@ -149,3 +149,12 @@ export function flowOf(processor: string): string {
 export function isCardFlow(flow: string): boolean {
   return flow.startsWith('FIAT_');
 }
+
+/**
+ * The order service's cancel port (orders/ports.ts cancelRefusal, wired by main.ts): a card order
+ * is ended by its processor's flow (expiry, refund), never by POST /api/v1/orders/{id}/cancel, in
+ * any state.
+ */
+export function cardCancelRefusal(flow: string): { code: 'card_order_not_cancellable'; message: string } | undefined {
+  return isCardFlow(flow) ? { code: 'card_order_not_cancellable', message: 'card orders cannot be cancelled through this endpoint' } : undefined;
+}
