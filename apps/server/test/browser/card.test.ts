@@ -66,7 +66,13 @@ describe('hosted checkout page: card payments (browser)', { skip, timeout: 240_0
     await screenshot(page, 'card-form');
     await fillCard(page, '4242 4242 4242 4242');
     await page.locator('[data-screen="completed"]').waitFor();
+    // The receipt: the card amount, the card by its last four digits, the order; no transaction.
+    await page.locator('#receipt-h').waitFor();
+    const receipt = Object.fromEntries(await page.locator('.receipt dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent!, dt.nextElementSibling!.firstChild!.textContent!])));
+    assert.deepEqual([receipt['Paid to'], receipt.Amount, receipt['Paid with'], receipt.Transaction], ['Acme Coffee', '11.00 EUR', 'Card ending 4242', undefined]);
+    assert.match(receipt['Order reference']!, /^ord_/);
     await screenshot(page, 'card-completed');
+    assert.deepEqual(await axeSerious(page), [], 'axe on the card receipt');
     await page.getByText('Tollgate has confirmed your card payment.').waitFor();
 
     const st = await orderOf(s.checkout_id);

@@ -301,7 +301,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.locator('[data-screen="completed"]').waitFor();
     await page.getByText('Tollgate has confirmed your card payment.').waitFor();
     const receipt = await receiptOf(page);
-    assert.deepEqual([receipt.For, receipt.Amount, receipt['Paid with'], receipt['Your reference'], receipt.Transaction], ['Mug', '11.00 EUR', 'Card', 'order 77', undefined]);
+    assert.deepEqual([receipt.For, receipt.Amount, receipt['Paid with'], receipt['Your reference'], receipt.Transaction], ['Mug', '11.00 EUR', 'Card ending 4242', 'order 77', undefined]);
     assert.match(receipt['Order reference']!, /^ord_/);
     await screenshot(page, 'qp-11-card-completed');
     await assertAxeClean(page, 'card completed');

@@ -14,7 +14,7 @@ export interface CardContext {
   /** the page's summary (items and total), to show the card total */
   summary(): { items: HTMLElement; total: HTMLElement } | undefined;
   /** session COMPLETED / FAILED / EXPIRED: the page's final screens */
-  completed(): void;
+  completed(card: PaidCard): void;
   failed(): void;
   expired(): void;
   /** a 409/410/404 while starting: let the page re-read the session and route again */
@@ -23,6 +23,12 @@ export interface CardContext {
   paid(): void;
   /** back to the choice of payment method (shown only when crypto is offered too) */
   back: (() => void) | undefined;
+}
+
+/** What the receipt says of a card payment: its order, and the card when this page took it. */
+export interface PaidCard {
+  orderId?: string | undefined;
+  last4?: string | undefined;
 }
 
 export const cardLine = (s: PublicSession) => `${s.fiat_amount ?? ''} ${s.fiat_currency ?? ''}`.trim();

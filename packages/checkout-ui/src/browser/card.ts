@@ -6,11 +6,13 @@
 // chunk (card-method.ts); the quick-pay page imports it.
 import type { ApiError } from '../lib/api.ts';
 import type { CardStart, TestCardResult } from '../lib/types.ts';
-import type { CardContext } from './card-method.ts';
+import type { CardContext, PaidCard } from './card-method.ts';
 import { h, replace, setText } from './dom.ts';
 import { lineItems } from './items.ts';
 
 const POLL_MS = 2000;
+/** The card payment's order and the card this page paid with (TEST processor form), for the receipt. */
+const paidWith: PaidCard = {};
 // A chunk has its own copy of every class: the page's ApiError is recognised by its shape.
 const apiError = (e: unknown): e is ApiError => typeof e === 'object' && e !== null && 'status' in e && 'code' in e;
 
@@ -54,6 +56,7 @@ export async function startCard(c: CardContext, opts: { resume?: boolean } = {})
     return c.say(apiError(e) ? e.message : 'Tollgate could not be reached. Check your connection and try again.');
   }
   busy = false;
+  paidWith.orderId = st.order_id;
   c.say('');
   cardTotal(c, `Total ${st.amount} ${st.currency}`);
   if (st.payment_state === 'processing' || st.order_status !== 'CHECKOUT_VERIFIED') return waitFor(c, st.order_status === 'PAYMENT_CONFIRMED');
@@ -150,7 +153,8 @@ function onResult(c: CardContext, st: CardStart, r: TestCardResult) {
     c.say(''); // the form's alert says it, once
     return showForm(c, st, `Card ending ${r.card_last4} was declined${r.decline_code === 'insufficient_funds' ? ' (insufficient funds)' : ''}. Try another card.`);
   }
-  if (r.order_status === 'INVOICED') return c.completed();
+  paidWith.last4 = r.card_last4; // the receipt's "Card ending …" (the number itself is gone)
+  if (r.order_status === 'INVOICED') return c.completed(paidWith);
   waitFor(c, r.order_status === 'PAYMENT_CONFIRMED');
 }
 
@@ -184,7 +188,7 @@ function poll(c: CardContext) {
     timer = undefined;
     try {
       const st = await c.api.status();
-      if (st.status === 'COMPLETED') return c.completed();
+      if (st.status === 'COMPLETED') return c.completed(paidWith);
       if (st.status === 'FAILED') return c.failed();
       if (st.status === 'EXPIRED') return c.expired();
       if (st.order_status === 'CHECKOUT_VERIFIED') {

@@ -83,7 +83,7 @@ function showChoose() {
 const fiat = () => session.payment_rails.includes('fiat');
 function cardCtx(): CardContext {
   const back = session.payment_options.length ? () => (setTotal(), showChoose()) : undefined;
-  return { api, session: () => session, setScreen, say, summary: () => ui, paid: () => (ui?.cancel?.remove(), paidByCard()), completed: () => completed(undefined, true), failed, expired, refused: (e: ApiError) => refresh(e.message), back };
+  return { api, session: () => session, setScreen, say, summary: () => ui, paid: () => (ui?.cancel?.remove(), paidByCard()), completed: (card) => completed(undefined, true, card), failed, expired, refused: (e: ApiError) => refresh(e.message), back };
 }
 
 async function boot() {

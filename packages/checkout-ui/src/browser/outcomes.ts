@@ -9,6 +9,7 @@ import { loadChunk } from './chunk.ts';
 import { h, sessionStore as storage } from './dom.ts';
 import { openerEnd } from './opener.ts';
 import { finish, payment, session, setScreen, termsOf } from './page.ts';
+import type { PaidCard } from './card-method.ts';
 import type * as Receipt from './receipt.ts';
 import { messageScreen } from './views.ts';
 
@@ -24,13 +25,13 @@ const merchant = () => session?.merchant.name ?? 'the merchant';
  * `txHash`: from the status projection when the page learnt it there (paid by QR, or after a reload).
  * The final screen shows at once; its receipt (receipt.ts, a lazily loaded chunk) follows.
  */
-export function completed(txHash?: string, card = !!session.order?.flow?.startsWith('FIAT_')) {
+export function completed(txHash?: string, card = !!session.order?.flow?.startsWith('FIAT_'), paid?: PaidCard) {
   const to = successRedirect(session.success_url, session.checkout_id);
   // The terms being paid, else the session's order (its explorer, token and amount).
   const o = session.order;
   const t = payment?.terms ?? (o ? termsOf(o) : undefined);
   const hash = payment?.txHash ?? txHash ?? (o ? sentTx.get(storage(), o.order_id) : undefined);
-  const orderId = t?.orderId ?? o?.order_id;
+  const orderId = paid?.orderId ?? t?.orderId ?? o?.order_id;
   // GOAT's checkout SDK (opener.ts) hears the payment before finish() would report a bare completion.
   openerEnd('completed', { session_id: session.checkout_id, order_id: orderId, tx_hash: hash });
   finish(h('section', { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' }, h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete')));
@@ -41,7 +42,7 @@ export function completed(txHash?: string, card = !!session.order?.flow?.startsW
           merchant: merchant(),
           item: session.line_items.map((i) => (i.quantity > 1 ? `${i.quantity} × ${i.name}` : i.name)).join(', '),
           amount: card ? `${session.fiat_amount} ${session.fiat_currency}` : t && `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`,
-          method: card ? 'Card' : t && `${t.tokenSymbol} on ${t.chainName}`,
+          method: card ? (paid?.last4 ? `Card ending ${paid.last4}` : 'Card') : t && `${t.tokenSymbol} on ${t.chainName}`,
           reference: orderId,
           txHash: hash,
           explorerUrl: t?.explorerUrl,

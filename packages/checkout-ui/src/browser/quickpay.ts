@@ -56,7 +56,7 @@ const expired = () => finish(messageScreen('expired', 'warn', 'This payment has 
 const failed = () => finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds for this attempt. Contact ${merchant()}.`));
 const cardFailed = () => finish(messageScreen('failed', 'error', 'The card payment failed', `This attempt ended without completing your order (the card processor declined it). Start again to try another card, or contact ${merchant()} if your card was charged.`, { label: 'Start again', onclick: restart }));
 /** The final screen with the payer's receipt (receipt.ts): what the page knows of the payment. */
-function confirmed(txHash?: string, orderId?: string) {
+function confirmed(txHash?: string, orderId?: string, last4?: string) {
   const t = payment?.terms;
   const card = !!cardSession;
   finish(
@@ -64,7 +64,7 @@ function confirmed(txHash?: string, orderId?: string) {
       merchant: merchant(),
       item: link.product?.name,
       amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t && `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`,
-      method: card ? 'Card' : t && `${t.tokenSymbol} on ${t.chainName}`,
+      method: card ? (last4 ? `Card ending ${last4}` : 'Card') : t && `${t.tokenSymbol} on ${t.chainName}`,
       reference: orderId ?? t?.orderId ?? cardOrder,
       payerReference: memo,
       txHash: payment?.txHash ?? txHash,
@@ -370,7 +370,7 @@ function cardCtx(): CardContext {
     say,
     // The card amount as the summary's total; the product's name stays.
     summary: () => ui && { items: h('ul'), total: ui.total },
-    completed: () => confirmed(),
+    completed: (card) => confirmed(undefined, card.orderId, card.last4),
     failed: cardFailed,
     expired,
     refused: (e: ApiError) => (e.status === 410 ? finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message)) : say(e.message)),
