@@ -12,6 +12,7 @@ import { openTestDatabase } from '../helpers/db.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { buildConfig, TestClock, TestServer, type Creds } from '../helpers/server.ts';
 import { chainConfigOf, startTestChain } from '../integration/watcher-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 
 /**
  * Real time plus a settable offset. The workers (webhook dispatcher, expiry sweeper) compare the
@@ -57,15 +58,6 @@ export async function recordingServer(answer: (h: Hit, res: http.ServerResponse)
     hits,
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
-}
-
-/** A port that was free a moment ago (the OS picks it; the listen right after wins in practice). */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 const MERCHANT_PAGE = (title: string) =>

@@ -1,10 +1,10 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { env } from './env.ts';
+import { freePort } from './net.ts';
 
 const run = promisify(execFile);
 
@@ -78,18 +78,6 @@ export function requirePgCluster(): boolean {
   if (pgClusterAvailable()) return true;
   if (env.TOLLGATE_TEST_STRICT === '1') throw new Error('TOLLGATE_TEST_STRICT=1 but initdb/pg_ctl (or the postgres user) are not available: private-cluster tests cannot run');
   return false;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const live = new Set<() => void>();

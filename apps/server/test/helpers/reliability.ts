@@ -11,6 +11,7 @@ import type { Hex } from 'viem';
 import type { Queryable } from '../../src/db/database.ts';
 import { findLedgerImbalances } from '../../src/fees/ledger.ts';
 import { TEST_ADMIN_TOKEN } from './server.ts';
+import { sleep, waitFor } from './wait.ts';
 
 /** TOLLGATE_LONG=1 (`npm run test:faults`) runs the long versions of the fault scenarios. */
 export const LONG = process.env.TOLLGATE_LONG === '1';
@@ -42,8 +43,6 @@ export function seeded(seed: number) {
   };
 }
 export type Rng = ReturnType<typeof seeded>;
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Writes the JSON config file (README "Configuration") with the devchain as its only chain. */
 export function writeGatewayConfig(dir: string, dev: DevChain, chain: { confirmations: number; finality: number; pollMs: number }, feePerOrder = '0.01'): string {
@@ -213,15 +212,12 @@ export function startMiner(rpcUrl: string, everyMs: number): { stop(): Promise<v
   };
 }
 
-/** Polls `probe` until it returns a value (not undefined) or `timeoutMs` passes; returns it or throws with `describe()`. */
-export async function waitUntil<T>(probe: () => Promise<T | undefined>, timeoutMs: number, describe: () => Promise<string> | string, everyMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
-    await sleep(everyMs);
-  }
+/**
+ * helpers/wait.ts's waitFor in the fault suites' argument order: polls `probe` until it returns a
+ * value other than undefined, or fails after `timeoutMs` with `describe()`.
+ */
+export function waitUntil<T>(probe: () => Promise<T | undefined>, timeoutMs: number, describe: () => Promise<string> | string, everyMs = 200): Promise<T> {
+  return waitFor(describe, probe, (v) => v !== undefined, { timeoutMs, everyMs }) as Promise<T>;
 }
 
 export interface InvariantInput {

@@ -24,6 +24,7 @@ import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/order
 import { startRpcProxy, type RpcFault, type RpcProxy } from '@tollgate/devchain';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, pay, payerAddress, startTestChain } from './watcher-fixtures.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const LONG = process.env.TOLLGATE_LONG === '1';
 const FAULT_SECONDS = Number(process.env.CHAIN_FAULT_SECONDS ?? (LONG ? 15 : 2));
@@ -36,7 +37,6 @@ const CATCH_UP_MS = 45_000;
 
 const all = backends();
 const chosen = LONG ? all : [all.includes('postgres') ? 'postgres' : 'pglite'] as const;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface OrderRowLite {
   id: string;

@@ -22,7 +22,6 @@ import {
   seeded,
   setupGatewayMerchant,
   signedCall,
-  sleep,
   startMiner,
   Unreachable,
   waitUntil,
@@ -30,6 +29,7 @@ import {
   type Reply,
 } from '../helpers/reliability.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/server.ts';
+import { sleep } from '../helpers/wait.ts';
 import { Receiver } from './webhook-fixtures.ts';
 import { payerAddress, startTestChain } from './watcher-fixtures.ts';
 

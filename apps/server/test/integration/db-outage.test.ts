@@ -20,6 +20,7 @@ import { env } from '../helpers/env.ts';
 import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
 import { requirePgCluster, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
 import { buildConfig, fakeChain, TEST_ADMIN_TOKEN, type Creds } from '../helpers/server.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const LONG = process.env.TOLLGATE_LONG === '1';
 const OUTAGE_SECONDS = Number(process.env.DB_OUTAGE_SECONDS ?? (LONG ? 30 : 5));
@@ -130,7 +131,6 @@ describe('database outage on a private PostgreSQL cluster', { skip: !available &
         await new Promise((r) => setTimeout(r, 25));
       }
     };
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
     const loops = Array.from({ length: WORKERS }, loop);
     await sleep(1500);

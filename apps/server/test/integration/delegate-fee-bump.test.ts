@@ -12,8 +12,8 @@ import { sample } from '../helpers/metrics.ts';
 import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
 import type { Creds } from '../helpers/server.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
+import { sleep } from '../helpers/wait.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const backend of backends()) {
   describe(`DELEGATE settlement with fee bumping (${backend})`, () => {

@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { EnvSchema } from '../../src/config/schema.ts';
 import { parseTrustProxy } from '../../src/config/trust-proxy.ts';
 import { ROLES } from '../../src/roles.ts';
-import { freePort } from '../readme/readme-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 import { startTestServer } from '../helpers/server.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));

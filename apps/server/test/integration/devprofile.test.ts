@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -9,6 +8,7 @@ import { createKeyPairSignerFromBytes, type Address } from '@solana/kit';
 import { payWithReference, rpcClient } from '@tollgate/svm';
 import { TollgateClient } from '../../../../packages/sdk/src/index.ts';
 import { spawnTollgate } from '../helpers/process.ts';
+import { freePort } from '../helpers/net.ts';
 
 /**
  * What docs/solana.md "Paying locally" tells a newcomer: only dev.json and their own code — the
@@ -44,15 +44,6 @@ async function payLocalSolanaOrder(dev: any): Promise<void> {
   // 400 ms slots, finalized 8 slots after processed: a few seconds.
   const final = await sdk.waitForOrder(order.orderId, { timeoutMs: 30_000, intervalMs: 200 });
   assert.equal(final.status, 'INVOICED');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Pids of the direct children of `ppid` whose command line names anvil (Linux /proc). */

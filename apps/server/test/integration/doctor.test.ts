@@ -14,7 +14,7 @@ import { startTollgate } from '../../src/main.ts';
 import { backends, createScratchDatabase, dropScratchDatabase, type Backend } from '../helpers/db.ts';
 import { spawnTollgate } from '../helpers/process.ts';
 import { buildConfig, TEST_ADMIN_TOKEN } from '../helpers/server.ts';
-import { freePort } from '../readme/readme-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 
 interface Report {
   ok: boolean;

@@ -1,26 +1,17 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openPglite } from '../../src/db/pglite.ts';
 import { spawnTollgate, type TollgateProcess } from '../helpers/process.ts';
+import { freePort } from '../helpers/net.ts';
 
 // The issue's target for `npm start` right after start (it idled at ~0.9 GB): idle RSS of the
 // gateway process under 400 MB. The peak bound catches initdb's memory coming back into the
 // gateway (it peaked at ~950 MB there; in a child process the gateway's own peak is ~320 MB).
 const IDLE_RSS_MB = 400;
 const PEAK_RSS_MB = 600;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** VmRSS and VmHWM (peak) of a process, in MB, from /proc (Linux, like every machine this runs on). */
 function memoryMb(pid: number): { rss: number; peak: number } {

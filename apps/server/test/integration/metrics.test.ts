@@ -10,22 +10,13 @@ import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/order
 import { fakeChain, startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, headNumber, pay, payerAddress, startTestChain, watcherFor } from './watcher-fixtures.ts';
 import { createEndpoint, dispatch, Receiver, startApiOnly, trigger } from './webhook-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const scrape = async (s: TestServer) => {
   const r = await s.request('GET', '/metrics');
   assert.equal(r.status, 200);
   return r.text;
 };
-
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const FLOW = { flow: 'ERC20_DIRECT' };
 
@@ -75,7 +66,7 @@ for (const backend of backends()) {
       assert.equal(sample(tc, 'tollgate_orders', { status: 'CANCELLED', ...FLOW }), 0, 'terminal ones at most once a minute');
       await pay(dev, 0, MERCHANT_WALLET as `0x${string}`, 4_200_000n);
       await mine(dev.rpcUrl, 2);
-      await until('the paid order to be INVOICED', async () => (await s.signed(m, 'GET', `/api/v1/orders/${live.body.order_id}`)).body.status === 'INVOICED');
+      await waitFor('the paid order to be INVOICED', async () => (await s.signed(m, 'GET', `/api/v1/orders/${live.body.order_id}`)).body.status === 'INVOICED');
       s.clock.advance(61); // past TERMINAL_COUNT_MAX_AGE_MS
       const t2 = await scrape(s);
       assert.equal(sample(t2, 'tollgate_orders', { status: 'INVOICED', ...FLOW }), 1);
@@ -89,7 +80,7 @@ for (const backend of backends()) {
 
       // The running watcher leads the chain: caught up, its lag is 0 and its last tick is recent.
       const chain_id = String(dev.chainId);
-      const t3 = await until('a caught-up lag sample', async () => {
+      const t3 = await waitFor('a caught-up lag sample', async () => {
         const t = await scrape(s);
         return sample(t, 'tollgate_chain_head_lag_blocks', { chain_id }) === 0 && t;
       });
@@ -205,7 +196,7 @@ for (const backend of backends()) {
         await createEndpoint(s, m, rx.url, ['order.cancelled']);
         const seen = () => rx.received.length;
         const outcome = async (o: string) => sample(await scrape(s), 'tollgate_webhook_delivery_attempts_total', { outcome: o }) ?? 0;
-        const waitOutcome = (o: string, n: number) => until(`${n} ${o} attempt(s)`, async () => (await outcome(o)) === n);
+        const waitOutcome = (o: string, n: number) => waitFor(`${n} ${o} attempt(s)`, async () => (await outcome(o)) === n);
 
         rx.received.length = 0;
         rx.reply = () => ({ status: 500 });

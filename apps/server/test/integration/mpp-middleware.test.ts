@@ -13,7 +13,8 @@ import { mppReceipt, tollgateMpp, tollgateMppHono, type TollgateMppOptions } fro
 import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import { parseChallengeParams } from '../../src/mpp/payment/header.ts';
 import { backends } from '../helpers/db.ts';
-import { codeBlocks, freePort } from '../readme/readme-fixtures.ts';
+import { codeBlocks } from '../readme/readme-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 import { finalize, pay, PRICE, ROUTE, signPayerProof, startMppStack, type MppStack } from './mpp-fixtures.ts';
 
 /**

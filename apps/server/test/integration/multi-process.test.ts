@@ -21,12 +21,12 @@ import {
   seeded,
   setupGatewayMerchant,
   signedCall,
-  sleep,
   startMiner,
   waitUntil,
   writeGatewayConfig,
 } from '../helpers/reliability.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/server.ts';
+import { sleep } from '../helpers/wait.ts';
 import { Receiver } from './webhook-fixtures.ts';
 import { payerAddress, startTestChain } from './watcher-fixtures.ts';
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { mine, type DevChain } from '@tollgate/devchain';
 import { compactVerify, createRemoteJWKSet, decodeProtectedHeader } from 'jose';
@@ -12,6 +11,7 @@ import { setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { startCheckoutServer } from './checkout-fixtures.ts';
 import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 
 /**
  * An automated client that knows only a manifest URL, its own wallet and an RPC endpoint for the
@@ -55,15 +55,6 @@ async function payFromManifest(manifestUrl: string, wallet: { privateKey: Hex; r
     await new Promise((res2) => setTimeout(res2, 50));
   }
   throw new Error('session stayed OPEN');
-}
-
-/** A free loopback port, so the gateway's public base URL (which the manifest's URLs use) is where it listens. */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((res) => srv.close(res));
-  return port;
 }
 
 for (const backend of backends()) {

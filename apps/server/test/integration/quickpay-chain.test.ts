@@ -7,17 +7,7 @@ import { MERCHANT_WALLET, setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { startCheckoutServer } from './checkout-fixtures.ts';
 import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
-
-async function waitFor<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T;
-  do {
-    last = await read();
-    if (ok(last)) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  } while (Date.now() < deadline);
-  throw new Error(`${what}: last ${JSON.stringify(last)}`);
-}
+import { waitFor } from '../helpers/wait.ts';
 
 /**
  * Quick-pay end to end on a real anvil chain with the running watcher: a fixed-price link and an

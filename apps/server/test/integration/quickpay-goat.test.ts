@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { mine, type DevChain } from '@tollgate/devchain';
 import type { Hex } from 'viem';
@@ -9,6 +8,7 @@ import { setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { startCheckoutServer } from './checkout-fixtures.ts';
 import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 
 /**
  * GOAT's quick-pay wire on Tollgate (docs/quickpay.md, "GOAT's quick-pay wire"): every request
@@ -16,14 +16,6 @@ import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
  * status — with the checks that client applies to each answer (helpers/goat-quickpay.ts), paying
  * on anvil. A merchant id stands for all its links; a link id for that link.
  */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((res) => srv.close(res));
-  return port;
-}
-
 for (const backend of backends()) {
   describe(`GOAT quick-pay wire (${backend})`, () => {
     let dev: DevChain;

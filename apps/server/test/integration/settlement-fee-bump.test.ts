@@ -17,10 +17,10 @@ import { observeFeeBumps, type FeeBumpEvent } from '../../src/settlement/fee-bum
 import { settlementAttempts } from '../../src/settlement/repo.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { withSettlement } from '../helpers/settlement.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const AMOUNT = 1_750_000n;
 const BUMP: FeeBumpConfig = { afterMs: 300, bumpPercent: 15, maxFeePerGas: 10n ** 12n };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const backend of backends()) {
   describe(`settlement fee bumping (${backend})`, () => {

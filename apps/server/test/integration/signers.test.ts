@@ -9,7 +9,6 @@
 // does not hold the address) name the cause, never the secret.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -22,20 +21,12 @@ import { backends, createScratchDatabase, dropScratchDatabase, type Backend } fr
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { spawnTollgate, type TollgateProcess } from '../helpers/process.ts';
 import { withSettlement } from '../helpers/settlement.ts';
+import { freePort } from '../helpers/net.ts';
 
 const ADMIN = 'tgadm_signers_test_0123456789abcdef';
 const MASTER_KEY = 'cd'.repeat(32);
 const PASSPHRASE = 'kestrel-Quartz-71-passphrase';
 const URL_PASSWORD = 'sig-n3r-url-pa55word';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const dirs: string[] = [];
 const tmp = () => {

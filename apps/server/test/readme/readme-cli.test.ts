@@ -18,7 +18,8 @@ import { SettlementSigner } from '../../src/config/schema.ts';
 import { spawnTollgate } from '../helpers/process.ts';
 import { fakeChain, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 import { backends, createScratchDatabase, dropScratchDatabase } from '../helpers/db.ts';
-import { codeBlocks, freePort, startCommand } from './readme-fixtures.ts';
+import { codeBlocks, startCommand } from './readme-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 
 export interface CodeBlock {
   lang: string;
@@ -14,15 +13,6 @@ export function codeBlocks(markdown: string, heading: string): CodeBlock[] {
   const end = rest.search(/^## /m);
   const section = end < 0 ? rest : rest.slice(0, end);
   return [...section.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export interface NpmProcess {

@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { signedHeaders } from '@tollgate/protocol';
 import { transferToken } from '@tollgate/devchain';
-import { codeBlocks, freePort, startNpm, type NpmProcess } from './readme-fixtures.ts';
+import { codeBlocks, startNpm, type NpmProcess } from './readme-fixtures.ts';
+import { freePort } from '../helpers/net.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
