@@ -39,11 +39,12 @@ const named = (f) => filters.some((x) => FAULTS_ONLY.some((n) => x.includes(n) &
 if (process.env.TOLLGATE_LONG !== '1') files = files.filter((f) => !FAULTS_ONLY.some((n) => f.includes(`/${n}.test.ts`)) || named(f));
 if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
 
-// Four files at a time on two cores: most of a file's time is waiting (anvil blocks, watcher and
-// page polling, child processes, the browser), so two at a time left the cores idle; CI's machine
-// has the same two cores and 24 GB (each file needs well under 1 GB). TOLLGATE_TEST_CONCURRENCY
-// overrides it (1 to debug a file's output in order).
-const concurrency = Number(process.env.TOLLGATE_TEST_CONCURRENCY) || 4;
+// Three files at a time on two cores: part of a file's time is waiting (anvil blocks, watcher and
+// page polling, child processes, the browser), which a third file fills. Not more: most files are
+// busy on the CPU already (scripts/test-durations.mjs shows CPU next to wall time), and the files
+// that start several gateway processes (multi-process, crash) run against fixed timeouts.
+// TOLLGATE_TEST_CONCURRENCY overrides it (1 to read a file's output in order).
+const concurrency = Number(process.env.TOLLGATE_TEST_CONCURRENCY) || 3;
 // Besides the spec output, test-artifacts/test-durations.tsv gets each file's wall and CPU time,
 // slowest first (scripts/test-probe.mjs measures each file's process; CONTRIBUTING.md, Tests).
 const probeDir = join('test-artifacts', `test-probe-${process.pid}`);

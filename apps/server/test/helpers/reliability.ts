@@ -201,7 +201,9 @@ export function startMiner(rpcUrl: string, everyMs: number): { stop(): Promise<v
   const loop = (async () => {
     while (!stopped) {
       await mine(rpcUrl, 1).catch(() => {});
-      await sleep(everyMs);
+      // Unref'd: a test that times out before stop() must not keep its file running forever (a
+      // multi-process run that timed out on a loaded machine never ended, mining a dead chain).
+      await new Promise<void>((r) => setTimeout(r, everyMs).unref());
     }
   })();
   return {

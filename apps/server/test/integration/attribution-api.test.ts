@@ -12,6 +12,7 @@ import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/order
 import { spawnTollgate } from '../helpers/process.ts';
 import { startTestServer, TEST_ADMIN_TOKEN, type Creds, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, pay, payerAddress, startTestChain } from './watcher-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const FINALITY = 4;
 const FEE = 10_000n;
@@ -40,16 +41,7 @@ for (const backend of backends()) {
     };
     const record = async (id: string, who = m) => (await s.signed(who, 'GET', `/api/v1/orders/${id}`)).body;
     const accept = (id: string, body: Record<string, unknown> = {}, who = m) => s.signed(who, 'POST', `/api/v1/orders/${id}/accept-payment`, { body });
-    async function waitFor(id: string, what: string, ok: (r: any) => boolean, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: any;
-      while (Date.now() < deadline) {
-        last = await record(id);
-        if (ok(last)) return last;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`order ${id}: ${what} not reached; last: ${JSON.stringify(last)}`);
-    }
+    const waitForRecord = (id: string, what: string, ok: (r: any) => boolean, timeoutMs = 20_000) => waitFor(`order ${id}: ${what}`, () => record(id), ok, { timeoutMs });
     const final = (r: any) => (r.observed_transfers ?? []).some((t: any) => !t.accepted && !t.orphaned && t.confirmations >= FINALITY);
     const transitions = async (id: string) =>
       (await s.db.query<{ from_status: string; to_status: string; trigger: string }>('SELECT from_status, to_status, trigger FROM order_transitions WHERE order_id = $1 ORDER BY id', [id])).rows;
@@ -71,7 +63,7 @@ for (const backend of backends()) {
       const feeBefore = (await getFeeBalance(s.db, m.merchantId))!;
       const hash = await pay(dev, 0, MERCHANT_WALLET as Hex, 1_000_000n);
 
-      const late = await waitFor(b, 'late payment recorded', (r) => r.needs_reconciliation === true);
+      const late = await waitForRecord(b, 'late payment recorded', (r) => r.needs_reconciliation === true);
       assert.equal(late.status, 'CANCELLED');
       assert.equal(late.observed_transfers[0].kind, 'late');
       assert.equal(late.observed_transfers[0].tx_hash, hash);
@@ -86,7 +78,7 @@ for (const backend of backends()) {
       assert.equal((await record(b)).status, 'CANCELLED');
 
       await mine(dev.rpcUrl, FINALITY);
-      await waitFor(b, 'finality', final);
+      await waitForRecord(b, 'finality', final);
       const wrong = await accept(b, {}, other);
       assert.equal(wrong.status, 404);
       assert.equal(wrong.body.code, 'order_not_found');
@@ -125,7 +117,7 @@ for (const backend of backends()) {
       const first = await pay(dev, 1, MERCHANT_WALLET as Hex, 1_500_000n);
       await pay(dev, 1, MERCHANT_WALLET as Hex, 300_000n);
       await mine(dev.rpcUrl, FINALITY);
-      await waitFor(id, 'two final under-payments', (r) => (r.observed_transfers ?? []).filter((t: any) => t.kind === 'underpaid' && t.confirmations >= FINALITY).length === 2);
+      await waitForRecord(id, 'two final under-payments', (r) => (r.observed_transfers ?? []).filter((t: any) => t.kind === 'underpaid' && t.confirmations >= FINALITY).length === 2);
       const ambiguous = await accept(id);
       assert.equal(ambiguous.status, 400);
       assert.equal(ambiguous.body.code, 'invalid_request');
@@ -151,7 +143,7 @@ for (const backend of backends()) {
       assert.equal((await s.signed(m, 'POST', `/api/v1/orders/${id}/cancel`, { body: {} })).status, 200);
       await pay(dev, 2, MERCHANT_WALLET as Hex, 750_000n);
       await mine(dev.rpcUrl, FINALITY);
-      await waitFor(id, 'final late payment', final);
+      await waitForRecord(id, 'final late payment', final);
       const saved = (await getFeeBalance(s.db, m.merchantId))!;
       // Drained behind the ledger's back for this case only; restored below.
       await s.db.query('UPDATE fee_accounts SET available = 0 WHERE merchant_id = $1', [m.merchantId]);
@@ -178,7 +170,7 @@ for (const backend of backends()) {
       const id = await create(3, '3000000');
       await pay(dev, 3, MERCHANT_WALLET as Hex, 2_970_000n); // 1 % short
       await mine(dev.rpcUrl, FINALITY);
-      const done = await waitFor(id, 'INVOICED', (r) => r.status === 'INVOICED');
+      const done = await waitForRecord(id, 'INVOICED', (r) => r.status === 'INVOICED');
       assert.equal(done.paid_amount_wei, '2970000');
       assert.equal(done.needs_reconciliation, undefined);
       await s.admin('PUT', path, { underpay_tolerance_bps: 0 });

@@ -24,7 +24,7 @@ import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/order
 import { startRpcProxy, type RpcFault, type RpcProxy } from '@tollgate/devchain';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, pay, payerAddress, startTestChain } from './watcher-fixtures.ts';
-import { sleep } from '../helpers/wait.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 
 const LONG = process.env.TOLLGATE_LONG === '1';
 const FAULT_SECONDS = Number(process.env.CHAIN_FAULT_SECONDS ?? (LONG ? 15 : 2));
@@ -140,11 +140,7 @@ for (const backend of chosen) {
       }
     }
     async function waitStatus(id: string, want: string, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while ((await statusOf(id)) !== want) {
-        if (Date.now() > deadline) throw new Error(`${id} did not reach ${want} (is ${await statusOf(id)})`);
-        await sleep(30);
-      }
+      await waitFor(`${id} ${want}`, () => statusOf(id), (st) => st === want, { timeoutMs, everyMs: 30 });
     }
 
     const faults: { name: string; fault: RpcFault; /** statuses allowed while the fault lasts */ during: string[] }[] = [

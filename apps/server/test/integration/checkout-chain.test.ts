@@ -8,16 +8,10 @@ import { MERCHANT_WALLET, setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { createSession, sessionTransitions, startCheckoutServer } from './checkout-fixtures.ts';
 import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
-async function waitForSession(s: TestServer, id: string, want: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last: any;
-  while (Date.now() < deadline) {
-    last = (await s.request('GET', `/checkout/v1/sessions/${id}/status`)).body;
-    if (last.status === want) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`session did not reach ${want}; last: ${JSON.stringify(last)}`);
+function waitForSession(s: TestServer, id: string, want: string, timeoutMs = 20_000) {
+  return waitFor(`session ${want}`, async () => (await s.request('GET', `/checkout/v1/sessions/${id}/status`)).body, (last: any) => last.status === want, { timeoutMs });
 }
 
 /**

@@ -12,7 +12,7 @@ import { sample } from '../helpers/metrics.ts';
 import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
 import type { Creds } from '../helpers/server.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
-import { sleep } from '../helpers/wait.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 
 
 for (const backend of backends()) {
@@ -33,15 +33,6 @@ for (const backend of backends()) {
     const balance = (who: Hex) => client().readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [who] });
     const rows = async (orderId: string) =>
       (await st.s.db.query<{ attempt: number; status: string; tx_hash: Hex; raw_tx: Hex }>("SELECT attempt, status, tx_hash, raw_tx FROM settlements WHERE order_id = $1 AND kind = 'settle' ORDER BY attempt", [orderId])).rows;
-    async function waitFor<T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-      const end = Date.now() + timeoutMs;
-      for (;;) {
-        const v = await f();
-        if (v !== undefined) return v;
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-        await sleep(50);
-      }
-    }
 
     it('a stuck settlement is replaced; the mined replacement invoices the order once', async () => {
       const payer = st.dev.payers[0]!;

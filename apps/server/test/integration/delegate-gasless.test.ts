@@ -15,6 +15,7 @@ import { sample } from '../helpers/metrics.ts';
 import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
 import type { Creds } from '../helpers/server.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const USDC_DOMAIN = { name: 'USD Coin', version: '2' };
 
@@ -44,16 +45,12 @@ for (const backend of backends()) {
     async function create(symbol: string, payer: Hex): Promise<CreatedOrder> {
       return sdk.createOrder({ dappOrderId: `gasless-${++seq}-${Date.now()}`, chainId: st.chain.chainId, tokenSymbol: symbol, fromAddress: payer, amountWei: String(2_000_000 + seq) });
     }
-    async function until(orderId: string, want: string, timeoutMs = 30_000) {
-      const end = Date.now() + timeoutMs;
-      let last: any;
-      while (Date.now() < end) {
-        last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
-        if (last.status === want) return last;
-        await mine(st.dev.rpcUrl, 1);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`order ${orderId} did not reach ${want}: ${JSON.stringify(last)}`);
+    function until(orderId: string, want: string, timeoutMs = 30_000) {
+      return waitFor(`order ${orderId} ${want}`, async () => {
+        const last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
+        if (last.status !== want) await mine(st.dev.rpcUrl, 1);
+        return last;
+      }, (last) => last.status === want, { timeoutMs, everyMs: 100 });
     }
     async function refused(orderId: string, body: unknown, status: number, code: string, param?: string) {
       const r = await st.s.signed(m, 'POST', `/api/v1/orders/${orderId}/authorization`, { body });

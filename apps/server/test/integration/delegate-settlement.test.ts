@@ -15,6 +15,7 @@ import { backends } from '../helpers/db.ts';
 import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
 import type { Creds } from '../helpers/server.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const ACCOUNT = pad('0xbeef', { size: 32 });
 const CALLDATA = encodeAbiParameters([{ type: 'bytes32' }], [ACCOUNT]);
@@ -45,16 +46,12 @@ for (const backend of backends()) {
       return r.body;
     }
     /** Polls the status record, mining a block per round so depth grows. */
-    async function until(m: Creds, orderId: string, want: string, timeoutMs = 30_000) {
-      const end = Date.now() + timeoutMs;
-      let last: any;
-      while (Date.now() < end) {
-        last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
-        if (last.status === want) return last;
-        await mine(st.dev.rpcUrl, 1);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`order ${orderId} did not reach ${want}: ${JSON.stringify(last)}`);
+    function until(m: Creds, orderId: string, want: string, timeoutMs = 30_000) {
+      return waitFor(`order ${orderId} ${want}`, async () => {
+        const last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
+        if (last.status !== want) await mine(st.dev.rpcUrl, 1);
+        return last;
+      }, (last) => last.status === want, { timeoutMs, everyMs: 100 });
     }
     const pay = (i: number, symbol: string, amount: string) =>
       transferToken({ rpcUrl: st.dev.rpcUrl, chainId: st.chain.chainId, privateKey: payerN(i).privateKey, token: token(symbol), to: st.chain.settlementContract!, amount: BigInt(amount) });

@@ -7,18 +7,12 @@ import { backends } from '../helpers/db.ts';
 import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/orders.ts';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
-async function waitForStatus(s: TestServer, m: Creds, orderId: string, want: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last: any;
-  while (Date.now() < deadline) {
-    last = (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
-    if (last.status === want) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`order ${orderId} did not reach ${want}; last: ${JSON.stringify(last)}`);
+function waitForStatus(s: TestServer, m: Creds, orderId: string, want: string, timeoutMs = 20_000) {
+  return waitFor(`order ${orderId} ${want}`, async () => (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body, (last: any) => last.status === want, { timeoutMs });
 }
 
 /**

@@ -20,6 +20,7 @@ import { solanaChainFromFile, solanaDelegateKeyFromSeed } from '../../src/config
 import type { SolanaChainConfig } from '../../src/config/schema.ts';
 import { backends } from '../helpers/db.ts';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const CHAIN_ID = 792703800;
 
@@ -69,16 +70,12 @@ for (const backend of backends()) {
       assert.equal(r.status, 402, r.text);
       return r.body;
     }
-    async function waitFor(s: TestServer, c: Creds, id: string, want: string) {
-      const deadline = Date.now() + 20_000;
-      let last: any;
-      while (Date.now() < deadline) {
-        last = (await s.signed(c, 'GET', `/api/v1/orders/${id}`)).body;
-        if (last.status === want) return last;
-        svm.ledger.advance(1);
-        await new Promise((r) => setTimeout(r, 40));
-      }
-      throw new Error(`order ${id} did not reach ${want}; last: ${JSON.stringify(last)}`);
+    function waitForStatus(s: TestServer, c: Creds, id: string, want: string) {
+      return waitFor(`order ${id} ${want}`, async () => {
+        const last = (await s.signed(c, 'GET', `/api/v1/orders/${id}`)).body;
+        if (last.status !== want) svm.ledger.advance(1);
+        return last;
+      }, (last) => last.status === want, { everyMs: 40 });
     }
     const worker = (s: TestServer, extra: Partial<ConstructorParameters<typeof SolanaSettlementWorker>[0]> = {}) =>
       new SolanaSettlementWorker({ chain, key, db: s.db, clock: s.clock, leaseMs: 60_000, ...extra });
@@ -125,9 +122,9 @@ for (const backend of backends()) {
       const rpc = rpcClient(svm.rpcUrl);
       const approval = await approveDelegate(rpc, { payer, delegate: approve.delegate as Address, mint: approve.mint as Address, tokenProgram: approve.tokenProgram as Address, decimals: 6, amount: 3_000_000n, references: [approve.reference as Address] });
       await waitForSignature(rpc, approval, 'processed');
-      const confirmed = await waitFor(live, m, terms.order_id, 'PAYMENT_CONFIRMED');
+      const confirmed = await waitForStatus(live, m, terms.order_id, 'PAYMENT_CONFIRMED');
       assert.ok(confirmed.settlement_tx_hash, 'the settlement signature is named at confirmation');
-      const invoiced = await waitFor(live, m, terms.order_id, 'INVOICED');
+      const invoiced = await waitForStatus(live, m, terms.order_id, 'INVOICED');
       assert.equal(invoiced.settlement_tx_hash, confirmed.settlement_tx_hash);
       assert.equal(invoiced.tx_hash, approval, 'tx_hash names the payer’s approval');
       assert.ok(invoiced.settled_at);

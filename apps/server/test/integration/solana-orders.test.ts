@@ -13,6 +13,7 @@ import { solanaChainFromFile } from '../../src/config/solana.ts';
 import type { SolanaChainConfig } from '../../src/config/schema.ts';
 import { backends } from '../helpers/db.ts';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const FEE = { basisPoints: 100, maximumFee: 1_000_000n };
 const CHAIN_ID = 792703800;
@@ -31,15 +32,8 @@ function chainOf(svm: LocalSvm): SolanaChainConfig {
   );
 }
 
-async function waitFor(s: TestServer, m: Creds, orderId: string, want: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last: any;
-  while (Date.now() < deadline) {
-    last = (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
-    if (last.status === want) return last;
-    await new Promise((r) => setTimeout(r, 40));
-  }
-  throw new Error(`order ${orderId} did not reach ${want}; last: ${JSON.stringify(last)}`);
+function waitForStatus(s: TestServer, m: Creds, orderId: string, want: string, timeoutMs = 15_000) {
+  return waitFor(`order ${orderId} ${want}`, async () => (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body, (last: any) => last.status === want, { timeoutMs, everyMs: 40 });
 }
 
 /** Pays what a wallet would read from the order's `solana:` URL (recipient wallet, amount, mint, reference). */
@@ -109,10 +103,10 @@ for (const backend of backends()) {
 
       const sig = await payUrl(svm, url.href);
       svm.ledger.advance(1);
-      const confirmed = await waitFor(s, m, terms.order_id, 'PAYMENT_CONFIRMED');
+      const confirmed = await waitForStatus(s, m, terms.order_id, 'PAYMENT_CONFIRMED');
       assert.equal(confirmed.tx_hash, sig);
       svm.ledger.advance(6);
-      const invoiced = await waitFor(s, m, terms.order_id, 'INVOICED');
+      const invoiced = await waitForStatus(s, m, terms.order_id, 'INVOICED');
       assert.ok(invoiced.invoiced_at);
       const proof = (await s.signed(m, 'GET', `/api/v1/orders/${terms.order_id}/proof`)).body;
       assert.equal(proof.payload.tx_hash, sig);
@@ -130,7 +124,7 @@ for (const backend of backends()) {
       while (pay - transferFeeOf(pay, FEE) < want) pay++;
       const sig = await payUrl(svm, gross.extensions.paymentTerms.paymentUrl, { amount: pay, payer: 1 });
       svm.ledger.advance(7);
-      const done = await waitFor(s, m, gross.order_id, 'INVOICED');
+      const done = await waitForStatus(s, m, gross.order_id, 'INVOICED');
       assert.equal(done.tx_hash, sig);
       // The two transactions may be read in different ticks (slots moved mid-tick): wait for the record.
       let rec: any;
@@ -163,7 +157,7 @@ for (const backend of backends()) {
       assert.equal(rec.tx_hash ?? null, null);
       const good = await payUrl(svm, url, { amount: 800_000n, payer: 1 });
       svm.ledger.advance(7);
-      assert.equal((await waitFor(s, m, order.order_id, 'INVOICED')).tx_hash, good);
+      assert.equal((await waitForStatus(s, m, order.order_id, 'INVOICED')).tx_hash, good);
     });
   });
 

@@ -8,6 +8,7 @@ import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/order
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
 import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
 import { catchUpClock, createEndpoint, Receiver } from './webhook-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /**
  * The whole path on a real anvil chain with every worker running (role all): payer transfer →
@@ -32,15 +33,12 @@ for (const backend of backends()) {
       await dev?.stop();
     });
 
-    async function waitForEvent(event: string, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
+    function waitForEvent(event: string, timeoutMs = 20_000) {
+      return waitFor(() => `${event}; got ${rx.received.map((r) => r.headers['x-webhook-event']).join(', ')}`, () => {
         const got = rx.received.find((r) => r.headers['x-webhook-event'] === event);
-        if (got) return got;
-        catchUpClock(s); // the dispatcher runs on the TestClock; order events carry wall-clock time
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`no ${event} within ${timeoutMs} ms; got ${rx.received.map((r) => r.headers['x-webhook-event']).join(', ')}`);
+        if (!got) catchUpClock(s); // the dispatcher runs on the TestClock; order events carry wall-clock time
+        return got;
+      }, undefined, { timeoutMs });
     }
 
     it('delivers order.payment_confirmed and order.invoiced for a paid order', async () => {
