@@ -224,7 +224,7 @@ test('WEBHOOK_EVENTS and isWebhookEvent', () => {
     'order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed',
     'quickpay.checkout.completed', 'fiat.payment.succeeded',
     'order.late_payment', 'order.underpaid', 'order.duplicate_payment',
-    'fiat.payment.refunded', 'fiat.dispute.updated', 'x402.settlement.confirmed', 'mpp.payment.confirmed',
+    'fiat.payment.refunded', 'fiat.dispute.updated', 'order.refunded', 'x402.settlement.confirmed', 'mpp.payment.confirmed',
   ]);
   for (const e of WEBHOOK_EVENTS) assert.equal(isWebhookEvent(e), true);
   for (const e of ['order.paid', 'ORDER.INVOICED', '', 'order', undefined, 1]) assert.equal(isWebhookEvent(e), false);
