@@ -119,6 +119,7 @@ function showPay() {
   const p = payment!;
   const t = p.terms;
   if (view) view = undefined;
+  tick(); // the order's countdown with the pay screen, not a second later
   setScreen(
     payScreen({
       amount: formatUnits(t.amountWei, t.decimals),
