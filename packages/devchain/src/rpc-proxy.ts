@@ -62,6 +62,9 @@ export interface RpcProxyStats {
   /** Requests answered 429 (or the rate-limit error) and requests that came before Retry-After had passed. */
   rateLimited: number;
   early: number;
+  /** Bytes of the request bodies received and of the JSON-RPC answers sent (what a provider meters). */
+  bytesIn: number;
+  bytesOut: number;
 }
 
 export interface RpcProxy {
@@ -86,7 +89,7 @@ const toHex = (n: bigint) => `0x${n.toString(16)}`;
 export async function startRpcProxy(upstream: string, initial: { fault?: RpcFault; limits?: RpcLimits } = {}): Promise<RpcProxy> {
   let fault: RpcFault = initial.fault ?? { mode: 'pass' };
   let limits: RpcLimits = initial.limits ?? {};
-  const stats: RpcProxyStats = { requests: 0, calls: {}, faulted: {}, rangeRefused: 0, resultsRefused: 0, rateLimited: 0, early: 0 };
+  const stats: RpcProxyStats = { requests: 0, calls: {}, faulted: {}, rangeRefused: 0, resultsRefused: 0, rateLimited: 0, early: 0, bytesIn: 0, bytesOut: 0 };
   const sockets = new Set<Socket>();
   let window: number[] = [];
   let retryAfterUntil = 0;
@@ -199,6 +202,7 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
 
   const handle = async (req: IncomingMessage, res: ServerResponse, raw: string) => {
     stats.requests++;
+    stats.bytesIn += Buffer.byteLength(raw);
     let parsed: RpcCall | RpcCall[];
     try {
       parsed = JSON.parse(raw);
@@ -208,7 +212,11 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
     }
     const batch = Array.isArray(parsed);
     const calls = batch ? (parsed as RpcCall[]) : [parsed as RpcCall];
-    const send = (out: unknown[]) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(batch ? out : out[0]));
+    const send = (out: unknown[]) => {
+      const body = JSON.stringify(batch ? out : out[0]);
+      stats.bytesOut += Buffer.byteLength(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    };
     if (rateLimited(res, calls, batch)) return;
     const f = fault;
     const hit = f.mode !== 'pass' && Math.random() < (f.rate ?? 1);

@@ -92,12 +92,12 @@ export function handle(ctx: RpcContext, method: string, params: Params): unknown
       return { context: context(cfg(params[1]).commitment), value: ledger.lamportsOf(str(params[0], 'address') as Address) };
     case 'getAccountInfo': {
       const c = cfg(params[1]);
-      return { context: context(c.commitment), value: account(ledger, str(params[0], 'address'), c.encoding ?? 'base64') };
+      return { context: context(c.commitment), value: account(ledger, str(params[0], 'address'), c.encoding ?? 'base64', sliceOf(c)) };
     }
     case 'getMultipleAccounts': {
       const c = cfg(params[1]);
       const list = Array.isArray(params[0]) ? params[0] : [];
-      return { context: context(c.commitment), value: list.map((a) => account(ledger, str(a, 'address'), c.encoding ?? 'base64')) };
+      return { context: context(c.commitment), value: list.map((a) => account(ledger, str(a, 'address'), c.encoding ?? 'base64', sliceOf(c))) };
     }
     case 'getTokenAccountBalance': {
       const acc = ledger.svm.getAccount(str(params[0], 'address') as Address);
@@ -212,8 +212,18 @@ export function handle(ctx: RpcContext, method: string, params: Params): unknown
   }
 }
 
-function account(ledger: Ledger, address: string, encoding: Encoding) {
+function account(ledger: Ledger, address: string, encoding: Encoding, slice?: { offset: number; length: number }) {
   const acc = ledger.svm.getAccount(address as Address);
   if (!acc.exists) return null;
-  return accountJson({ ...acc, data: Uint8Array.from(acc.data) }, encoding, (m) => ledger.decimalsOf(m));
+  const data = Uint8Array.from(acc.data);
+  // dataSlice (binary encodings only, as on a node): part of the data, e.g. a token account's amount.
+  const sliced = slice && encoding !== 'jsonParsed' ? data.subarray(slice.offset, slice.offset + slice.length) : data;
+  return { ...accountJson({ ...acc, data: sliced }, encoding, (m) => ledger.decimalsOf(m)), space: data.length };
+}
+
+function sliceOf(c: Cfg): { offset: number; length: number } | undefined {
+  const s = c.dataSlice as { offset?: unknown; length?: unknown } | undefined;
+  if (s === undefined) return undefined;
+  if (!Number.isInteger(s.offset) || !Number.isInteger(s.length) || (s.offset as number) < 0 || (s.length as number) < 0) throw new RpcError(-32602, 'Invalid params: dataSlice');
+  return { offset: s.offset as number, length: s.length as number };
 }

@@ -39,6 +39,7 @@ import { describeError } from '../evm/rpc.ts';
 import { tickBackoff } from '../evm/watcher.ts';
 import { attribute, recordedKind } from './attribution.ts';
 import type { SolanaTransfer } from './decode.ts';
+import { AccountProbe } from './probe.ts';
 import { orderIdOfReference, referenceOf } from './reference.ts';
 import * as repo from './repo.ts';
 import { createSolanaRpcClient, type SolanaRpc } from './rpc.ts';
@@ -55,6 +56,13 @@ export interface SolanaWatcherOptions {
   /** getSignaturesForAddress page size (default 1000, the RPC's maximum) and calls per address per tick (default 20) */
   pageSize?: number;
   maxPages?: number;
+  /**
+   * Beyond this many followed addresses a tick reads only the token accounts whose amount changed
+   * (getMultipleAccounts), plus a rotation that reads each one at least every `fullReadCycleTicks`
+   * ticks (probe.ts). Defaults 16 and 300.
+   */
+  probeAbove?: number;
+  fullReadCycleTicks?: number;
   holderId?: string;
   log?: ChainLogger;
   onTick?: (chainId: number, r: SolanaTick, head: { number: bigint; timestamp: bigint } | undefined) => void;
@@ -84,6 +92,7 @@ export class SolanaWatcher {
   private readonly log: ChainLogger;
   private genesisChecked = false;
   private ticks = 0;
+  private readonly probe: AccountProbe;
   /** (wallet, mint) → associated token account; derivation is pure, so cached for the process */
   private readonly ata = new Map<string, string>();
 
@@ -99,6 +108,7 @@ export class SolanaWatcher {
     this.pageSize = opts.pageSize ?? 1000;
     this.maxPages = opts.maxPages ?? 20;
     this.log = opts.log ?? createChainLogger('silent');
+    this.probe = new AccountProbe({ minReads: opts.probeAbove ?? 16, cycleTicks: opts.fullReadCycleTicks ?? 300 });
   }
 
   async tick(): Promise<SolanaTick> {
@@ -137,10 +147,13 @@ export class SolanaWatcher {
     const accounts = byReference ? new Set<string>() : new Set(addresses);
     const cursors = await repo.loadCursors(this.db, this.chain.chainId);
     // An address whose backlog walk is unfinished is read to its end, followed or not any more.
-    const followed = [...new Set([...addresses, ...[...cursors].filter(([, c]) => c.pages.length > 0).map(([a]) => a)])];
+    const walking = new Set([...cursors].filter(([, c]) => c.pages.length > 0).map(([a]) => a));
+    const followed = [...new Set([...addresses, ...walking])];
     const out = { kind: 'leader' as const, slot, followed: followed.length, transfers: 0, confirmed: 0, invoiced: 0, behind: 0, backlog: 0 };
     const chainId = this.chain.chainId;
-    for (const address of followed) {
+    // Reference keys are new per order and few (≤ referenceLimit): all read. Token accounts: probe.ts.
+    const toRead = byReference ? followed : await this.probe.select(this.rpc, followed, walking, confirm);
+    for (const address of toRead) {
       const read = await catchUp(this.rpc, address, cursors.get(address) ?? { until: undefined, pages: [] }, { commitment: confirm, pageSize: this.pageSize, maxPages: this.maxPages }, {
         savePages: (pages, end) => repo.saveBacklog(this.db, chainId, address, pages, end),
         process: async (s) => {
@@ -157,13 +170,16 @@ export class SolanaWatcher {
           return true;
         },
       });
-      if (read !== 'done') out.behind++;
+      if (read === 'done') this.probe.read(address, { slot, at: startedAt });
+      else out.behind++;
       if (read === 'more') out.backlog++;
     }
     out.invoiced = await this.finalityPass(startedAt);
     if (++this.ticks % 600 === 1) await repo.pruneCursors(this.db, chainId, followed);
-    // A payment may still be unread in a backlog: the sweeper must not expire its order yet.
-    if (out.behind === 0) await repo.saveScanPosition(this.db, chainId, slot, startedAt, this.chain.genesisHash);
+    // A payment may still be unread in a backlog, or (token accounts) in an account the rotation has
+    // not read since: the sweeper must not expire its order yet.
+    const through = byReference ? { slot, at: startedAt } : this.probe.readThrough(followed);
+    if (out.behind === 0 && through) await repo.saveScanPosition(this.db, chainId, through.slot, through.at, this.chain.genesisHash);
     return out;
   }
 
