@@ -14,6 +14,8 @@
  * of the database, and detection latency: the slot advanced past the payment (it is `confirmed`) →
  * the order's status changed.
  *
+ * BENCH_BASELINE=<another checkout, built> runs that checkout's gateway instead (the watcher before a change).
+ *
  *   npm run build && BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/solana-scale.ts
  */
 import { randomBytes } from 'node:crypto';
@@ -89,11 +91,12 @@ async function main() {
       environment: 'test',
       chains: [{ kind: 'solana', chain_id: CHAIN_ID, rpc_url: proxy.url, genesis_hash: svm.genesisHash, poll_interval_ms: POLL_MS, tokens: [{ symbol: 'USDC', mint: usdc.mint, decimals: 6, program: 'spl-token' }] }],
     }));
-    const compiled = existsSync(join(ROOT, 'apps/server/dist/tollgate.js'));
+    const root = process.env.BENCH_BASELINE ?? ROOT;
+    const compiled = existsSync(join(root, 'apps/server/dist/tollgate.js'));
     tg = spawnTollgate(['serve', '--role', 'worker'], {
       DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, LOG_LEVEL: 'warn',
       ...(compiled ? { NODE_ENV: 'production' } : {}),
-    });
+    }, undefined, [], join(root, 'apps/server/bin/tollgate.js'));
     await tg.waitFor(/listening on/, 120_000);
     const pid = tg.child.pid!;
     const rpc = rpcClient(svm.rpcUrl);
@@ -161,7 +164,7 @@ async function main() {
       const s = [...xs].sort((a, b) => a - b);
       return `${median(s).toFixed(0)} (${s[0]!.toFixed(0)}–${s[s.length - 1]!.toFixed(0)})`;
     };
-    console.log(`\n${WALLETS.toLocaleString('en')} watched wallets (token accounts), ${NOISE.toLocaleString('en')} unrelated transfers per busy slot, poll ${POLL_MS} ms, window ${BLOCK_MS} ms, ${SAMPLES} slots each, ${compiled ? 'compiled build' : 'source (tsx)'}; median (min–max) per slot\n`);
+    console.log(`\n${WALLETS.toLocaleString('en')} watched wallets (token accounts), ${NOISE.toLocaleString('en')} unrelated transfers per busy slot, poll ${POLL_MS} ms, window ${BLOCK_MS} ms, ${SAMPLES} slots each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}; median (min–max) per slot\n`);
     console.log('| per slot | quiet chain | busy mint | busy / quiet |');
     console.log('|---|---|---|---|');
     for (const name of Object.keys(rows.quiet)) {

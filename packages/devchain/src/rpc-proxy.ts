@@ -65,6 +65,8 @@ export interface RpcProxyStats {
   /** Bytes of the request bodies received and of the JSON-RPC answers sent (what a provider meters). */
   bytesIn: number;
   bytesOut: number;
+  /** The most requests the proxy was handling at once (a client's concurrency). */
+  maxInFlight: number;
 }
 
 export interface RpcProxy {
@@ -89,8 +91,9 @@ const toHex = (n: bigint) => `0x${n.toString(16)}`;
 export async function startRpcProxy(upstream: string, initial: { fault?: RpcFault; limits?: RpcLimits } = {}): Promise<RpcProxy> {
   let fault: RpcFault = initial.fault ?? { mode: 'pass' };
   let limits: RpcLimits = initial.limits ?? {};
-  const stats: RpcProxyStats = { requests: 0, calls: {}, faulted: {}, rangeRefused: 0, resultsRefused: 0, rateLimited: 0, early: 0, bytesIn: 0, bytesOut: 0 };
+  const stats: RpcProxyStats = { requests: 0, calls: {}, faulted: {}, rangeRefused: 0, resultsRefused: 0, rateLimited: 0, early: 0, bytesIn: 0, bytesOut: 0, maxInFlight: 0 };
   const sockets = new Set<Socket>();
+  let inFlight = 0;
   let window: number[] = [];
   let retryAfterUntil = 0;
   /** When the current Retry-After period began (its first 429). */
@@ -247,10 +250,13 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((err: Error) => {
-        // Upstream unreachable (anvil stopping): a 502, like a real proxy.
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(String(err.message));
-      });
+      stats.maxInFlight = Math.max(stats.maxInFlight, ++inFlight);
+      handle(req, res, Buffer.concat(chunks).toString('utf8'))
+        .catch((err: Error) => {
+          // Upstream unreachable (anvil stopping): a 502, like a real proxy.
+          if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(String(err.message));
+        })
+        .finally(() => inFlight--);
     });
   });
   server.on('connection', (s) => {
