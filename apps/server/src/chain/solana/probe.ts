@@ -21,11 +21,11 @@ import { mapLimit } from '../evm/context.ts';
 import type { SolanaRpc } from './rpc.ts';
 
 /** getMultipleAccounts' maximum. */
-export const ACCOUNTS_PER_QUERY = 100;
+const ACCOUNTS_PER_QUERY = 100;
 /** An SPL token account's amount: u64 at byte 64 (after mint and owner); the same in Token-2022. */
 const AMOUNT_SLICE = { offset: 64, length: 8 };
 
-export interface ReadMark {
+interface ReadMark {
   slot: bigint;
   at: Date;
 }
