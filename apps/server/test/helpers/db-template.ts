@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { listMigrations, migrate } from '../../src/db/migrate.ts';
@@ -54,6 +54,7 @@ async function loadOrMakeTarball(): Promise<Blob> {
       // Written aside and renamed: a concurrent test process reads a whole file or none.
       const tmp = `${file}.tmp-${process.pid}`;
       try {
+        mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
         writeFileSync(tmp, Buffer.from(await blob.arrayBuffer()), { mode: 0o600 });
         renameSync(tmp, file);
       } catch {
