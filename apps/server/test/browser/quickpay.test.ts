@@ -127,8 +127,12 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.locator('#receipt-h').waitFor();
     assert.equal(await page.locator('#product-name').textContent(), 'House blend, 250 g');
     const receipt = await receiptOf(page);
-    // (After the reload above the page knows the session, not what was typed into it: no memo here.)
-    assert.deepEqual([receipt['Paid to'], receipt.For, receipt['Order reference'], receipt.Transaction], ['Acme Coffee', 'House blend, 250 g', st.body.order_id, wallet.sent[0]!.hash]);
+    // After the reload above (maybe already settled: status only) the tab still knows the amount,
+    // token and reference it opened the session with.
+    assert.deepEqual(
+      [receipt['Paid to'], receipt.For, receipt.Amount, receipt['Paid with'], receipt['Your reference'], receipt['Order reference'], receipt.Transaction],
+      ['Acme Coffee', 'House blend, 250 g', '9.75 USDC', `USDC on ${CHAIN_NAME}`, 'gift wrap', st.body.order_id, wallet.sent[0]!.hash],
+    );
     await screenshot(page, 'qp-03-confirmed-desktop');
     await assertAxeClean(page, 'confirmed');
     // The order reaches INVOICED (finality) and the completion webhook arrives exactly once.

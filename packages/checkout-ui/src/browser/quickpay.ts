@@ -59,14 +59,17 @@ const cardFailed = () => finish(messageScreen('failed', 'error', 'The card payme
 function confirmed(txHash?: string, orderId?: string, last4?: string) {
   const t = payment?.terms;
   const card = !!cardSession;
+  // After a reload: what this tab noted when the session opened (remember()).
+  const kept = card ? undefined : recall();
+  if (!t && kept?.amount) setTotal(`Total ${kept.amount}`);
   finish(
     doneScreen({
       merchant: merchant(),
       item: link.product?.name,
-      amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t && `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`,
-      method: card ? (last4 ? `Card ending ${last4}` : 'Card') : t && `${t.tokenSymbol} on ${t.chainName}`,
+      amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t ? `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : kept?.amount,
+      method: card ? (last4 ? `Card ending ${last4}` : 'Card') : t ? `${t.tokenSymbol} on ${t.chainName}` : kept?.method,
       reference: orderId ?? t?.orderId ?? cardOrder,
-      payerReference: memo,
+      payerReference: memo ?? kept?.memo,
       txHash: payment?.txHash ?? txHash,
       explorerUrl: t?.explorerUrl ?? selected?.explorer_url,
       card,
@@ -76,6 +79,25 @@ function confirmed(txHash?: string, orderId?: string, last4?: string) {
 }
 /** The payer's reference as sent with the session (shown on the receipt). */
 let memo: string | undefined;
+
+// What the receipt needs that a settled session's status no longer carries (amount, token,
+// network, the payer's reference), kept in this tab's sessionStorage under the session id.
+const keptKey = () => `tollgate:qp:${sessionIdFromHash(location.hash) ?? ''}`;
+function remember(t: Terms) {
+  try {
+    storage()?.setItem(keptKey(), JSON.stringify({ amount: `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`, method: `${t.tokenSymbol} on ${t.chainName}`, memo }));
+  } catch {
+    /* storage full or refused: the receipt shows less */
+  }
+}
+function recall(): { amount?: string; method?: string; memo?: string } | undefined {
+  try {
+    const v: unknown = JSON.parse(storage()?.getItem(keptKey()) ?? 'null');
+    return v && typeof v === 'object' ? (v as { amount?: string; method?: string; memo?: string }) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function restart() {
   history.replaceState(null, '', location.pathname);
@@ -200,6 +222,7 @@ function begin(s: QuickPaySession, from: string, wallet?: Wallet) {
   const t = termsOf(s);
   if (s.status !== 'OPEN' || !t) return onSession(s);
   history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
+  remember(t);
   setTotal(`Total ${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`);
   const tx = sentTx.get(storage(), t.orderId);
   payment = { sessionId: s.session_id, terms: t, from: t.paymentUrl ? from : from.toLowerCase(), showQr: !wallet, ...(wallet ? { wallet } : {}), ...(tx ? { txHash: tx } : {}) };
