@@ -4,7 +4,7 @@
 // fragment (`#qps_…`) so a reload resumes the attempt instead of offering a second payment.
 // Nothing on this page is a proof of payment: the merchant verifies with Tollgate.
 import { ApiError, type CheckoutApi } from '../lib/api.ts';
-import type { CardStart, PublicSession } from '../lib/types.ts';
+import type { PublicSession } from '../lib/types.ts';
 import { startCard } from './card.ts';
 import type { CardContext } from './card-method.ts';
 import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
@@ -16,6 +16,7 @@ import { amountProblem, idempotencyKey, linkIdFromPath, quickpayApi, sessionIdFr
 import { optionKey, sentTx, type Terms } from '../lib/terms.ts';
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
 import { h, replace, sessionStore as storage, setText } from './dom.ts';
+import { cardStart, recall, remember, sessionTerms } from './quickpay-session.ts';
 import { linkPrice, linkScreen } from './quickpay-views.ts';
 import { doneScreen } from './receipt.ts';
 import { addressPlaceholder, messageScreen, payScreen, shell, walletButtons } from './views.ts';
@@ -80,49 +81,12 @@ function confirmed(txHash?: string, orderId?: string, last4?: string) {
 /** The payer's reference as sent with the session (shown on the receipt). */
 let memo: string | undefined;
 
-// What the receipt needs that a settled session's status no longer carries (amount, token,
-// network, the payer's reference), kept in this tab's sessionStorage under the session id.
-const keptKey = () => `tollgate:qp:${sessionIdFromHash(location.hash) ?? ''}`;
-function remember(t: Terms) {
-  try {
-    storage()?.setItem(keptKey(), JSON.stringify({ amount: `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`, method: `${t.tokenSymbol} on ${t.chainName}`, memo }));
-  } catch {
-    /* storage full or refused: the receipt shows less */
-  }
-}
-function recall(): { amount?: string; method?: string; memo?: string } | undefined {
-  try {
-    const v: unknown = JSON.parse(storage()?.getItem(keptKey()) ?? 'null');
-    return v && typeof v === 'object' ? (v as { amount?: string; method?: string; memo?: string }) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function restart() {
   history.replaceState(null, '', location.pathname);
   location.reload();
 }
 
-function termsOf(s: QuickPaySession): Terms | undefined {
-  const t = s.terms;
-  const o = t && link.payment_options.find((p) => optionKey(p) === optionKey(t));
-  if (!t) return undefined;
-  return {
-    orderId: t.order_id,
-    chainId: t.chain_id,
-    chainName: o ? networkName(o) : `Chain ${t.chain_id}`,
-    ...(o?.explorer_url ? { explorerUrl: o.explorer_url } : {}),
-    tokenSymbol: t.token_symbol,
-    tokenContract: t.token_contract,
-    decimals: t.decimals,
-    payTo: t.pay_to_address,
-    amountWei: t.amount_wei,
-    expiresAt: t.expires_at,
-    // Solana: the order's transfer request (its reference key attributes the payment); only a solana: URL.
-    ...(t.payment_url?.startsWith('solana:') ? { paymentUrl: t.payment_url } : {}),
-  };
-}
+const termsOf = (s: QuickPaySession) => sessionTerms(s, link);
 
 /** What the session shows: terms while OPEN; its end otherwise. */
 function onSession(s: QuickPaySession) {
@@ -222,7 +186,7 @@ function begin(s: QuickPaySession, from: string, wallet?: Wallet) {
   const t = termsOf(s);
   if (s.status !== 'OPEN' || !t) return onSession(s);
   history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
-  remember(t);
+  remember(t, memo);
   setTotal(`Total ${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}`);
   const tx = sentTx.get(storage(), t.orderId);
   payment = { sessionId: s.session_id, terms: t, from: t.paymentUrl ? from : from.toLowerCase(), showQr: !wallet, ...(wallet ? { wallet } : {}), ...(tx ? { txHash: tx } : {}) };
@@ -336,24 +300,6 @@ function showLink() {
 let cardSession: string | undefined;
 let cardOrder: string | undefined;
 
-/** A card session's state as the card screens read it (CardStart). */
-function cardStart(s: QuickPaySession): CardStart {
-  const t = s.terms;
-  cardOrder = s.order_id ?? t?.order_id;
-  return {
-    order_id: s.order_id ?? t?.order_id ?? '',
-    processor: t?.processor ?? 'TEST',
-    currency: link.fiat_currency ?? '',
-    amount: link.fiat_amount ?? '',
-    order_status: s.order_status ?? 'CHECKOUT_VERIFIED',
-    // The session's card terms say what the processor needs (Tollgate's form, or its own page)
-    // and whether a payment is already under way (processing: wait, never pay again).
-    payment_state: t?.payment_state ?? 'pending',
-    expires_at: t?.expires_at ?? 0,
-    next_action: t?.next_action ?? { type: 'card_form' },
-  };
-}
-
 /** The checkout card API (card.ts) mapped onto the quick-pay routes: card() opens the card session once. */
 function cardApi(): CheckoutApi {
   const unsupported = () => Promise.reject(new ApiError(400, 'invalid_request', 'not available on a payment link'));
@@ -376,7 +322,8 @@ function cardApi(): CheckoutApi {
         cardSession = s.session_id;
         history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
       }
-      return cardStart(s);
+      cardOrder = s.order_id ?? s.terms?.order_id;
+      return cardStart(s, link);
     },
     testCard: (c) => api.testCard(cardSession!, c),
     get clockOffset() {
