@@ -106,6 +106,7 @@ import { portalCreateLink, portalListLinks, portalListLinkSessions, portalShareL
 import { portalListMppPayments, portalListX402Settlements } from './portal/routes/machine.ts';
 import { portalListOrders } from './portal/routes/listOrders.ts';
 import { portalGetOrder } from './portal/routes/getOrder.ts';
+import { portalListRefunds, portalRefundOrder } from './portal/routes/refunds.ts';
 import { portalListWebhooks } from './portal/routes/listWebhooks.ts';
 import { portalCreateWebhook } from './portal/routes/createWebhook.ts';
 import { portalRotateWebhookSecret } from './portal/routes/rotateWebhookSecret.ts';
@@ -264,6 +265,8 @@ export const ROUTES: readonly RouteDef<any, any, any>[] = [
   portalGetOverview,
   portalListOrders,
   portalGetOrder,
+  portalListRefunds,
+  portalRefundOrder,
   portalListProducts,
   portalCreateProduct,
   portalUpdateProduct,

@@ -3,6 +3,8 @@
 import { api, can, qs, type Session } from './api.ts';
 import { h, replace } from '@tollgate/checkout-ui/dom';
 import { ORDER_STATUSES as STATUSES } from '@tollgate/protocol/states';
+import { loadChunk } from '../../../checkout-ui/src/browser/chunk.ts';
+import type { commerce } from './commerce.ts';
 import { facts, field, fmtTime, message, page, select, short, status, STATUS_LABELS, table } from './ui.ts';
 
 interface OrderRow {
@@ -92,12 +94,12 @@ function cryptoFacts(d: any): [string, string | Node | undefined][] {
  * What is known of refunds today: the card's refunded amount, a DELEGATE refund transaction. The
  * refund actions (per rail and role) belong in this section: it is the slot they fill.
  */
-function refundSection(d: any): HTMLElement {
+function refundSection(d: any, panel: Node): HTMLElement {
   const o = d.order;
   const state = d.rail === 'card'
     ? o.refunded_amount ? `Refunded ${o.refunded_amount} ${o.fiat_currency}` : 'No refund'
     : o.refund_tx_hash ? h('span', {}, 'Refunded to the payer: ', link(d.refund_explorer_url, o.refund_tx_hash)) : 'No refund';
-  return h('section', { id: 'refunds', 'data-slot': 'refunds', 'aria-labelledby': 'refunds-title' }, h('h2', { id: 'refunds-title' }, 'Refunds'), h('p', { 'data-refund-state': '' }, state));
+  return h('section', { id: 'refunds', 'data-slot': 'refunds', 'aria-labelledby': 'refunds-title' }, h('h2', { id: 'refunds-title' }, 'Refunds'), h('p', { 'data-refund-state': '' }, state), panel);
 }
 
 export async function orderPage(id: string, session: Session): Promise<HTMLElement> {
@@ -123,7 +125,7 @@ export async function orderPage(id: string, session: Session): Promise<HTMLEleme
       ['Status', status(o.status, card && o.status === 'PAYMENT_CONFIRMED' && o.held_reasons?.length > 0)], ['Rail', card ? 'Card' : isDelegate(o) ? 'Crypto, DELEGATE' : 'Crypto'],
       ['Reference', o.dapp_order_id], ...(card ? cardFacts(d) : cryptoFacts(d)), ['Fee', d.fee], ['Created', fmtTime(o.created_at)],
     ]),
-    refundSection(d),
+    refundSection(d, (await loadChunk<typeof commerce>('commerce')).refundPanel(o.order_id, o, session)),
     h('h2', {}, 'Timeline'),
     h('ol', { class: 'timeline' }, d.timeline.map((t: any) => h('li', {}, `${fmtTime(t.at)}: `, t.from_status ? status(t.from_status) : 'created', ' → ', status(t.to_status), ` (${t.trigger})`))),
     card ? null : h('h2', {}, 'Transfers seen'),
