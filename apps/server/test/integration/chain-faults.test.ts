@@ -23,7 +23,7 @@ import { backends } from '../helpers/db.ts';
 import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/orders.ts';
 import { startRpcProxy, type RpcFault, type RpcProxy } from '@tollgate/devchain';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
-import { chainConfigOf, pay, payerAddress, startTestChain } from './watcher-fixtures.ts';
+import { blockOf, chainConfigOf, pay, payerAddress, scannedTo, startTestChain, tickedAtHead } from './watcher-fixtures.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 
 const LONG = process.env.TOLLGATE_LONG === '1';
@@ -113,22 +113,6 @@ for (const backend of chosen) {
       await dev?.stop();
     });
 
-    const cursorAt = async () => (await s.db.query<{ n: number }>('SELECT block_number AS n FROM chain_cursors WHERE chain_id = $1', [dev.chainId])).rows[0]?.n ?? -1;
-    /** The watcher has scanned up to `block` (its cursor moves after a range's payments are recorded). */
-    const scannedTo = (block: number) => waitFor(`the watcher's cursor at block ${block}`, cursorAt, (n) => n >= block);
-    const blockOf = async (hash: Hex) => Number(BigInt((await rpcRequest<{ blockNumber: string }>(dev.rpcUrl, 'eth_getTransactionReceipt', [hash])).blockNumber));
-    /**
-     * A whole watcher tick ran at the present head or later, depth pass included: a tick scans, then
-     * runs its depth pass, so once the next tick has scanned one more block the first one is done.
-     * What a test then finds unchanged did not change because the watcher never looked.
-     */
-    async function tickedAtHead() {
-      const head = Number(BigInt(await rpcRequest<string>(dev.rpcUrl, 'eth_blockNumber', [])));
-      await scannedTo(head);
-      await mine(dev.rpcUrl, 1);
-      await scannedTo(head + 1);
-    }
-
     /** Creates an order through the API for the next payer; returns its id, payer index and amount. */
     async function newOrder() {
       const idx = payerIdx++ % dev.payers.length;
@@ -213,7 +197,7 @@ for (const backend of chosen) {
     it('a reorg below the confirmation depth that re-mines the payment: invoiced exactly once', async () => {
       const o = await newOrder();
       const hash = await pay(dev, o.idx, MERCHANT_WALLET as Hex, o.amt); // depth 1 < CONF
-      await scannedTo(await blockOf(hash)); // the watcher sees it at depth 1
+      await scannedTo(s.db, dev.chainId, await blockOf(dev.rpcUrl, hash)); // the watcher sees it at depth 1
       await reorg(dev.rpcUrl, 1, [[await rawTx(hash), 0]]);
       await mine(dev.rpcUrl, FIN);
       await waitInvoiced([o.id]);
@@ -222,10 +206,10 @@ for (const backend of chosen) {
     it('a payment reorged out below the confirmation depth never confirms; paying again invoices', async () => {
       const o = await newOrder();
       const hash = await pay(dev, o.idx, MERCHANT_WALLET as Hex, o.amt);
-      await scannedTo(await blockOf(hash));
+      await scannedTo(s.db, dev.chainId, await blockOf(dev.rpcUrl, hash));
       await reorg(dev.rpcUrl, 1); // the transfer is gone
       await mine(dev.rpcUrl, FIN + 1);
-      await tickedAtHead();
+      await tickedAtHead(s.db, dev);
       assert.equal(await statusOf(o.id), 'CHECKOUT_VERIFIED');
       await pay(dev, o.idx, MERCHANT_WALLET as Hex, o.amt);
       await mine(dev.rpcUrl, FIN);
@@ -272,7 +256,7 @@ for (const backend of chosen) {
       } finally {
         closeWindow();
       }
-      await tickedAtHead();
+      await tickedAtHead(s.db, dev);
       assert.equal(await statusOf(o.id), 'CHECKOUT_VERIFIED');
       await pay(dev, o.idx, MERCHANT_WALLET as Hex, o.amt);
       await mine(dev.rpcUrl, FIN);

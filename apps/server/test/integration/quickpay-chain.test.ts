@@ -6,7 +6,7 @@ import { backends } from '../helpers/db.ts';
 import { MERCHANT_WALLET, setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { startCheckoutServer } from './checkout-fixtures.ts';
-import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
+import { chainConfigOf, startTestChain, tickedAtHead } from './watcher-fixtures.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
@@ -105,13 +105,13 @@ for (const backend of backends()) {
       // One short transfer is recorded against the session's order and pays nothing on its own.
       const recorded = await waitFor('underpaid recorded', () => s.signed(m, 'GET', `/api/v1/orders/${r.body.terms.order_id}`).then((x) => x.body), (o) => o.observed_transfers?.length === 1);
       assert.deepEqual([recorded.status, recorded.observed_transfers[0].kind, recorded.observed_transfers[0].tx_hash], ['CHECKOUT_VERIFIED', 'underpaid', first]);
-      await new Promise((res) => setTimeout(res, 2500)); // a worker tick: still short
+      await tickedAtHead(s.db, dev); // a whole watcher tick after the short payment: still short
       assert.equal((await status(r.body.session_id)).status, 'OPEN');
       const second = await pay(6_000_000n);
       await mine(dev.rpcUrl, 5);
       const done = await waitFor('summed', () => status(r.body.session_id), (v) => v.status === 'PAYMENT_CONFIRMED');
       assert.deepEqual([done.order_status, done.tx_hash, done.amount_paid_wei], ['INVOICED', second, '10000000']);
-      await new Promise((res) => setTimeout(res, 2500));
+      await tickedAtHead(s.db, dev); // a whole watcher tick after the completion: no second one
       const ev = await events(r.body.session_id);
       assert.equal(ev.length, 1, 'completed once');
       assert.deepEqual([ev[0]!.payload.amount_paid, ev[0]!.payload.tx_hash], ['10', second]);

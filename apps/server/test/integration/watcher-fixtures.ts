@@ -3,7 +3,7 @@
 // open and migrate here), a merchant with a wallet and fee balance, orders inserted through the
 // orders repo with their fee reserved, payments through @tollgate/devchain.
 import { randomBytes } from 'node:crypto';
-import { rpcRequest, startDevChain, transferToken, type DevChain } from '@tollgate/devchain';
+import { mine, rpcRequest, startDevChain, transferToken, type DevChain } from '@tollgate/devchain';
 import type { Hex } from 'viem';
 import type { ChainConfig } from '../../src/config/schema.ts';
 import type { Queryable } from '../../src/db/database.ts';
@@ -12,6 +12,7 @@ import { createChainLogger } from '../../src/chain/evm/context.ts';
 import { openFeeAccount, reserveFee, topUpFees } from '../../src/fees/ledger.ts';
 import { insertOrder, type OrderRow } from '../../src/orders/repo.ts';
 import type { Database } from '../../src/db/database.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 export const FEE = 10_000n;
 
@@ -189,3 +190,33 @@ export async function tickUntilCaughtUp(w: ChainWatcher, max = 50) {
   }
   throw new Error(`watcher did not catch up in ${max} ticks: ${JSON.stringify(results.at(-1), (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
 }
+
+/** The running watcher's cursor (the last block it scanned) on `chainId`; -1 before its first tick. */
+async function cursorAt(db: Queryable, chainId: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT block_number AS n FROM chain_cursors WHERE chain_id = $1', [chainId]);
+  return rows[0]?.n ?? -1;
+}
+
+/** Waits until the running watcher has scanned `block` (a range's payments are recorded before its cursor moves). */
+export function scannedTo(db: Queryable, chainId: number, block: number): Promise<number> {
+  return waitFor(`the watcher's cursor at block ${block}`, () => cursorAt(db, chainId), (n) => n >= block);
+}
+
+/** The block a mined transaction is in. */
+export async function blockOf(rpcUrl: string, hash: Hex): Promise<number> {
+  return Number(BigInt((await rpcRequest<{ blockNumber: string }>(rpcUrl, 'eth_getTransactionReceipt', [hash])).blockNumber));
+}
+
+/**
+ * Waits for a whole tick of the running watcher at the present head or later, depth pass included
+ * (mines one block): a tick scans, then runs its depth pass, so once the next tick has scanned one
+ * more block the first is done. What a test then finds unchanged, the watcher looked at: the wait
+ * for "nothing happened" that a fixed sleep only hoped for.
+ */
+export async function tickedAtHead(db: Queryable, dev: { rpcUrl: string; chainId: number }): Promise<void> {
+  const head = Number(BigInt(await rpcRequest<string>(dev.rpcUrl, 'eth_blockNumber', [])));
+  await scannedTo(db, dev.chainId, head);
+  await mine(dev.rpcUrl, 1);
+  await scannedTo(db, dev.chainId, head + 1);
+}
+
