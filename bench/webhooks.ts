@@ -20,7 +20,6 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Config } from '../apps/server/src/config/schema.ts';
 import type { Database } from '../apps/server/src/db/database.ts';
 import { migrate } from '../apps/server/src/db/migrate.ts';

@@ -1,30 +1,42 @@
-import { hostname } from 'node:os';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 /**
  * One log format for the whole process: the HTTP layer logs through fastify's pino, and the few
- * loggers outside it (chain watcher, background loops, webhook dispatcher) write the same line
- * shape, so one `jq 'select(.level >= 50)'` or one log shipper rule sees every line. pino's shape:
- * `level` as a number, `time` in epoch milliseconds, then `pid`, `hostname`, `msg` and fields.
+ * loggers outside it (chain watcher, background loops, webhook dispatcher, settlement executor) are
+ * pino loggers too, so one `jq 'select(.level >= 50)'` or one log shipper rule sees every line:
+ * `level` as a number, `time` in epoch milliseconds, `pid`, `hostname`, the fields, then `msg`.
+ *
+ * Callers pass only fields they built themselves (ids, block numbers, counts, `logSafeError`
+ * output): never a config object, an RPC URL (API keys live in them) or a raw database error.
  */
-export const LOG_LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
-export type LogLevelName = keyof typeof LOG_LEVELS;
+export type { Logger };
 
-const HOST = hostname();
+/** Bigints (block numbers, amounts) are logged as decimal strings: a JSON number would round them. */
+function bigintsAsStrings(o: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(o)) {
+    if (typeof v !== 'bigint') continue;
+    out ??= { ...o };
+    out[k] = v.toString();
+  }
+  return out ?? o;
+}
+
+const toStderr: DestinationStream = { write: (line: string) => void process.stderr.write(line) };
 
 /**
- * Serializes one log line as pino would (bigints become strings).
+ * A pino logger at `level` ('silent', or a name pino does not know, logs nothing) with `base`
+ * fields on every line, writing one JSON line per call to stderr, or to `destination` (tests).
  *
  * @example
- * logLine('warn', 'reorg: cursor rewound', { chain_id: 31337 });
- * // {"level":40,"time":1764000000000,"pid":42,"hostname":"box","msg":"reorg: cursor rewound","chain_id":31337}
+ * const log = createLogger('info', { chain_id: 31337 });
+ * log.warn({ at_block: 120n }, 'reorg detected'); // {"level":40,"time":…,"pid":…,"hostname":…,"chain_id":31337,"at_block":"120","msg":"reorg detected"}
  */
-export function logLine(level: LogLevelName, msg: string, fields: Record<string, unknown> = {}, now = Date.now()): string {
-  const out: Record<string, unknown> = { level: LOG_LEVELS[level], time: now, pid: process.pid, hostname: HOST, msg };
-  for (const [k, v] of Object.entries(fields)) out[k] = typeof v === 'bigint' ? v.toString() : v;
-  return JSON.stringify(out);
+export function createLogger(level: string, base: Record<string, unknown> = {}, destination: DestinationStream = toStderr): Logger {
+  const known = level === 'silent' || level in pino.levels.values;
+  const root = pino({ level: known ? level : 'silent', formatters: { log: bigintsAsStrings, bindings: bigintsAsStrings } }, destination);
+  return Object.keys(base).length ? root.child(base) : root;
 }
 
-/** The numeric threshold of a pino level name; 'silent' (or an unknown name) logs nothing. */
-export function levelThreshold(level: string): number {
-  return level in LOG_LEVELS ? LOG_LEVELS[level as LogLevelName] : Infinity;
-}
+/** The process's logger for lines outside any component (a failed loop, an executor warning). */
+export const processLog = createLogger('info');

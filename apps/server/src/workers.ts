@@ -1,5 +1,5 @@
 import { logSafeError } from './db/log-safe.ts';
-import { logLine } from './log.ts';
+import { processLog } from './log.ts';
 
 export interface WorkerDef {
   name: string;
@@ -43,5 +43,5 @@ export function startWorkers(defs: WorkerDef[], log: (msg: string, err: unknown)
 
 function defaultLog(msg: string, err: unknown) {
   // Structure only: a database error's message and detail can carry the row's values.
-  console.error(logLine('error', msg, { err: logSafeError(err) }));
+  processLog.error({ err: logSafeError(err) }, msg);
 }

@@ -188,7 +188,7 @@ export const ERROR_CODES = Object.freeze(
   Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, e.status])),
 ) as { readonly [K in ErrorCode]: (typeof ERROR_CATALOG)[K]['status'] };
 
-/** The body of every error response (wire.md §Errors). `error` stays a plain message string. */
+/** The body of every error response (docs/errors.md). `error` stays a plain message string. */
 export type ErrorEnvelope = {
   error: string;
   code: ErrorCode;

@@ -1,4 +1,4 @@
-// Prefixed random identifiers (wire.md conventions): `ord_3vQB7…`.
+// Prefixed random identifiers (the prefixes below; docs/orders.md shows them): `ord_3vQB7…`.
 //
 // Why base58 (bitcoin alphabet): no 0/O/I/l look-alikes when an ID is read aloud to support, and no
 // `-`/`_` so a double-click selects the whole ID. The random part is the big-endian integer of the
@@ -18,7 +18,7 @@ export type IdPrefix = (typeof ID_PREFIXES)[number];
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const BASE = 58n;
 
-/** Default random bytes per prefix. A checkout ID is a bearer capability: wire.md asks ≥128 bits; 192 leaves margin. */
+/** Default random bytes per prefix. A checkout ID is a bearer capability: at least 128 bits; 192 leaves margin. */
 export const ID_DEFAULT_BYTES: Readonly<Record<IdPrefix, number>> = Object.freeze({
   ord: 16, cs: 24, evt: 16, whd: 16, ch: 16, qps: 16, mch: 16, whe: 16, req: 16, key: 16, prd: 16, pl: 16, rf: 16,
 });

@@ -1,4 +1,4 @@
-// Merchant request signing: interface.md §Authentication, steps 1–6.
+// Merchant request signing: docs/authentication.md, steps 1–6.
 //
 // One implementation shared by the server (verification) and the SDK (signing), so the two can only
 // disagree if the wire does. The published vectors in `test-vectors/signing.json` pin the algorithm
@@ -11,9 +11,9 @@ export const HEADER_TIMESTAMP = 'X-Timestamp';
 export const HEADER_NONCE = 'X-Nonce';
 export const HEADER_SIGN = 'X-Sign';
 
-/** Allowed clock difference for `X-Timestamp`, either direction (interface.md §Limits). */
+/** Allowed clock difference for `X-Timestamp`, either direction (docs/authentication.md). */
 export const TIMESTAMP_WINDOW_SECONDS = 300;
-/** `X-Nonce` length bounds in UTF-8 bytes, measured after trimming (interface.md §Limits). */
+/** `X-Nonce` length bounds in UTF-8 bytes, measured after trimming (docs/authentication.md). */
 export const NONCE_MIN_BYTES = 8;
 export const NONCE_MAX_BYTES = 128;
 
@@ -235,7 +235,7 @@ export function verifyRequestSignature(apiSecret: string, input: SignInput, sign
 /**
  * Produces fresh authentication headers for one request attempt: timestamp in seconds, a random
  * UUID nonce, and the signature over `query` and `body`. Call it again for every retry: the server
- * may have consumed the nonce even when it answered with an error (interface.md rule 3).
+ * may have consumed the nonce even when it answered with an error (docs/authentication.md, "Rules worth knowing").
  *
  * `now` returns milliseconds (like `Date.now`); `nonce` defaults to `crypto.randomUUID`.
  * The body signed must be the object that is then sent with JSON.stringify.

@@ -2,7 +2,7 @@
 // (no node:crypto), so browser bundles such as the merchant portal take the list from here and
 // cannot drift from what the server emits.
 
-/** Every event name the service emits (wire.md). */
+/** Every event name the service emits (docs/webhooks.md "Events"). */
 export const WEBHOOK_EVENTS = [
   'order.payment_confirmed',
   'order.invoiced',

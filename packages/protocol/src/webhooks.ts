@@ -1,4 +1,4 @@
-// Webhook signatures: interface.md §Webhook signature, wire.md §Webhooks.
+// Webhook signatures (docs/webhooks.md).
 //
 // Every delivery carries two independent signatures over the same raw body:
 // - `X-Webhook-Signature: sha256=<hex>`, the interface's own scheme: HMAC-SHA256 of the raw body,
@@ -178,7 +178,7 @@ export function standardWebhookHeaders(opts: {
   };
 }
 
-/** Every header of one delivery (wire.md §Webhooks): both signature schemes plus the event name. */
+/** Every header of one delivery (docs/webhooks.md): both signature schemes plus the event name. */
 export type WebhookDeliveryHeaders = StandardWebhookHeaders & {
   'Content-Type': 'application/json';
   'X-Webhook-Signature': string;

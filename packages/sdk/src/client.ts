@@ -1,4 +1,4 @@
-// TollgateClient: the merchant API of interface.md §Endpoints ("SDK method" column), one method each.
+// TollgateClient: the merchant API, one method per route (docs/migrating.md lists them).
 import { QuickPayClient } from './quickpay.ts';
 import { Transport } from './transport.ts';
 import { pollOrderUntilTerminal, type WaitForOrderOptions } from './wait.ts';

@@ -12,7 +12,7 @@ export interface TypedDataSigner {
 const UINT = /^u?int\d*$/;
 
 /**
- * Signs a DELEGATE order's `calldataSignRequest` (wire.md `calldata_sign_request`) with a viem
+ * Signs a DELEGATE order's `calldataSignRequest` (docs/delegate.md) with a viem
  * account, for tests and for a merchant's own frontend; submit the result with
  * `client.submitCalldataSignature(orderId, signature)`. In a browser wallet, passing the raw
  * request to `eth_signTypedData_v4` gives the same signature.

@@ -82,7 +82,7 @@ export class TollgateError extends Error {
 }
 
 /**
- * The server answered with an error status (the wire.md envelope `{ error, code, param?, request_id }`).
+ * The server answered with an error status (the envelope `{ error, code, param?, request_id }`, docs/errors.md).
  * A 4xx means the request was not applied.
  *
  * @example

@@ -1,6 +1,6 @@
 // One HTTP exchange with Tollgate: serialize once, sign per attempt, time out, classify, retry.
 //
-// Retry policy (interface.md §Errors rule 2, STYLE 10, stripe-node RequestSender):
+// Retry policy (like stripe-node's RequestSender):
 // - Only `safe` calls (reads) are retried: on network errors, attempt timeouts, 408, 429 and 5xx.
 //   The delay is the server's `Retry-After` when it sent one (429/503), otherwise exponential
 //   backoff with equal jitter: base·2^(n−1), capped, then a uniform draw in [d/2, d]. The jitter
@@ -13,7 +13,7 @@
 //   everything else → TollgateUnknownOutcomeError (maybe applied), including 5xx, since a 500/502/
 //   504 can follow a committed transaction or come from a proxy that gave up waiting.
 // Every attempt gets a fresh X-Timestamp and X-Nonce (a nonce may be consumed even by a failed
-// attempt, interface.md §Authentication rule 3). No idempotency key is sent (interface.md §Versioning).
+// attempt: docs/authentication.md). No idempotency key is sent: the merchant API takes none.
 import { signedHeaders, type SignedHeaders } from './protocol.ts';
 import {
   TollgateApiError,
@@ -142,7 +142,7 @@ function parseBody(text: string): unknown {
 }
 
 /** The typed error of a non-success response: the envelope's fields, or `http_<status>` without one. */
-export function apiErrorFrom(status: number, headers: Headers, text: string): TollgateApiError {
+function apiErrorFrom(status: number, headers: Headers, text: string): TollgateApiError {
   const body = parseBody(text);
   const env = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   const hasEnvelope = typeof env.error === 'string' && typeof env.code === 'string';

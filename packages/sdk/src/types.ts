@@ -1,7 +1,7 @@
-// Parameter and record types. Parameters are camelCase (interface.md "SDK parameter"); records
-// the server returns keep their wire.md snake_case names, so an order from getOrderStatus and the
+// Parameter and record types. Parameters are camelCase (docs/migrating.md); records
+// the server returns keep their snake_case wire names (docs/orders.md), so an order from getOrderStatus and the
 // `payload` of an `order.*` webhook are the same shape and one fulfilment function takes both.
-// The one normalized shape is createOrder's result, which interface.md and wire.md define.
+// The one normalized shape is createOrder's result (docs/orders.md "Creating an order").
 
 import type { OrderStatus } from './protocol.ts';
 
@@ -20,7 +20,7 @@ export {
   type TerminalOrderStatus,
 } from './protocol.ts';
 
-/** Payment flows (interface.md §Payment modes). */
+/** Payment flows (docs/orders.md, docs/delegate.md, docs/solana.md). */
 export type OrderFlow = 'ERC20_DIRECT' | 'ERC20_3009' | 'ERC20_APPROVE_XFER' | 'SOL_DIRECT' | 'SOL_APPROVE_XFER' | (string & {});
 
 /** `createOrder` parameters; mapped 1:1 onto the snake_case fields of `POST /api/v1/orders`. */
@@ -43,7 +43,7 @@ export interface CreateOrderParams {
   merchantId?: string | undefined;
 }
 
-/** EIP-712 typed data to be signed by the payer (wire.md `calldata_sign_request`). */
+/** EIP-712 typed data to be signed by the payer (docs/delegate.md). */
 export interface CalldataSignRequest {
   domain: { name: string; version: string; chainId: number; verifyingContract: string };
   types: Record<string, { name: string; type: string }[]>;
@@ -51,7 +51,7 @@ export interface CalldataSignRequest {
   message: Record<string, string>;
 }
 
-/** The raw 402 body of `POST /api/v1/orders` (an x402 v2 payment-required body, wire.md). */
+/** The raw 402 body of `POST /api/v1/orders` (an x402 v2 payment-required body, docs/orders.md). */
 export interface PaymentRequiredBody {
   x402Version: number;
   resource: { url: string; description: string; mimeType: string };
@@ -85,7 +85,7 @@ export interface PaymentRequiredBody {
   calldata_sign_request?: CalldataSignRequest;
 }
 
-/** What `createOrder` returns: the normalized payment terms of wire.md plus the raw 402 body. */
+/** What `createOrder` returns: the normalized payment terms (docs/orders.md) plus the raw 402 body. */
 export interface CreatedOrder {
   orderId: string;
   flow: OrderFlow;
@@ -176,7 +176,7 @@ export interface AcceptPaymentParams {
   logIndex?: number | undefined;
 }
 
-/** wire.md order status record (`GET /api/v1/orders/{id}`, cancel response, `order.*` webhook payload). */
+/** The order status record (docs/orders.md; `GET /api/v1/orders/{id}`, cancel response, `order.*` webhook payload). */
 export interface OrderStatusRecord {
   order_id: string;
   merchant_id: string;
@@ -223,7 +223,7 @@ export interface RecordedPaymentPayload extends OrderStatusRecord {
   transfer: ObservedTransfer;
 }
 
-/** wire.md payment record (`GET /api/v1/orders/{id}/proof`). `signature` is an unsigned keccak256 hash. */
+/** The payment record (docs/orders.md; `GET /api/v1/orders/{id}/proof`). `signature` is an unsigned keccak256 hash. */
 export interface PaymentProof {
   payload: {
     order_id: string;
@@ -249,7 +249,7 @@ export interface MerchantWallet {
   address: string;
 }
 
-/** wire.md merchant configuration (`GET /merchants/{merchant_id}`). */
+/** The merchant configuration (docs/migrating.md; `GET /merchants/{merchant_id}`). */
 export interface MerchantConfig {
   merchant_id: string;
   name: string;
@@ -266,7 +266,7 @@ export interface MerchantSelf extends MerchantConfig {
 
 export type PaymentRail = 'crypto' | 'fiat';
 
-/** One line item of a checkout session (sample fields of interface.md). */
+/** One line item of a checkout session (docs/migrating.md). */
 export interface LineItem {
   name: string;
   quantity: number;
@@ -275,7 +275,7 @@ export interface LineItem {
   [field: string]: unknown;
 }
 
-/** `createCheckoutSession` parameters (interface.md table "SDK parameter"). */
+/** `createCheckoutSession` parameters (docs/migrating.md). */
 export interface CreateCheckoutSessionParams {
   /** Defaults to `DIRECT`, the only public checkout type. */
   checkoutType?: 'DIRECT' | undefined;

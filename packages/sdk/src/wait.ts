@@ -1,4 +1,4 @@
-// Polling an order until it settles (interface.md §States, rule 1).
+// Polling an order until it settles (docs/orders.md "Lifecycle").
 //
 // The poller never assumes it sees every state: an order may go CHECKOUT_VERIFIED → INVOICED in one
 // step (confirmation and finality reached between two polls), or back from PAYMENT_CONFIRMED to

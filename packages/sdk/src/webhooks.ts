@@ -1,4 +1,4 @@
-// Webhook verification for receivers (interface.md §Webhook signature, wire.md §Webhooks).
+// Webhook verification for receivers (docs/webhooks.md).
 //
 // Order of checks, each before any JSON parsing: the raw body is bytes (a parsed object is a bug
 // and throws with an explanation), `X-Webhook-Signature` verifies in constant time against any of
@@ -39,8 +39,8 @@ export interface VerifyWebhookOptions {
   headers: HeaderSource;
   /**
    * Freshness window of the signed `webhook-timestamp`, in seconds. Default 300. `null` disables
-   * the check (and no longer requires the `webhook-*` headers); interface.md leaves freshness to
-   * the receiver.
+   * the check (and no longer requires the `webhook-*` headers); freshness is the receiver's
+   * choice (docs/webhooks.md).
    */
   toleranceSeconds?: number | null | undefined;
   /** Clock in ms, like `Date.now` (the default). */

@@ -1,7 +1,7 @@
 // camelCase parameters → flattened wire bodies, and wire responses → checked SDK shapes.
 //
 // Every wire body is built here with only strings and safe integers in it, in the field order of
-// interface.md, absent optionals omitted (never null). The transport serializes it once and signs
+// the documented requests (docs/orders.md), absent optionals omitted (never null). The transport serializes it once and signs
 // that same object, so the signed string of every field is exactly what the server reads back
 // after JSON.parse: a string is itself, an integer is its decimal digits (chain_id 31337 travels
 // as `31337`, which the server's integer schema accepts and signs as "31337"). Nested values are
@@ -69,7 +69,7 @@ export function orderCreateBody(p: CreateOrderParams): Record<string, string | n
 }
 
 /**
- * The wire body of `POST /api/v1/checkout/sessions` (interface.md field table, in its order).
+ * The wire body of `POST /api/v1/checkout/sessions` (docs/migrating.md, fields in its order).
  *
  * @example
  * checkoutSessionBody({ paymentRails: ['crypto', 'fiat'], price: '9.99', lineItems: [{ name: 'Tee', quantity: 1, amount: '9.99' }] })

@@ -53,14 +53,14 @@ describe('request shaping', () => {
     assert.equal(r.body, `{"dapp_order_id":"A-1","chain_id":31337,"token_symbol":"USDC","from_address":"${PAYER}","amount_wei":"1000000"}`);
     assert.equal(r.headers['content-type'], 'application/json');
     assert.equal(r.headers['user-agent'], `tollgate-sdk-node/${SDK_VERSION}`);
-    assert.equal(r.headers['idempotency-key'], undefined, 'no idempotency key (interface.md §Versioning)');
+    assert.equal(r.headers['idempotency-key'], undefined, 'no idempotency key (the merchant API takes none)');
     assertSigned(r);
     assert.equal(order.payToChainId, 2345);
     assert.equal(order.fromChainId, 31337);
     assert.deepEqual(order.calldataSignRequest, TERMS.calldata_sign_request);
   });
 
-  it('createOrder, every field: wire names in interface.md order, a uint256 bigint as its digits', async () => {
+  it('createOrder, every field: wire names in the documented order, a uint256 bigint as its digits', async () => {
     const max = 2n ** 256n - 1n;
     await client.createOrder({
       dappOrderId: 'A-2', chainId: 2345, tokenSymbol: 'USDT', tokenContract: '0xE7f1725E7734CE288F8367e1Bb143E90bb3F0512',

@@ -27,7 +27,7 @@ const TERMS = {
 };
 
 describe('normalizeCreatedOrder', () => {
-  it('maps the x402 body onto the wire.md normalized fields and keeps the raw body', () => {
+  it('maps the x402 body onto the normalized fields (docs/orders.md) and keeps the raw body', () => {
     const o = normalizeCreatedOrder(TERMS);
     assert.deepEqual(
       { ...o, x402: undefined },

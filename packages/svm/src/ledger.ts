@@ -27,7 +27,7 @@ export interface TokenBalance {
   decimals: number;
 }
 
-export interface CompiledIx {
+interface CompiledIx {
   programIdIndex: number;
   accounts: number[];
   data: Uint8Array;
@@ -310,7 +310,7 @@ const IX_ERRORS = 'GenericError InvalidArgument InvalidInstructionData InvalidAc
  * LiteSVM's error object (numeric const enums, classes) shaped like the RPC's TransactionError
  * JSON: a name for a fieldless error, `{ InstructionError: [index, detail] }` for an instruction's.
  */
-export function errorJson(e: unknown): unknown {
+function errorJson(e: unknown): unknown {
   if (typeof e === 'number') return TX_ERRORS[e] ?? `TransactionError(${e})`;
   const o = e as { index?: number; err?: () => unknown; accountIndex?: number };
   if (o && typeof o.err === 'function' && typeof o.index === 'number') {

@@ -203,6 +203,6 @@ async function answer(ctx: Parameters<typeof handle>[0], req: IncomingMessage): 
 }
 
 /** JSON with bigints as bare integers (u64 values such as lamports exceed 2^53; the client parses them as bigint). */
-export function stringify(v: unknown): string {
+function stringify(v: unknown): string {
   return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `__big__${x}__` : x)).replace(/"__big__(-?\d+)__"/g, '$1');
 }

@@ -10,7 +10,7 @@ import type { Database } from '../db/database.ts';
 import type { TxLookup } from '../mpp/chain.ts';
 import type { Worker } from '../workers.ts';
 
-export type ChainKind = 'evm' | 'solana';
+type ChainKind = 'evm' | 'solana';
 
 /** What every family's parsed chain entry has in common. */
 export interface ChainEntry {
@@ -22,7 +22,7 @@ export interface ChainEntry {
 }
 
 /** A configured token in family-neutral terms. */
-export interface ChainToken {
+interface ChainToken {
   symbol: string;
   /** EVM: lowercase 0x contract; Solana: base58 mint */
   address: string;
@@ -30,7 +30,7 @@ export interface ChainToken {
 }
 
 /** When a payment counts: EVM in blocks on top of the transfer's block, Solana in commitment levels. */
-export type DepthPolicy =
+type DepthPolicy =
   | { unit: 'blocks'; confirm: number; invoice: number }
   | { unit: 'commitment'; confirm: 'confirmed' | 'finalized'; invoice: 'finalized' };
 
@@ -42,7 +42,7 @@ export interface WatcherHooks {
 
 export interface ChainFamily<C extends ChainEntry = ChainEntry> {
   readonly kind: ChainKind;
-  /** The flow of a DIRECT order on this family (wire.md `flow`). */
+  /** The flow of a DIRECT order on this family (the order's `flow`, docs/orders.md). */
   readonly directFlow: 'ERC20_DIRECT' | 'SOL_DIRECT';
   /** CAIP-2 id used in `network` / `destinationChain` fields (`eip155:1`, `solana:5eykt4Us…`). */
   network(chain: C): string;

@@ -21,7 +21,7 @@ export const isRefusal = (v: unknown): v is Refusal => typeof v === 'object' && 
  * the CLI, the portal). Either word is accepted wherever a rail is named; each surface answers in
  * its own word (`cardWord`), so a stored or returned list never mixes the two.
  */
-export const CARD_RAIL_NAMES = ['card', 'fiat'] as const;
+const CARD_RAIL_NAMES = ['card', 'fiat'] as const;
 
 /** One rail name → 'crypto' or the surface's card word; undefined for anything else. */
 export function railName<C extends 'card' | 'fiat'>(raw: string, cardWord: C): 'crypto' | C | undefined {
@@ -79,7 +79,7 @@ export function parsePositiveDecimal(raw: string, decimals: number, param: strin
 }
 
 /** Fraction digits of a decimal string ("9.990" → 3). */
-export const fractionDigits = (s: string): number => (s.includes('.') ? s.length - s.indexOf('.') - 1 : 0);
+const fractionDigits = (s: string): number => (s.includes('.') ? s.length - s.indexOf('.') - 1 : 0);
 
 /** `fiat_currency` (case-insensitive input, stored upper-case) with its minor units. */
 export function parseFiatCurrency(raw: string): { code: string; minorUnits: number } | Refusal {
@@ -114,10 +114,10 @@ function refuseUnstorable(param: string, v: unknown): Refusal | undefined {
   return visit(v, 0) ? refuse(param, `${param} must not contain U+0000 or unpaired surrogates (\\u0000, \\ud800) in its decoded text`) : undefined;
 }
 
-export const MAX_LINE_ITEMS = 100;
-export const MAX_LINE_ITEM_NAME = 200;
+const MAX_LINE_ITEMS = 100;
+const MAX_LINE_ITEM_NAME = 200;
 /** Large enough for any cart, small enough that amount × quantity stays a cheap bigint product. */
-export const MAX_QUANTITY = 1_000_000_000;
+const MAX_QUANTITY = 1_000_000_000;
 
 /**
  * One line item. `amount` is the price of ONE unit (Stripe's `unit_amount`, and what the
@@ -184,11 +184,11 @@ export function parseLineItems(raw: string, total: { value: string; param: strin
   return items;
 }
 
-export const MAX_METADATA_KEYS = 50;
-export const MAX_METADATA_KEY_LENGTH = 40;
-export const MAX_METADATA_STRING_LENGTH = 500;
+const MAX_METADATA_KEYS = 50;
+const MAX_METADATA_KEY_LENGTH = 40;
+const MAX_METADATA_STRING_LENGTH = 500;
 /** Keys Tollgate may add to metadata later; refused now so they can never clash with merchant keys. */
-export const RESERVED_METADATA_PREFIX = 'tollgate';
+const RESERVED_METADATA_PREFIX = 'tollgate';
 
 export type MetadataValue = string | number | boolean | null;
 

@@ -207,7 +207,7 @@ export async function listExpirableSessions(q: Queryable, now: Date, limit: numb
 
 /**
  * Links a card order to a session without a status change: a card session need not pass through
- * BOUND (interface.md) and stays OPEN while its payment is processing or held (rails/card).
+ * BOUND (docs/card-payments.md) and stays OPEN while its payment is processing or held (rails/card).
  */
 export async function linkCardOrder(q: Queryable, id: string, orderId: string): Promise<void> {
   await q.query('UPDATE checkout_sessions SET order_id = $2, updated_at = now() WHERE id = $1', [id, orderId]);

@@ -14,7 +14,7 @@
 export const MAX_RETURN_URLS = 20;
 export const MAX_RETURN_URL_LENGTH = 2000;
 
-export interface AllowedReturnUrl {
+interface AllowedReturnUrl {
   origin: string;
   path: string;
 }
@@ -35,7 +35,7 @@ export function returnUrlProblem(raw: string): string | undefined {
 }
 
 /** Parses an allowlist entry; undefined for an unusable entry (it then matches nothing). */
-export function parseAllowlistEntry(raw: string): AllowedReturnUrl | undefined {
+function parseAllowlistEntry(raw: string): AllowedReturnUrl | undefined {
   if (returnUrlProblem(raw)) return undefined;
   const u = new URL(raw);
   return { origin: u.origin, path: u.pathname || '/' };

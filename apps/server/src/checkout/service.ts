@@ -145,7 +145,7 @@ export class CheckoutService {
       }
       const out = await orders.createOrder({
         merchantId: s.merchant_id,
-        // Checkout sessions are DIRECT (interface.md): the payer pays the merchant wallet.
+        // Checkout sessions are DIRECT (docs/migrating.md): the payer pays the merchant wallet.
         receiveType: 'DIRECT',
         dappOrderId: `checkout:${s.id}:${v.orderCount + 1}`,
         chainId: input.chainId,

@@ -6,11 +6,11 @@ import { SESSION_STATUSES, type SessionStatus } from '@tollgate/protocol';
  * service, the order hook (`sync.ts`) and the sweeper take. No I/O here; `repo.transitionSession`
  * applies a move as a conditional UPDATE with its audit row.
  *
- * A session status is its own union type, never an order status: interface.md rule 2 (an order
+ * A session status is its own union type, never an order status (an order
  * status is never compared with COMPLETED, a session status never with PAYMENT_CONFIRMED). The
  * only bridge is {@link sessionTriggerForOrder}, an exhaustive switch over the order statuses.
  *
- * Moves (interface.md's table, plus what it leaves "not shown"):
+ * Moves (docs/hosted-checkout.md and docs/card-payments.md describe what the payer and the merchant see):
  *  - OPEN → BOUND when a payer binds and the DIRECT order is created (`bind`);
  *  - BOUND → BOUND when the bound order expired or was cancelled while the session is still open
  *    and a payer binds again: a new order replaces the dead one (`rebind`). The session does not
@@ -100,7 +100,7 @@ export function isPayable(s: SessionStatus): boolean {
 
 /**
  * What an order status change means for the session that order belongs to. Only INVOICED
- * completes a session; PAYMENT_CONFIRMED is not completion (interface.md rule 2). An order that
+ * completes a session; PAYMENT_CONFIRMED is not completion (docs/orders.md: not permission to ship). An order that
  * expired or was cancelled leaves the session as it is: while the session is open, a new bind may
  * create a new order.
  *
@@ -142,8 +142,8 @@ export interface BoundOrderFacts {
 export function isExpiredAt(s: { status: SessionStatus; expiresAt: Date }, order: BoundOrderFacts | undefined, nowMs: number): boolean {
   if (nowMs < s.expiresAt.getTime()) return false;
   // An OPEN session has an order only when a card payment was started on it: once the processor
-  // reported that payment, the session waits for its outcome (interface.md: a card session may
-  // stay OPEN while its payment is processing or held).
+  // reported that payment, the session waits for its outcome (docs/card-payments.md: a card session
+  // stays OPEN while its payment is processing or held).
   if (s.status === 'OPEN') return !order?.paymentSeen;
   if (s.status !== 'BOUND') return false;
   if (!order) return true;

@@ -40,11 +40,11 @@ export async function syncSessionWithOrder(tx: Queryable, order: OrderRow, to: O
 }
 
 /**
- * wire.md `quickpay.checkout.completed` payload: checkout_id, order_id, order_status, tx_hash?,
+ * The `quickpay.checkout.completed` payload (docs/webhooks.md): checkout_id, order_id, order_status, tx_hash?,
  * client_reference_id?, line_items, public_metadata — exactly, so never private metadata (webhook
  * endpoints are configured apart from the API credentials and are often third-party relays).
  */
-export function checkoutCompletedPayload(s: SessionRow, order: OrderRow, status: OrderStatus) {
+function checkoutCompletedPayload(s: SessionRow, order: OrderRow, status: OrderStatus) {
   return {
     checkout_id: s.id,
     order_id: order.id,

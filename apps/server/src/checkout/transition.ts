@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.ts';
 import * as repo from './repo.ts';
 import { nextSessionStatus, sessionSourcesOf, sessionTargetOf, type SessionStatus, type SessionTrigger } from './states.ts';
 
-export class IllegalSessionTransitionError extends Error {
+class IllegalSessionTransitionError extends Error {
   constructor(from: SessionStatus, trigger: SessionTrigger) {
     super(`illegal checkout session transition: ${trigger} from ${from}`);
   }

@@ -13,20 +13,20 @@ import {
 import { isReturnUrlAllowed, returnUrlProblem } from './return-urls.ts';
 
 /**
- * The rules of `POST /api/v1/checkout/sessions` (interface.md "Checkout session create request"),
+ * The rules of `POST /api/v1/checkout/sessions` (docs/migrating.md lists its fields),
  * as one pure function from the request body and the merchant's configuration to the session to
  * store, or the first refusal. The route validated the JSON types already (TypeBox schema); this
  * checks meaning, in the order of the interface's table so the first error is predictable.
  */
 
-export const PAYMENT_RAILS = ['crypto', 'fiat'] as const;
+const PAYMENT_RAILS = ['crypto', 'fiat'] as const;
 export type PaymentRail = (typeof PAYMENT_RAILS)[number];
 
 /** `expires_in` is clamped into this range; the returned `expires_at` is authoritative. */
-export const MIN_EXPIRES_IN = 300;
-export const MAX_EXPIRES_IN = 86_400;
-export const DEFAULT_EXPIRES_IN = 3600;
-export const MAX_CLIENT_REFERENCE_ID = 200;
+const MIN_EXPIRES_IN = 300;
+const MAX_EXPIRES_IN = 86_400;
+const DEFAULT_EXPIRES_IN = 3600;
+const MAX_CLIENT_REFERENCE_ID = 200;
 
 /** The create body as the route's schema types it (snake_case wire names). */
 export interface CreateSessionBody {
@@ -42,7 +42,7 @@ export interface CreateSessionBody {
   private_metadata_json?: string | undefined;
   success_url?: string | undefined;
   cancel_url?: string | undefined;
-  /** Accepted and ignored: the merchant is the API key's (interface.md). */
+  /** Accepted and ignored: the merchant is the API key's. */
   merchant_id?: string | undefined;
   /**
    * The fields of a DELEGATE session as GOAT Network's server SDK sends them
@@ -92,7 +92,7 @@ export interface SessionDraft {
 
 export type DraftOutcome = { kind: 'ok'; draft: SessionDraft } | Refusal;
 
-/** The empty string is "absent" on this interface: signing drops it (interface.md step 4). */
+/** The empty string is "absent" on this interface: signing drops it (docs/authentication.md, step 4). */
 const present = (s: string | undefined): s is string => s !== undefined && s !== '';
 
 /** `"crypto,fiat"` (or `"crypto,card"`) → ['crypto', 'fiat']; default crypto (fields.ts `parseRailList`). */
@@ -114,7 +114,7 @@ export function clampExpiresIn(requested: number | undefined): number {
  * // => { kind: 'ok', draft: { paymentRails: ['crypto'], paymentOptions: [{ …, amount_wei: '9990000' }], … } }
  */
 export function draftSession(b: CreateSessionBody, m: MerchantContext, nowMs: number): DraftOutcome {
-  // Public checkout sessions are DIRECT (interface.md). A DELEGATE session would let an anonymous
+  // Public checkout sessions are DIRECT (docs/migrating.md). A DELEGATE session would let an anonymous
   // page holder bind any payer to calldata the payer must sign and the merchant's adapter acts on;
   // DELEGATE payments go through an order with callback_calldata instead (docs/migrating.md).
   if (b.checkout_type === 'DELEGATE') {

@@ -13,7 +13,7 @@ const unix = (d: Date) => Math.floor(d.getTime() / 1000);
  */
 const LineItemSchema = Type.Object({ name: Type.String(), quantity: Type.Integer(), amount: Type.Optional(Type.String({ description: 'price of ONE unit (decimal string)' })) });
 
-export const PaymentOptionSchema = Type.Object({
+const PaymentOptionSchema = Type.Object({
   chain_id: Type.Integer(),
   token_symbol: Type.String(),
   token_contract: Type.String(),
@@ -58,7 +58,7 @@ export const PublicSessionSchema = Type.Object(
 );
 
 /**
- * wire.md public view. `success_url` / `cancel_url` are included (optional): the hosted page needs
+ * The public view of a session (what the hosted page reads, docs/hosted-checkout.md). `success_url` / `cancel_url` are included (optional): the hosted page needs
  * them to redirect the payer, they were chosen by the merchant for the payer's browser, and the
  * allowlist they were checked against is not shown. `payment_rails` is an array here: the
  * comma-joined string is a rule of the signed request body only.
@@ -124,7 +124,7 @@ export const SessionStatusSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** interface.md status projection: exactly status, order_id?, order_status?, tx_hash?. */
+/** The status projection the page polls: exactly status, order_id?, order_status?, tx_hash?. */
 export function sessionStatusProjection(v: SessionWithOrder, nowMs: number) {
   const s = v.session;
   const o = v.order;

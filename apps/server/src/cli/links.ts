@@ -28,7 +28,7 @@ interface ProductItem { product_id: string; name: string; price?: string; fiat_c
  * `link list` for a person: one line per link with what it sells and for how much (the API's
  * list names only the product id), then its URL.
  */
-export function linkTable(links: readonly LinkItem[], products: ReadonlyMap<string, ProductItem>): string {
+function linkTable(links: readonly LinkItem[], products: ReadonlyMap<string, ProductItem>): string {
   if (links.length === 0) return 'no payment links';
   const rows = links.map((l) => {
     const p = l.product_id !== undefined ? products.get(l.product_id) : undefined;

@@ -16,7 +16,7 @@
  * captured) is the chain's finality expressed as a depth. Tollgate counts depth as head − block + 1.
  */
 
-export type Capability = boolean | 'read';
+type Capability = boolean | 'read';
 
 export interface PresetToken {
   symbol: string;

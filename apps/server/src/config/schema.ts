@@ -243,7 +243,7 @@ export interface FeeBumpConfig {
 
 export const DEFAULT_FEE_BUMP: FeeBumpConfig = { afterMs: 60_000, bumpPercent: 15, maxFeePerGas: 500_000_000_000n };
 
-export interface SolanaTokenConfig {
+interface SolanaTokenConfig {
   symbol: string;
   /** base58 mint address */
   mint: string;

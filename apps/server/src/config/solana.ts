@@ -5,7 +5,7 @@ import { ConfigError } from './errors.ts';
 import { SolanaDelegateKey, type SolanaChainConfig, type SolanaChainFile } from './schema.ts';
 
 /** Token program ids (the only two an SPL stablecoin mint can belong to). */
-export const SOLANA_TOKEN_PROGRAMS = {
+const SOLANA_TOKEN_PROGRAMS = {
   'spl-token': 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
   'token-2022': 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb',
 } as const;
@@ -14,12 +14,12 @@ export const SOLANA_TOKEN_PROGRAMS = {
  * Well-known Solana clusters by genesis hash: a display name and explorer (the explorer serves a
  * transaction at `<url>/tx/<signature>`). Mints are never guessed, as for EVM tokens.
  */
-export const KNOWN_SOLANA_CLUSTERS: Readonly<Record<string, { name: string; explorer_url: string }>> = {
+const KNOWN_SOLANA_CLUSTERS: Readonly<Record<string, { name: string; explorer_url: string }>> = {
   '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d': { name: 'Solana', explorer_url: 'https://explorer.solana.com' },
 };
 
 /** CAIP-2 id of a Solana cluster: the namespace `solana` and the first 32 characters of its genesis hash. */
-export function solanaNetwork(genesisHash: string): string {
+function solanaNetwork(genesisHash: string): string {
   return `solana:${genesisHash.slice(0, 32)}`;
 }
 

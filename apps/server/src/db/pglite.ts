@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { PGlite, types, type PGliteOptions } from '@electric-sql/pglite';
 import type { Database, Queryable, QueryResult } from './database.ts';
 import { alive } from './lockfile.ts';
-import { copyTemplate, saveTemplate, templateDirFor } from './pglite-template.ts';
+import { copyTemplate, templateDirFor } from './pglite-template.ts';
 
 /**
  * Postgres settings of the embedded database. PGlite's defaults are a server's (shared_buffers
@@ -16,7 +16,7 @@ import { copyTemplate, saveTemplate, templateDirFor } from './pglite-template.ts
  * and the OS page cache still holds its files, so small buffers cost little (BENCHMARKS.md,
  * "Embedded default"). PostgreSQL is the answer for more; these do not apply to it.
  */
-export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
+const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
   shared_buffers: '16MB',
   wal_buffers: '1MB',
   temp_buffers: '2MB',

@@ -43,7 +43,7 @@ export function redactPath(url: string): string {
  * fields travel as `*_json` strings); the bound is checked right after parsing, before
  * authentication, so no later step (HMAC canonicalization, validation) walks a hostile depth.
  */
-export const MAX_BODY_DEPTH = 32;
+const MAX_BODY_DEPTH = 32;
 
 export interface HttpOptions {
   /** pino options; tests pass `false` for silence. */

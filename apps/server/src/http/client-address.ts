@@ -10,7 +10,7 @@ import type { TrustProxy } from '../config/trust-proxy.ts';
  * IPv6 addresses are grouped by their /64: one subscriber usually holds a whole /64, so counting
  * single addresses would hand one client 2^64 budgets.
  */
-export const IPV6_PREFIX = 64;
+const IPV6_PREFIX = 64;
 
 /**
  * The client address of `req`, as a limit key: fastify's `req.ip` (the TCP peer, or with

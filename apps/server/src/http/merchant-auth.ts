@@ -26,7 +26,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * Authenticates a `/api/v1` request exactly as interface.md §Authentication says, cheapest and
+ * Authenticates a `/api/v1` request exactly as docs/authentication.md says, cheapest and
  * non-mutating checks first; the nonce is consumed only once the signature is proven, so a forger
  * cannot burn a merchant's nonces. Throws AppError (401, or 400 for an unsignable request).
  * With `consumeNonce: false` the nonce is left to the route (see NonceClaim).

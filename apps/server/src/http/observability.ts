@@ -35,7 +35,7 @@ export function installObservability(app: FastifyInstance, deps: { db: Database 
       return { status: 'ready' };
     } catch {
       reply.status(503);
-      // Every non-2xx carries the wire.md envelope, request_id included.
+      // Every non-2xx carries the error envelope (docs/errors.md), request_id included.
       return { status: 'unavailable', error: 'database unreachable', code: 'service_unavailable', request_id: req.id };
     }
   });

@@ -64,7 +64,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitClass, RateLimit>> = 
 });
 type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
 
-export interface RouteRequest<B, Q, P> {
+interface RouteRequest<B, Q, P> {
   body: B;
   query: Q;
   params: P;

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 
-/** Reusable wire schemas (wire.md conventions). */
+/** Reusable wire schemas (integers as JSON integers, amounts as decimal strings, ids with their prefix). */
 export const ErrorEnvelopeSchema = Type.Object(
   {
     error: Type.String(),

@@ -1,6 +1,6 @@
 /** Earliest and latest instants a time input may name: the Unix epoch to the end of year 9999. */
-export const MIN_INPUT_TIME_MS = Date.UTC(1970, 0, 1);
-export const MAX_INPUT_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const MIN_INPUT_TIME_MS = Date.UTC(1970, 0, 1);
+const MAX_INPUT_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/i;
 

@@ -45,7 +45,7 @@ export interface RecordedAttempt {
  * once a minute at most, and never more than 1 % of the time: at least 100 × the last count's
  * duration apart. They only grow, and their rate is `tollgate_order_transitions_total`'s, exact.
  */
-export const TERMINAL_COUNT_MAX_AGE_MS = 60_000;
+const TERMINAL_COUNT_MAX_AGE_MS = 60_000;
 const TERMINAL_COUNT_DUTY = 100;
 
 interface Snapshot {

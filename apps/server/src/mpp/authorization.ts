@@ -35,7 +35,7 @@ export interface Settler {
 }
 
 /** keccak256(id ‖ realm) as mppx computes it (`Types.challengeHash`). */
-export function challengeNonce(challengeId: string, realm: string): Hex {
+function challengeNonce(challengeId: string, realm: string): Hex {
   return keccak256(stringToBytes(`${challengeId}${realm}`));
 }
 

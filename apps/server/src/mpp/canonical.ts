@@ -9,7 +9,7 @@
  */
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=@%-]{1,128}$/;
-export const MAX_CANONICAL_LENGTH = 512;
+const MAX_CANONICAL_LENGTH = 512;
 
 /** @example isRouteCanonical('GET:api:data') // => true; isRouteCanonical('GET') // => false */
 export function isRouteCanonical(s: string): boolean {

@@ -12,10 +12,10 @@ import { serializeChallenge } from './payment/header.ts';
  * How long a challenge can be answered. Five minutes covers sending a transfer and its inclusion on
  * the configured chains; verification of a transfer mined in time may finish later (see verify.ts).
  */
-export const CHALLENGE_TTL_SECONDS = 300;
+const CHALLENGE_TTL_SECONDS = 300;
 
-/** The 402 body of `POST /mpp/v1/challenge` (wire.md "Machine payments"). */
-export interface ChallengeBody {
+/** The 402 body of `POST /mpp/v1/challenge` (docs/machine-payments.md, section 2). */
+interface ChallengeBody {
   challenge_id: string;
   expiry: number;
   amount_wei: string;

@@ -5,7 +5,7 @@ import { getMerchant, listWallets } from '../merchants/repo.ts';
 import { isRouteCanonical } from './canonical.ts';
 import * as repo from './repo.ts';
 
-/** A route price as the merchant API shows it (wire.md "Machine payments"). */
+/** A route price as the merchant API shows it (docs/machine-payments.md, section 1). */
 export interface RoutePriceView {
   route_canonical: string;
   amount_wei: string;
@@ -17,7 +17,7 @@ export interface RoutePriceView {
   updated_at: string;
 }
 
-export function routePriceView(r: repo.RouteRow): RoutePriceView {
+function routePriceView(r: repo.RouteRow): RoutePriceView {
   return {
     route_canonical: r.route_canonical,
     amount_wei: r.amount_wei,

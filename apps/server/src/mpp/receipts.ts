@@ -149,7 +149,7 @@ function compactJws(header: object, payload: object, key: KeyObject): string {
   return `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}`;
 }
 
-export function signReceipt(claims: ReceiptClaims, kid: string, key: KeyObject): string {
+function signReceipt(claims: ReceiptClaims, kid: string, key: KeyObject): string {
   const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid })).toString('base64url');
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   const input = `${header}.${payload}`;

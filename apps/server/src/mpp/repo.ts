@@ -112,15 +112,6 @@ export async function getChallengesWithIndexed(q: Queryable, reqs: readonly { id
   return out;
 }
 
-/** The challenge that claimed a transfer, if any (the claims ledger, orders/claims.ts). */
-export async function findClaim(q: Queryable, chainId: number, txHash: string, logIndex: number): Promise<string | undefined> {
-  const { rows } = await q.query<{ purpose_id: string }>(
-    `SELECT purpose_id FROM transfer_claims WHERE chain_id = $1 AND tx_ref = $2 AND log_index = $3 AND purpose = 'mpp_challenge'`,
-    [chainId, txHash, logIndex],
-  );
-  return rows[0]?.purpose_id;
-}
-
 export interface ClaimInput {
   /** The challenge's merchant (the `mpp.payment.confirmed` event is its). */
   merchantId: string;

@@ -49,7 +49,7 @@ export type VerifyOutcome =
   | { kind: 'request_mismatch' };
 
 /** The transfer a receipt attests beyond its claims (GOAT's receipt format states these too). */
-export interface PaidTransfer {
+interface PaidTransfer {
   tokenContract: string;
   blockNumber: number;
   /** Unix seconds. */

@@ -106,7 +106,7 @@ async function verifyTable(tx: Queryable, t: EncryptedTable, newKey: Buffer): Pr
  * open, so the rotation runs with every api and worker process stopped. The embedded database
  * needs no such check: its lockfile already refuses while a gateway holds it.
  */
-export async function otherTollgateSessions(db: Queryable): Promise<number> {
+async function otherTollgateSessions(db: Queryable): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE datname = current_database() AND application_name = 'tollgate' AND pid <> pg_backend_pid()`,

@@ -18,7 +18,7 @@ export interface ProofPayload {
 }
 
 /**
- * The historical `signature` of the payment record (wire.md): keccak256 over the UTF-8 bytes of
+ * The historical `signature` of the payment record (docs/orders.md, "Payment record"): keccak256 over the UTF-8 bytes of
  * order_id ‖ tx_hash ‖ log_index ‖ from_addr ‖ to_addr ‖ amount_wei ‖ from_chain_id, decimals in
  * base 10, no separators. An unsigned hash, not a signature: anyone can recompute it.
  *

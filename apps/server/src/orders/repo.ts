@@ -253,7 +253,7 @@ export async function getOrder(q: Queryable, orderId: string): Promise<OrderRow 
 }
 
 /** Columns a transition may set besides status (whitelist: names are interpolated into SQL). */
-export const PATCHABLE = [
+const PATCHABLE = [
   'transfer_id', 'tx_hash', 'log_index', 'block_number', 'block_hash', 'paid_amount_wei', 'confirmations',
   'payment_seen_at', 'confirmed_at', 'invoiced_at', 'failure_reason',
   // card rail (rails/card/service.ts); held_reasons takes a JSON string

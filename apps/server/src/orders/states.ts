@@ -4,11 +4,11 @@ import { ORDER_STATUSES, type OrderStatus } from '@tollgate/protocol';
  * The order state machine: statuses, every valid move, and the pure decisions the watcher and the
  * services take. No I/O here; `repo.transitionOrder` applies a move as a conditional UPDATE.
  *
- * Statuses and meanings are interface.md's. Moves not spelled out there (into INVOICED, FAILED,
+ * Statuses and meanings: docs/orders.md "Lifecycle". Moves not spelled out there (into INVOICED, FAILED,
  * EXPIRED) are fixed here:
  *  - CHECKOUT_VERIFIED → PAYMENT_CONFIRMED when the matched transfer reaches `confirmations`;
  *  - CHECKOUT_VERIFIED → INVOICED directly when confirmation and finality are reached in one pass
- *    (a poller may never see PAYMENT_CONFIRMED: interface.md rule 1);
+ *    (a poller may never see PAYMENT_CONFIRMED);
  *  - PAYMENT_CONFIRMED → INVOICED at `finality_confirmations` (the fee is captured then);
  *  - PAYMENT_CONFIRMED → CHECKOUT_VERIFIED only when a reorg deeper than `confirmations` orphans
  *    the paying transfer: the payment evidence is gone, so the order waits again rather than
@@ -29,7 +29,7 @@ export { ORDER_STATUSES, type OrderStatus };
 export type OrderTrigger = 'confirm' | 'invoice' | 'orphan' | 'expire' | 'supersede' | 'cancel' | 'fail' | 'accept';
 
 /** From → trigger → to. Absent entries are illegal moves. */
-export const ORDER_TRANSITIONS = {
+const ORDER_TRANSITIONS = {
   CHECKOUT_VERIFIED: { confirm: 'PAYMENT_CONFIRMED', invoice: 'INVOICED', expire: 'EXPIRED', supersede: 'EXPIRED', cancel: 'CANCELLED', fail: 'FAILED', accept: 'INVOICED' },
   PAYMENT_CONFIRMED: { invoice: 'INVOICED', orphan: 'CHECKOUT_VERIFIED', fail: 'FAILED' },
   INVOICED: {},

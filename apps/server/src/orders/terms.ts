@@ -1,7 +1,7 @@
 import type { OrderRow } from './repo.ts';
 
 /**
- * The 402 payment-required body of wire.md (an x402 v2 body with Tollgate's extensions). Pure:
+ * The 402 payment-required body of `POST /api/v1/orders` (docs/orders.md; an x402 v2 body with Tollgate's extensions). Pure:
  * the same order and clock give the same bytes, which the `PAYMENT-REQUIRED` header carries in
  * base64.
  */
@@ -45,7 +45,7 @@ export interface PaymentTerms {
  * and Go) read the same object under `extensions.goatx402` (`expiresAt`, `destinationChain`), so the
  * body carries it under both names (docs/migrating.md): one object, serialized twice.
  */
-export type PaymentTermsExtension = PaymentTerms['extensions']['paymentTerms'];
+type PaymentTermsExtension = PaymentTerms['extensions']['paymentTerms'];
 
 /** What the terms are built from: the order as created (see orders/repo.ts `CreatedOrder`). */
 export type TermsOrder = Pick<OrderRow, 'id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract' | 'decimals' | 'pay_to_address' | 'amount_wei' | 'expires_at'>;

@@ -50,7 +50,7 @@ export class FeeBalanceShortError extends Error {
   }
 }
 
-export class IllegalTransitionError extends Error {
+class IllegalTransitionError extends Error {
   constructor(from: OrderStatus, trigger: OrderTrigger) {
     super(`illegal order transition: ${trigger} from ${from}`);
   }

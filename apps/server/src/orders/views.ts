@@ -4,7 +4,7 @@ import type { ObservedTransfer, OrderRow } from './repo.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
 
-export const ObservedTransferSchema = Type.Object({
+const ObservedTransferSchema = Type.Object({
   tx_hash: Type.String(),
   log_index: Type.Integer(),
   block_number: Type.Integer(),
@@ -16,7 +16,7 @@ export const ObservedTransferSchema = Type.Object({
   confirmations: Type.Integer({ description: 'blocks on top of the transfer, its own included, as far as the gateway has scanned' }),
 });
 
-/** wire.md order status record. Optional fields appear once known; never null. */
+/** The order status record (docs/orders.md "Status record"). Optional fields appear once known; never null. */
 export const OrderStatusRecordSchema = Type.Object({
   order_id: Type.String(),
   merchant_id: Type.String(),
@@ -74,7 +74,7 @@ function cardFields(o: OrderRow) {
 }
 
 /** Whether a recorded transfer still asks the merchant to act (accept or refund). */
-export function needsReconciliation(observed: readonly ObservedTransfer[]): boolean {
+function needsReconciliation(observed: readonly ObservedTransfer[]): boolean {
   return observed.some((t) => t.match_status !== 'matched' && !t.orphaned && !t.accepted);
 }
 

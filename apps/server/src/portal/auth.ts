@@ -26,8 +26,8 @@ import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './pass
 import * as repo from './repo.ts';
 
 export const SESSION_TTL_SECONDS = 8 * 3600;
-export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
-export const THROTTLE_WINDOW_SECONDS = 15 * 60;
+const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
+const THROTTLE_WINDOW_SECONDS = 15 * 60;
 export const MAX_ACCOUNT_FAILURES = 5;
 export const MAX_ADDRESS_FAILURES = 30;
 

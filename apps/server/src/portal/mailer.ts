@@ -5,7 +5,7 @@
 import type { Transporter } from 'nodemailer';
 import type { SmtpSettings } from '../config/schema.ts';
 
-export interface Mail {
+interface Mail {
   to: string;
   subject: string;
   text: string;

@@ -51,8 +51,8 @@ export function dummyHash(): Promise<string> {
 }
 
 /** Passwords are 12 to 256 characters (NIST SP 800-63B: length, no composition rules). */
-export const PASSWORD_MIN = 12;
-export const PASSWORD_MAX = 256;
+const PASSWORD_MIN = 12;
+const PASSWORD_MAX = 256;
 
 /**
  * Why a new password is refused, or undefined when it is acceptable: 12 to 256 characters, and not

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
-import { logLine } from '../log.ts';
+import { processLog } from '../log.ts';
 import { normalizeEmail, sha256, type PasswordRefused, type PortalAuth } from './auth.ts';
 import { BUSY } from './hashgate.ts';
 import type { Mailer } from './mailer.ts';
@@ -19,10 +19,10 @@ import * as mrepo from './mfa-repo.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import * as repo from './repo.ts';
 
-export const OPERATOR_RESET_TTL_SECONDS = 24 * 3600;
-export const MAILED_RESET_TTL_SECONDS = 30 * 60;
+const OPERATOR_RESET_TTL_SECONDS = 24 * 3600;
+const MAILED_RESET_TTL_SECONDS = 30 * 60;
 /** Mailed links per user per hour: enough for a lost mail, not a mailbomb. */
-export const MAILED_RESETS_PER_HOUR = 3;
+const MAILED_RESETS_PER_HOUR = 3;
 
 export class PasswordResets {
   constructor(
@@ -73,7 +73,7 @@ export class PasswordResets {
     // names neither the address nor the link.
     setImmediate(() => {
       mailer.send({ to: user.email, subject: 'Reset your Tollgate portal password', text }).catch((err: unknown) => {
-        console.error(logLine('error', 'portal: password reset mail not sent', { user_id: user.id, err: (err as Error).message?.replace(/\S+@\S+/g, '[address]') }));
+        processLog.error({ user_id: user.id, err: (err as Error).message?.replace(/\S+@\S+/g, '[address]') }, 'portal: password reset mail not sent');
       });
     });
     return { kind: 'accepted' };

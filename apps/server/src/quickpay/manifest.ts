@@ -11,7 +11,7 @@ import type { PublicLinkSchema } from './views.ts';
  * came from this Tollgate and names this link, then trusts only the signed payload.
  */
 export const MANIFEST_TYP = 'tollgate-quickpay-manifest+jws';
-export const MANIFEST_TYPE = 'tollgate.quickpay.link';
+const MANIFEST_TYPE = 'tollgate.quickpay.link';
 
 type PublicLink = Static<typeof PublicLinkSchema>;
 

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import type { OrderStatus } from '../orders/states.ts';
-import type { LinkDraft, LinkOption, ProductDraft, QuickPayRailName } from './validate.ts';
+import type { LinkDraft, ProductDraft, QuickPayRailName } from './validate.ts';
 
 /** SQL of hosted quick-pay: products, payment links, sessions (migration 0010_quickpay). */
 
@@ -41,7 +41,7 @@ export interface SessionRow {
 }
 
 /** The facts of a session's order that its status and terms are made of. */
-export interface SessionOrder {
+interface SessionOrder {
   id: string;
   status: OrderStatus;
   chain_id: number;
@@ -345,7 +345,6 @@ export async function markCompleted(q: Queryable, id: string, orderId: string, m
   return rows[0];
 }
 
-export type { LinkOption };
 
 /**
  * Crypto sessions whose order is not paid by one transfer but whose recorded, not yet accepted

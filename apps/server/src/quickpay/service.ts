@@ -8,7 +8,7 @@ import * as repo from './repo.ts';
 import { HOLD_SECONDS, holderKey, isLimited, MAX_UNPAID_HOLDS } from './holds.ts';
 import { RAILS } from './rails/index.ts';
 import type { QuickPayRail, QuickPayStatus, RailRequest } from './rails/port.ts';
-import { draftLink, draftProduct, parseMemo, sessionAmount, type LinkBody, type ProductBody, type QuickPayRailName } from './validate.ts';
+import { draftLink, draftProduct, parseMemo, sessionAmount, type LinkBody, type ProductBody } from './validate.ts';
 
 export type Refused = { kind: 'refused'; code: ErrorCode; message: string; param?: string | undefined };
 const refused = (code: ErrorCode, message: string, param?: string): Refused => ({ kind: 'refused', code, message, ...(param ? { param } : {}) });
@@ -25,14 +25,6 @@ export type SessionOutcome = { kind: 'session'; view: repo.SessionWithOrder; sta
 
 /** A link's state for payers: only ACTIVE takes new sessions. */
 export type { LinkState };
-
-/**
- * The public URL of a link's hosted page. Link ids are public (shared on purpose), so the id is
- * in the path, unlike checkout capabilities.
- */
-export function linkUrl(publicBaseUrl: string, linkId: string): string {
-  return `${publicBaseUrl.replace(/\/+$/, '')}/quickpay/pay/${linkId}`;
-}
 
 /** The session creation fields a repeated idempotency key must match (hex SHA-256). */
 function requestHash(rail: string, amount: string, memo: string | null, r: RailRequest): string {
@@ -266,7 +258,6 @@ function stateRefusal(state: Exclude<LinkState, 'ACTIVE'>): Refused {
   }
 }
 
-export { stateRefusal };
 
 const services = new WeakMap<object, QuickPayService>();
 

@@ -29,13 +29,13 @@ export async function syncQuickPayWithOrder(tx: Queryable, order: OrderRow, to: 
 }
 
 /**
- * wire.md's `quickpay.checkout.completed` fields (checkout_id — here the quick-pay session id —,
+ * The `quickpay.checkout.completed` fields (docs/webhooks.md) (checkout_id — here the quick-pay session id —,
  * order_id, order_status, tx_hash?, client_reference_id?, line_items, public_metadata), plus what a
  * quick-pay receiver reconciles with: the session and link ids, the rail, the amount asked and the
  * amount that arrived (an any-amount confirmation proves only that), and the payer's memo, which is
  * also the client_reference_id (the payer's reference is the only one such a payment has).
  */
-export function quickpayCompletedPayload(s: SessionRow, order: OrderRow, status: OrderStatus, productName?: string) {
+function quickpayCompletedPayload(s: SessionRow, order: OrderRow, status: OrderStatus, productName?: string) {
   const paid = order.paid_amount_wei ?? order.amount_wei;
   return {
     checkout_id: s.id,

@@ -7,15 +7,14 @@ import { hasUnstorableText, isRefusal, parseFiatCurrency, parsePositiveDecimal, 
  * first refusal. Amounts stay decimal strings; they are compared and converted with bigint only.
  */
 
-export const QUICKPAY_RAILS = ['crypto', 'card'] as const;
+const QUICKPAY_RAILS = ['crypto', 'card'] as const;
 export type QuickPayRailName = (typeof QUICKPAY_RAILS)[number];
 
-export const MAX_NAME = 200;
-export const MAX_DESCRIPTION = 2000;
-export const MAX_MEMO = 200;
-export const MAX_IDEMPOTENCY_KEY = 128;
+const MAX_NAME = 200;
+const MAX_DESCRIPTION = 2000;
+const MAX_MEMO = 200;
 /** Fraction digits every amount of a link is checked against: the stablecoins' 6. */
-export const PRICE_SCALE = 6;
+const PRICE_SCALE = 6;
 
 const present = (s: string | undefined): s is string => s !== undefined && s !== '';
 

@@ -74,7 +74,7 @@ export function linkView(l: LinkRow, baseUrl: string) {
   };
 }
 
-export const PaymentOptionSchema = Type.Object({
+const PaymentOptionSchema = Type.Object({
   chain_id: Type.Integer(),
   token_symbol: Type.String(),
   token_contract: Type.String(),
@@ -157,7 +157,7 @@ export function publicLinkView(
 }
 
 /** A card session's terms: what the card payment charges (rails/card.ts). */
-export const CardTermsSchema = Type.Object({
+const CardTermsSchema = Type.Object({
   order_id: Type.String({ description: 'the FIAT_<PROCESSOR> order' }),
   checkout_id: Type.String({ description: 'the card session’s checkout id: its own `qps_` id' }),
   processor: Type.String({ description: 'TEST or STRIPE; how to pay is next_action' }),
@@ -172,7 +172,7 @@ export const CardTermsSchema = Type.Object({
   }),
 });
 
-export const CryptoTermsSchema = Type.Object({
+const CryptoTermsSchema = Type.Object({
   order_id: Type.String(),
   chain_id: Type.Integer(),
   token_symbol: Type.String(),
@@ -203,7 +203,7 @@ export const SessionSchema = Type.Object(
 );
 
 /** The status projection of a session: status, order_id?, order_status?, tx_hash?, amount_paid_wei?. */
-export function sessionStatusView(v: SessionWithOrder, status: QuickPayStatus) {
+function sessionStatusView(v: SessionWithOrder, status: QuickPayStatus) {
   const o = v.order;
   return {
     session_id: v.session.id,
@@ -215,7 +215,7 @@ export function sessionStatusView(v: SessionWithOrder, status: QuickPayStatus) {
 }
 
 /**
- * The answer to session creation (interface.md rule 6): an OPEN session carries its payment terms;
+ * The answer to session creation (docs/quickpay.md "Sessions"): an OPEN session carries its payment terms;
  * an expired or settled one only its status.
  */
 export function sessionCreatedView(v: SessionWithOrder, status: QuickPayStatus, rail: QuickPayRail, config: RailConfig) {

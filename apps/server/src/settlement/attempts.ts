@@ -8,7 +8,7 @@ import { WHOLE_TX, type ClaimPurpose } from '../orders/claims.ts';
  * deep enough; failed: reverted, or its nonce went to another transaction; replaced: another
  * attempt of the same (order, kind) was mined instead (fee bumping, migration 0017).
  */
-export type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed' | 'replaced';
+type SettlementStatus = 'pending' | 'sent' | 'confirmed' | 'failed' | 'replaced';
 export type SettlementKind = 'settle' | 'refund' | 'x402' | 'relay';
 
 /** One row of `settlements`: a transaction of the executor, recorded before it is broadcast. */
@@ -215,22 +215,6 @@ export interface CompanionInsert {
   params: unknown[];
   /** The purpose the transaction's transfers are claimed for (default: by the row's kind). */
   claim?: { purpose: ClaimPurpose; purposeId: string };
-}
-
-/** Moves a row forward; `from` guards against a concurrent writer having moved it already. */
-export async function setSettlementStatus(
-  q: Queryable,
-  id: number,
-  from: readonly SettlementStatus[],
-  to: SettlementStatus,
-  extra: { blockNumber?: number; failureReason?: string } = {},
-): Promise<SettlementRecord | undefined> {
-  const { rows } = await q.query<Row>(
-    `UPDATE settlements SET status = $3, block_number = coalesce($4, block_number), failure_reason = coalesce($5, failure_reason), updated_at = now()
-     WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${COLUMNS}`,
-    [id, [...from], to, extra.blockNumber ?? null, extra.failureReason ?? null],
-  );
-  return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
 /** Marks pending rows sent, many in one statement (the executor's group commit of broadcasts). */

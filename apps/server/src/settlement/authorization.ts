@@ -8,7 +8,7 @@ import { findSettlement } from './repo.ts';
 import { delegateFlowNamed } from './flows/index.ts';
 
 /**
- * The gasless EIP-3009 payment of an `ERC20_3009` order (wire.md "DELEGATE mode"): the payer signs
+ * The gasless EIP-3009 payment of an `ERC20_3009` order (docs/delegate.md): the payer signs
  * a `transferWithAuthorization` to the order's `payToAddress` (the settlement contract) and the
  * merchant backend submits it; the executor key submits it to the token and pays the gas.
  *

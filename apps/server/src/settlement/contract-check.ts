@@ -20,7 +20,7 @@ import { describeError } from '../chain/evm/rpc.ts';
 /** What the check needs from a chain: viem's public client has it. */
 export type ContractReader = Pick<PublicClient, 'getChainId' | 'getCode' | 'readContract'>;
 
-export type SettlementProblem =
+type SettlementProblem =
   /** the RPC did not answer (nothing is known about the contract) */
   | 'unreachable'
   /** the RPC serves another chain id */
@@ -32,7 +32,7 @@ export type SettlementProblem =
   /** the contract's executor is not the address of Tollgate's executor key */
   | 'executor_mismatch';
 
-export interface SettlementState {
+interface SettlementState {
   owner: Hex;
   /** the owner named by transferOwnership, until they accept (null: none) */
   pendingOwner: Hex | null;

@@ -17,10 +17,10 @@ import { sharedExecutor } from './executors.ts';
 import { checkAdapter, type AdapterProblem } from './adapter-check.ts';
 import { relayAuthorization, type AuthorizationOutcome, type Eip3009Authorization } from './authorization.ts';
 
-/** wire.md: `callback_calldata` is at most 8 KiB. */
+/** `callback_calldata` is at most 8 KiB (docs/delegate.md). */
 export const MAX_CALLBACK_CALLDATA_BYTES = 8192;
 
-/** A callback registration as the admin API shows it (wire.md "DELEGATE mode"). */
+/** A callback registration as the admin API shows it (docs/delegate.md). */
 export function callbackView(c: repo.CallbackRow, chain: ChainConfig | undefined) {
   const contract = chain?.settlementContract ?? null;
   return {
@@ -115,7 +115,7 @@ export class DelegateService implements DelegatePlanner, SignRequestSource {
     return { kind: 'refund', orderId: o.id, refundTxHash: p.record.txHash, ...(refund ? { refundId: refund.id } : {}) };
   }
 
-  /** wire.md `POST /api/v1/orders/{id}/authorization`: relays the payer's EIP-3009 authorization (settlement/authorization.ts). */
+  /** `POST /api/v1/orders/{id}/authorization` (docs/delegate.md): relays the payer's EIP-3009 authorization (settlement/authorization.ts). */
   submitAuthorization(merchantId: string, orderId: string, auth: Eip3009Authorization): Promise<AuthorizationOutcome> {
     return relayAuthorization({ db: this.db, clock: this.clock, executorFor: (id) => this.executorFor(id) }, merchantId, orderId, auth);
   }
@@ -182,7 +182,7 @@ export class DelegateService implements DelegatePlanner, SignRequestSource {
   }
 
   /**
-   * wire.md `POST /api/v1/orders/{id}/calldata-signature`: verifies the payer's EIP-712 signature
+   * `POST /api/v1/orders/{id}/calldata-signature` (docs/delegate.md): verifies the payer's EIP-712 signature
    * (recovering `from_address`), the deadline, and stores it once. The same signature again is
    * accepted (an idempotent retry); a different one is refused: the first stands.
    */

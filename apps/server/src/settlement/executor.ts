@@ -8,7 +8,7 @@ import { chainTransport } from '../chain/evm/transport.ts';
 import { AttemptTracker } from './tracker.ts';
 import { refusalOf } from './revert-reason.ts';
 import type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
-import { logLine } from '../log.ts';
+import { processLog } from '../log.ts';
 import {
   adoptGenesis,
   findSettlement,
@@ -53,7 +53,7 @@ import {
 export type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
 
 /** Node answers meaning "these exact bytes are already in the pool or mined". */
-export const ALREADY_SENT_RE = /already known|known transaction|nonce too low|transaction already imported|already exists/i;
+const ALREADY_SENT_RE = /already known|known transaction|nonce too low|transaction already imported|already exists/i;
 
 interface Queued {
   plan: Plan;
@@ -239,9 +239,7 @@ export class SettlementExecutor {
   }
 
   #logReset(why: string, failed: number): void {
-    console.error(
-      logLine('warn', 'chain reset under the same chain id: executor nonces continue from the chain', { chain_id: this.#chain.chainId, why, failed_unfinished: failed }),
-    );
+    processLog.warn({ chain_id: this.#chain.chainId, why, failed_unfinished: failed }, 'chain reset under the same chain id: executor nonces continue from the chain');
   }
 
   async #recordBatch(items: Queued[]): Promise<Recorded[]> {

@@ -14,7 +14,7 @@ import type { CallbackRow } from './repo.ts';
  * - `calldataNonce` = the first 64 bits of keccak256("tollgate:calldata-nonce:" + order id):
  *   unique per order (adapters may keep a used-nonce set) and reproducible without a column.
  */
-export const SIGNATURE_GRACE_SECONDS = 3600;
+const SIGNATURE_GRACE_SECONDS = 3600;
 
 export interface SignRequestOrder {
   id: string;
@@ -26,11 +26,11 @@ export interface SignRequestOrder {
   callback_calldata: string | null;
 }
 
-export function signRequestDeadline(expiresAt: Date): bigint {
+function signRequestDeadline(expiresAt: Date): bigint {
   return BigInt(Math.floor(expiresAt.getTime() / 1000) + SIGNATURE_GRACE_SECONDS);
 }
 
-export function calldataNonceOf(orderId: string): bigint {
+function calldataNonceOf(orderId: string): bigint {
   return BigInt(keccak256(toBytes(`tollgate:calldata-nonce:${orderId}`)).slice(0, 18));
 }
 

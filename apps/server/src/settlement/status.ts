@@ -12,7 +12,7 @@ import { feeBumpConfig } from './fee-bump.ts';
  * what the pool holds per token, the executor's gas balance and nonces, and every executor
  * transaction still waiting, with why.
  */
-export interface PendingView {
+interface PendingView {
   order_id: string;
   kind: string;
   attempt: number;
@@ -24,7 +24,7 @@ export interface PendingView {
   reason: string;
 }
 
-export interface SettlementStatusView {
+interface SettlementStatusView {
   chain_id: number;
   /** null: no settlement_contract on this chain (the executor may still relay x402 payments there) */
   contract: null | {
@@ -46,7 +46,7 @@ export interface SettlementStatusView {
 export type StatusOutcome = { kind: 'status'; view: SettlementStatusView } | { kind: 'chain_not_supported' } | { kind: 'delegate_not_enabled' };
 
 /** Why an unfinished executor transaction waits, from its row and the chain's nonces. */
-export function pendingReason(r: SettlementRecord, nonces: { latest: number; pending: number } | undefined, feeBumpAfterMs: number | undefined): string {
+function pendingReason(r: SettlementRecord, nonces: { latest: number; pending: number } | undefined, feeBumpAfterMs: number | undefined): string {
   if (r.status === 'pending') return 'recorded, not broadcast yet (sent on the next worker tick)';
   if (nonces && r.nonce > nonces.latest) {
     if (r.nonce >= nonces.pending) return `not in the node's pool: waits for nonce ${r.nonce} while the chain's next is ${nonces.pending} (re-sent on the next tick)`;

@@ -2,7 +2,7 @@ import { BaseError, keccak256, parseTransaction, type Hex, type PublicClient } f
 import type { LocalAccount } from 'viem';
 import type { ChainConfig } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
-import { logLine } from '../log.ts';
+import { processLog } from '../log.ts';
 import { bumpFees, feeBumpConfig, reportFeeBump } from './fee-bump.ts';
 import { finishAttempt, insertSettlement, type SettlementRecord } from './repo.ts';
 
@@ -94,8 +94,8 @@ export class AttemptTracker {
         this.#capped.add(latest.id);
         reportFeeBump({ chainId: chain.chainId, kind: latest.kind, outcome: 'capped' });
         // Public values only: which row, and the fees it would need (no key, no raw transaction).
-        console.error(
-          logLine('warn', 'settlement transaction stuck: its replacement would exceed fee_bump.max_fee_per_gas', {
+        processLog.warn(
+          {
             chain_id: chain.chainId,
             settlement_id: latest.id,
             kind: latest.kind,
@@ -104,7 +104,8 @@ export class AttemptTracker {
             tx_hash: latest.txHash,
             wanted_max_fee_per_gas: plan.wanted.maxFeePerGas.toString(),
             max_fee_per_gas: plan.cap.toString(),
-          }),
+          },
+          'settlement transaction stuck: its replacement would exceed fee_bump.max_fee_per_gas',
         );
       }
       await this.#d.resend(latest);

@@ -46,7 +46,7 @@ const BATCH = 50;
 /** An approve-and-pull is not started this close to the order's expiry (the pull must be seen before it). */
 const PULL_EXPIRY_MARGIN_MS = 60_000;
 
-export interface SettlementWorkerOptions {
+interface SettlementWorkerOptions {
   db: Database;
   chain: ChainConfig;
   delegate: DelegateService;
@@ -62,7 +62,7 @@ export interface SettlementTick {
   failed: string[];
 }
 
-export class SettlementWorker {
+class SettlementWorker {
   readonly holder = `s-${randomBytes(4).toString('hex')}`;
   readonly #o: SettlementWorkerOptions;
   readonly #ex: SettlementExecutor;

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import { decryptSecret } from '../merchants/secrets.ts';
-import { logLine } from '../log.ts';
+import { processLog } from '../log.ts';
 import type { Worker } from '../workers.ts';
 import { claimDue, recordResults, type AttemptResult, type ClaimedDelivery } from './deliveries-repo.ts';
 import { classifyStatus, retryDelayMs } from './schedule.ts';
@@ -24,7 +24,7 @@ export interface DispatcherOptions {
   batchSize?: number;
   /** Sends in flight at once (the worker keeps refilling up to this). */
   maxInFlight?: number;
-  /** A 2xx must be complete within this (wire.md: 10 s). */
+  /** A 2xx must be complete within this (docs/webhooks.md: 10 s). */
   timeoutMs?: number;
   /** How long a claim is held; a crashed dispatcher's claims come back after it. */
   leaseMs?: number;
@@ -265,5 +265,5 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
 
 function defaultLog(msg: string, err: unknown) {
   // Structure only: a database error's message and detail can carry the row's values.
-  console.error(logLine('error', msg, { err: logSafeError(err) }));
+  processLog.error({ err: logSafeError(err) }, msg);
 }

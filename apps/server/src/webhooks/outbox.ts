@@ -104,7 +104,7 @@ async function writeEvents(tx: Queryable, events: readonly EmittedEvent[], ids: 
  * The webhook event an order status change emits, if any. A move back to CHECKOUT_VERIFIED (a reorg
  * orphaned the payment) emits nothing: PAYMENT_CONFIRMED was never a fulfilment gate, and the
  * polling record shows the regress. An order that goes straight to INVOICED emits only
- * `order.invoiced` (interface.md rule 1: not every intermediate state is visible).
+ * `order.invoiced` (docs/orders.md: a poller may see INVOICED without PAYMENT_CONFIRMED).
  *
  * @example orderEventFor('INVOICED') // => 'order.invoiced'
  */

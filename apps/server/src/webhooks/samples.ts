@@ -2,7 +2,7 @@ import { newId, type WebhookEventName } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
 
 /**
- * Realistic test payloads for `tollgate trigger`: the same shape as the real event (wire.md), with
+ * Realistic test payloads for `tollgate trigger`: the same shape as the real event (docs/webhooks.md), with
  * made-up identifiers and two marker fields, `livemode: false` and `test: true`, so a receiver can
  * tell a triggered event from a real one and must never fulfil it.
  */

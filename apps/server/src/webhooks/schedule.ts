@@ -1,5 +1,5 @@
 /**
- * The retry schedule of webhook deliveries (wire.md §Webhooks): 10 s, 1 min, 5 min, 30 min, 2 h,
+ * The retry schedule of webhook deliveries (docs/webhooks.md): 10 s, 1 min, 5 min, 30 min, 2 h,
  * 6 h, 12 h, then every 24 h, each ±10 % jitter, until at least 3 days have passed; then the
  * delivery is dead. Pure: no clock, no randomness of its own (the caller passes `random`).
  *

@@ -7,7 +7,7 @@ export interface SigningSecrets {
 }
 
 /**
- * The raw body of a delivery: wire.md's envelope `{ id, event, payload, created_at }`. The payload
+ * The raw body of a delivery: the envelope `{ id, event, payload, created_at }` (docs/webhooks.md). The payload
  * is spliced in as the exact JSON text stored in the outbox (a `json` column), so a body costs one
  * string concatenation, not a parse and a re-serialization. The signature covers these bytes.
  *

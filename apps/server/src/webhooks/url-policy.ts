@@ -18,10 +18,10 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 
 const systemResolver: Resolver = async (host) => (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 /** `[::1]` → `::1`: URL keeps brackets around IPv6 hostnames; sockets and classifiers want none. */
-export const bareHost = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
+const bareHost = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
 
 /**
  * Validates and normalizes an endpoint URL for `environment`.

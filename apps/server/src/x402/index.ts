@@ -8,7 +8,7 @@ import type { SettleOptions, X402Scheme } from './scheme.ts';
 import { Reason, type FacilitatorRequest, type SettleResponse, type SupportedResponse, type VerifyResponse } from './wire.ts';
 
 /**
- * The x402 v2 facilitator (wire.md "Machine payments"): `supported`, `verify` and `settle`
+ * The x402 v2 facilitator (docs/machine-payments.md section 7): `supported`, `verify` and `settle`
  * dispatched to the scheme implementation serving the requirements' scheme and network.
  */
 export class X402Facilitator {

@@ -48,7 +48,7 @@ const SELECT = `SELECT a.id, a.chain_id, a.token, a.payer, a.recipient, a.amount
     AND s.status <> 'replaced'
     AND NOT EXISTS (SELECT 1 FROM settlements s2 WHERE s2.chain_id = s.chain_id AND s2.order_id = s.order_id AND s2.kind = s.kind AND s2.status <> 'replaced' AND s2.attempt > s.attempt)`;
 
-export function settlementView(r: Row, config: Config): X402SettlementView {
+function settlementView(r: Row, config: Config): X402SettlementView {
   const symbol = config.chains.find((c) => c.chainId === r.chain_id)?.tokens.find((t) => t.address.toLowerCase() === r.token)?.symbol ?? null;
   return {
     settlement_id: r.id,

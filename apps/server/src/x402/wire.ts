@@ -13,7 +13,7 @@ import { Type, type Static } from '@sinclair/typebox';
 const Str = (max = 256) => Type.String({ maxLength: max });
 const Loose = { additionalProperties: true } as const;
 
-export const PaymentRequirementsSchema = Type.Object(
+const PaymentRequirementsSchema = Type.Object(
   {
     scheme: Str(64),
     network: Str(64),
@@ -26,7 +26,7 @@ export const PaymentRequirementsSchema = Type.Object(
   Loose,
 );
 
-export const PaymentPayloadSchema = Type.Object(
+const PaymentPayloadSchema = Type.Object(
   {
     x402Version: Type.Integer(),
     accepted: PaymentRequirementsSchema,

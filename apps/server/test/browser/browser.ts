@@ -8,7 +8,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { rpcRequest, type DevChain } from '@tollgate/devchain';
 import { env } from '../helpers/env.ts';
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /**
  * Why the browser tests cannot run, or undefined when they can. With TOLLGATE_TEST_STRICT=1 (CI) a
@@ -25,7 +25,7 @@ export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: env.CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }
 
-export const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts/checkout');
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts/checkout');
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });

@@ -81,7 +81,7 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export const LOGO_URL = 'https://logo.acme-coffee.test/logo.svg';
+const LOGO_URL = 'https://logo.acme-coffee.test/logo.svg';
 /** Never fetched: the tests only read the link's href. */
 export const EXPLORER_URL = 'https://explorer.tollgate.test';
 export const CHAIN_NAME = 'Anvil (local)';

@@ -15,13 +15,13 @@ export interface GoatCreds {
  * `nonce`; `sign` and empty values dropped; names sorted by code unit; `k=v` joined with `&`;
  * HMAC-SHA256 with the secret, lower-case hex.
  */
-export function goatSign(params: Record<string, string>, secret: string): string {
+function goatSign(params: Record<string, string>, secret: string): string {
   const names = Object.keys(params).filter((k) => k !== 'sign' && params[k] !== '').sort();
   return createHmac('sha256', secret).update(names.map((k) => `${k}=${params[k]}`).join('&')).digest('hex');
 }
 
 /** The four headers GOAT's SDK sends, for a body (GETs sign `{}`) at `nowSeconds`. */
-export function goatHeaders(creds: GoatCreds, body: Record<string, unknown> | undefined, nowSeconds: number, nonce: string = randomUUID()) {
+function goatHeaders(creds: GoatCreds, body: Record<string, unknown> | undefined, nowSeconds: number, nonce: string = randomUUID()) {
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(body ?? {})) if (v !== undefined && v !== null) params[k] = String(v);
   const timestamp = String(nowSeconds);
@@ -75,7 +75,7 @@ export function parseX402Header(value: string | null): unknown {
 export const goStatusOk = (status: number) => status === 200 || status === 402;
 
 /** `fromCAIP2` of both SDKs: `eip155:<n>` → n, anything else → 0. */
-export function fromCaip2(network: unknown): number {
+function fromCaip2(network: unknown): number {
   const m = typeof network === 'string' ? /^eip155:(\d+)$/.exec(network) : null;
   return m ? Number.parseInt(m[1]!, 10) : 0;
 }

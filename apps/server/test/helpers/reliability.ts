@@ -42,7 +42,6 @@ export function seeded(seed: number) {
     chance: (p: number) => next() < p,
   };
 }
-export type Rng = ReturnType<typeof seeded>;
 
 /** Writes the JSON config file (README "Configuration") with the devchain as its only chain. */
 export function writeGatewayConfig(dir: string, dev: DevChain, chain: { confirmations: number; finality: number; pollMs: number }, feePerOrder = '0.01'): string {

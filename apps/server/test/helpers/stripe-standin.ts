@@ -34,7 +34,7 @@ type Obj = Record<string, any>;
 const rid = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
 /** `a[b][0][c]=1` form bodies (stripe-node's encoding) → nested objects (arrays stay keyed objects). */
-export function parseStripeForm(body: string): Obj {
+function parseStripeForm(body: string): Obj {
   const out: Obj = {};
   for (const [k, v] of new URLSearchParams(body)) {
     const path = k.replace(/\]/g, '').split('[');

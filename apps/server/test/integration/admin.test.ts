@@ -191,7 +191,7 @@ for (const backend of backends()) {
     });
 
     describe('public merchant view', () => {
-      it('returns exactly the wire.md fields, plus the additive supported_tokens GOAT\'s Go SDK reads', async () => {
+      it('returns exactly the public fields (docs/migrating.md), plus the additive supported_tokens GOAT\'s Go SDK reads', async () => {
         const m = await server.createMerchant({ body: { return_urls: ['https://shop.example.com/ok'] } });
         await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, { amount: '5.00' });
         await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: WALLET_CHECKSUM });

@@ -57,7 +57,7 @@ for (const backend of backends()) {
 
       const hash = await transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: payer.privateKey, token: usdc.address, to: t.pay_to_address as Hex, amount: BigInt(t.amount_wei) });
       await mine(dev.rpcUrl, 1); // depth 2 = confirmations
-      // PAYMENT_CONFIRMED never completes a session (interface.md rule 2).
+      // PAYMENT_CONFIRMED never completes a session (docs/orders.md: PAYMENT_CONFIRMED is not permission to ship).
       const deadline = Date.now() + 20_000;
       let st: any;
       do {

@@ -34,7 +34,7 @@ for (const backend of backends()) {
     });
     after(() => s.close());
 
-    it('public view: wire.md fields, no private metadata, client_reference_id, allowlist or credentials', async () => {
+    it('public view: the fields the hosted page reads, no private metadata, client_reference_id, allowlist or credentials', async () => {
       const id = await session({ client_reference_id: 'REF-SENTINEL-7781', success_url: `${RETURN_BASE}/ok`, cancel_url: `${RETURN_BASE}/cancel`, price: '9.99',
         line_items_json: JSON.stringify([{ name: 'Tee', quantity: 3, amount: '3.33' }]) });
       const r = await view(id);

@@ -12,7 +12,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { signEip3009Authorization, TollgateApiError, TollgateClient, type CreatedOrder } from '../../../../packages/sdk/src/index.ts';
 import { backends } from '../helpers/db.ts';
 import { sample } from '../helpers/metrics.ts';
-import { buildOrderBody, MERCHANT_WALLET } from '../helpers/orders.ts';
+import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import type { Creds } from '../helpers/server.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -1,6 +1,6 @@
 // DELEGATE orders through the HTTP API on a real anvil chain with the settlement contract and the
 // example adapter deployed: callback registration (admin API and CLI), flow by token capability,
-// pay-to = the settlement contract, calldata_sign_request per wire.md, and the calldata-signature
+// pay-to = the settlement contract, calldata_sign_request per docs/delegate.md, and the calldata-signature
 // route (right signer accepted once; wrong signer, tampered calldata, another order's signature,
 // expired deadline refused).
 import assert from 'node:assert/strict';
@@ -93,7 +93,7 @@ for (const backend of backends()) {
       assert.equal(rec.body.flow, 'ERC20_APPROVE_XFER');
     });
 
-    it('callback_calldata adds a calldata_sign_request with the wire.md domain, struct and fields', async () => {
+    it('callback_calldata adds a calldata_sign_request with the documented domain, struct and fields', async () => {
       const r = await create({ callback_calldata: CALLDATA, amount_wei: '3000000' });
       assert.equal(r.status, 402, r.text);
       const req = r.body.calldata_sign_request;

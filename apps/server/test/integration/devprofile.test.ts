@@ -129,7 +129,7 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       const rpc = /chain\s+31337 at (http:\/\/\S+)/.exec(text)?.[1];
       assert.ok(rpc, text);
 
-      // wire.md "Dev profile file": everything above as JSON, private to the user.
+      // The dev profile file: everything above as JSON, private to the user (mode 0600).
       const devFile = join(dir, 'dev.json');
       assert.equal(statSync(devFile).mode & 0o777, 0o600);
       const dev = JSON.parse(readFileSync(devFile, 'utf8'));

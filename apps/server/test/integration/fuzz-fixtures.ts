@@ -10,7 +10,7 @@ import type { TestServer } from '../helpers/server.ts';
 // The suite's knobs, read once (test-only settings; the server reads its environment in config/).
 export const LONG = process.env.TOLLGATE_LONG === '1';
 export const RUNS = Number(process.env.FUZZ_RUNS ?? (LONG ? 1000 : 100));
-export const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
+const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 export const fcParams = (numRuns: number): fc.Parameters<unknown> => ({ numRuns, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true });
 
 // ---------------------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ export const TABLES = [
   'chain_leases', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts', 'checkout_sessions', 'checkout_transitions',
   'quickpay_products', 'quickpay_links', 'quickpay_sessions',
 ] as const;
-export const SNAPSHOT_SQL = 'SELECT ' + TABLES.map((t) => `(SELECT count(*)::text || ':' || coalesce(max(xmin::text::bigint), 0)::text FROM ${t}) AS ${t}`).join(', ');
+const SNAPSHOT_SQL = 'SELECT ' + TABLES.map((t) => `(SELECT count(*)::text || ':' || coalesce(max(xmin::text::bigint), 0)::text FROM ${t}) AS ${t}`).join(', ');
 
 export async function snapshot(s: TestServer): Promise<Record<string, string>> {
   const { rows } = await s.db.query<Record<string, string>>(SNAPSHOT_SQL);
@@ -90,7 +90,7 @@ export function nest(depth: number, leaf: unknown): unknown {
   return v;
 }
 
-export const weirdStrings = fc.constantFrom(
+const weirdStrings = fc.constantFrom(
   '', ' ', '\t', '\n', '\r\n', '\u0000', '\u200b', '\ufeff', '\ud800', 'NaN', 'Infinity', '-Infinity', 'undefined', 'null', 'true', 'false',
   '-0', '0', '-1', '00', '01', '1e18', '1E400', '0x10', '0b1', '1_000', ' 1 ', '\t1\n', '１２３', '١٢٣', '1.', '.5', '1.0', '-0.0', '+1',
   '9'.repeat(77), '9'.repeat(78), '1'.repeat(79), '1' + '0'.repeat(100), '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
@@ -108,14 +108,14 @@ const controlString = fc.string({ unit: controlChar, minLength: 1, maxLength: 6 
  * is plain escapes (`\\u0000`), so only a server that validates the decoded JSON refuses it before
  * the database does (issue 12: an escaped NUL in private_metadata_json was a 500).
  */
-export const jsonFieldWithControls: fc.Arbitrary<string> = fc.oneof(
+const jsonFieldWithControls: fc.Arbitrary<string> = fc.oneof(
   fc.dictionary(fc.oneof(controlString, fc.constantFrom('note', 'email')), fc.oneof(controlString, fc.integer()), { minKeys: 1, maxKeys: 3 }).map((o) => JSON.stringify(o)),
   fc.array(fc.record({ name: controlString, quantity: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 3 }).map((a) => JSON.stringify(a)),
   fc.constantFrom('{"note":"gift\\u0000wrap"}', '{"\\u0000":"x"}', '[{"name":"\\ud800","quantity":1}]', '{"a":"\\udc00"}', '{"a":"\\u001f\\u007f"}', '[{"name":"Tea\\u0000","quantity":1,"amount":"9.99"}]'),
 );
 
 /** RFC 3339-looking times at and beyond the edges of what JavaScript and the databases can hold. */
-export const extremeDates: fc.Arbitrary<string> = fc.oneof(
+const extremeDates: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
     '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '1970-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '9999-12-31T23:59:59-23:59',
     '-000001-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '+275760-09-13T00:00:00.001Z', '2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:00Z',
@@ -126,9 +126,9 @@ export const extremeDates: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** A JSON body nested `depth` levels, as text (JSON.stringify itself overflows around 10,000). */
-export const deepBodyText = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+const deepBodyText = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
 
-export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: jsonFieldWithControls, weight: 3 },
   { arbitrary: extremeDates, weight: 2 },
   { arbitrary: weirdStrings, weight: 6 },
@@ -147,7 +147,7 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.integer({ min: 1, max: 3000 }).map((d) => nest(d, 'deep')), weight: 1 },
 );
 
-export const keyArb = fc.oneof(
+const keyArb = fc.oneof(
   fc.constantFrom('__proto__', 'constructor', 'prototype', 'sign', 'api_key', 'nonce', 'timestamp', '', ' ', 'merchant_id', 'amount_wei', 'chain_id', '😀', 'a'.repeat(300)),
   fc.string({ maxLength: 12 }),
 );
@@ -209,7 +209,7 @@ export interface BodyCase {
   contentType: string | undefined;
 }
 
-export const contentTypes = fc.constantFrom(
+const contentTypes = fc.constantFrom(
   'application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'Application/JSON', 'text/plain',
   'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/octet-stream', undefined,
 );

@@ -11,7 +11,7 @@ import { buildConfig, fakeChain, startTestServer, TEST_ADMIN_TOKEN, type TestRes
 
 const OBSERVABILITY_PATHS = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
 
-/** Asserts the error envelope of wire.md §Errors, with the request id echoed in the header. */
+/** Asserts the error envelope (docs/errors.md), with the request id echoed in the header. */
 function assertEnvelope(r: TestResponse, status: number, code: string) {
   assert.equal(r.status, status, r.text);
   assert.match(r.headers.get('content-type') ?? '', /^application\/json/);

@@ -209,7 +209,7 @@ for (const backend of backends()) {
     });
 
     it('an order id is global: another merchant cannot reserve under it', async () => {
-      // Order ids are random and global (wire.md: ord_ + randomness); the unique index is on (order_id, kind).
+      // Order ids are random and global (ord_ + randomness, packages/protocol/src/ids.ts); the unique index is on (order_id, kind).
       const a = await newMerchant(UNIT);
       const b = await newMerchant(UNIT);
       const o = orderId();

@@ -135,12 +135,13 @@ for (const backend of backends()) {
       const events: FeeBumpEvent[] = [];
       const lines: string[] = [];
       const unobserve = observeFeeBumps((e) => events.push(e));
-      const error = console.error;
-      console.error = (...args: unknown[]) => void lines.push(args.map(String).join(' '));
+      // The process logger (log.ts) writes its JSON lines to stderr.
+      const write = process.stderr.write;
+      process.stderr.write = ((chunk: string | Uint8Array) => lines.push(String(chunk)) > 0) as typeof process.stderr.write;
       try {
         for (let i = 0; i < 3; i++) assert.deepEqual((await capped.reconcile()).map((r) => [r.attempt, r.status]), [[0, 'sent']]);
       } finally {
-        console.error = error;
+        process.stderr.write = write;
         unobserve();
       }
       assert.deepEqual(events, [{ chainId: chain.chainId, kind: 'settle', outcome: 'capped' }], 'counted once, not once per pass');

@@ -17,7 +17,7 @@ import { signedHeaders } from '@tollgate/protocol';
 import { createPublicClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { decryptKeystore } from '../../src/signers/keystore/index.ts';
-import { backends, createScratchDatabase, dropScratchDatabase, type Backend } from '../helpers/db.ts';
+import { backends, createScratchDatabase, dropScratchDatabase } from '../helpers/db.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { spawnTollgate, type TollgateProcess } from '../helpers/process.ts';
 import { withSettlement } from '../helpers/settlement.ts';

@@ -53,7 +53,7 @@ export function chainConfigOf(dev: DevChain, overrides: Partial<ChainConfig> = {
 }
 
 /** Logs to nowhere unless WATCHER_TEST_LOG=1 (debugging a test). */
-export const testLog = createChainLogger(process.env.WATCHER_TEST_LOG === '1' ? 'debug' : 'silent');
+const testLog = createChainLogger(process.env.WATCHER_TEST_LOG === '1' ? 'debug' : 'silent');
 
 export function watcherFor(db: Database, chain: ChainConfig, opts: Partial<ChainWatcherOptions> = {}): ChainWatcher {
   return createChainWatcher({ chain, db, log: testLog, rpcOptions: { retry: { attempts: 2, baseMs: 5, maxMs: 20 }, timeoutMs: 10_000 }, ...opts });

@@ -6,7 +6,7 @@ import { backends } from '../helpers/db.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { createEndpoint, deliveries, dispatch, Receiver, startApiOnly, trigger } from './webhook-fixtures.ts';
 
-/** Retries on the wire.md schedule (driven by the TestClock), refusals, timeouts, dead, redelivery. */
+/** Retries on the documented schedule (docs/webhooks.md) (driven by the TestClock), refusals, timeouts, dead, redelivery. */
 for (const backend of backends()) {
   describe(`webhook retries (${backend})`, () => {
     let s: TestServer;

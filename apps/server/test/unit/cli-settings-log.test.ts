@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { findDevTokenFile, loadCliSettings } from '../../src/config/cli.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { createChainLogger } from '../../src/chain/evm/context.ts';
-import { logLine } from '../../src/log.ts';
+import { createLogger } from '../../src/log.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -62,10 +62,15 @@ describe('one log format (pino: numeric level, epoch-ms time)', () => {
     }
     assert.equal(parsed[0]!.head, '5');
     assert.equal(parsed[0]!.chain_id, 31337);
-    const line = JSON.parse(logLine('error', 'loop failed', { err: 'x' }, 1_700_000_000_000));
-    assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'msg', 'err']);
+    const out: string[] = [];
+    createLogger('info', {}, { write: (l) => void out.push(l) }).error({ err: 'x', amount: 10n ** 30n }, 'loop failed');
+    const line = JSON.parse(out[0]!);
+    assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'err', 'amount', 'msg']);
     assert.equal(line.level, 50);
+    assert.equal(line.amount, '1000000000000000000000000000000', 'a bigint is logged whole, as a string');
+    assert.ok(Math.abs(line.time - Date.now()) < 60_000, 'epoch milliseconds');
     assert.deepEqual(createChainLogger('silent', {}, (l) => lines.push(l)).error('x'), undefined);
+    assert.deepEqual(createChainLogger('no-such-level', {}, (l) => lines.push(l)).error('x'), undefined);
     assert.equal(lines.length, 3);
   });
 });

@@ -5,7 +5,7 @@ import { classifyStatus, JITTER, MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelayM
 const DAY = 86_400_000;
 
 describe('webhook retry schedule', () => {
-  it('follows wire.md: 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, then every 24 h', () => {
+  it('follows docs/webhooks.md: 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, then every 24 h', () => {
     const nominal = Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => retryDelayMs(i + 1, () => 0.5));
     assert.deepEqual(nominal, [10, 60, 300, 1800, 7200, 21600, 43200, 86400, 86400, 86400].map((s) => s * 1000));
     assert.equal(MAX_ATTEMPTS, 11);

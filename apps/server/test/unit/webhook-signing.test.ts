@@ -7,7 +7,7 @@ import { deliveryHeaders, envelopeBody } from '../../src/webhooks/signing.ts';
 const hmacHex = (secret: string, body: string) => createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
 
 describe('webhook envelope and signing', () => {
-  it('the envelope is wire.md shape and the stored payload text verbatim', () => {
+  it('the envelope has the documented shape (docs/webhooks.md) and the stored payload text verbatim', () => {
     const payload = '{"order_id":"ord_1","amount_wei":"5","nested":{"z":1,"a":[1,2]}}';
     const body = envelopeBody('evt_1', 'order.invoiced', payload, new Date('2025-01-02T03:04:05.678Z'));
     assert.equal(body, `{"id":"evt_1","event":"order.invoiced","payload":${payload},"created_at":"2025-01-02T03:04:05.678Z"}`);

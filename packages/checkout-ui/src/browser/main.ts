@@ -3,7 +3,7 @@
 // from the session which screen shows (choose, pay, card, or a final one). The state it routes on is
 // page.ts's; the token payment and its status poll are pay.ts and polling.ts; the countdown is
 // countdown.ts; the final screens are outcomes.ts; views.ts builds the DOM. Nothing on this page is
-// a proof of payment (interface.md, Receiver rule 7): the merchant verifies with Tollgate server-side.
+// a proof of payment (docs/hosted-checkout.md): the merchant verifies with Tollgate server-side.
 import { ApiError, checkoutApi, checkoutIdFromHash } from '../lib/api.ts';
 import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
 import { secondsLeft } from '../lib/countdown.ts';

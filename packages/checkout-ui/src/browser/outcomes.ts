@@ -1,7 +1,6 @@
 // The page's final screens, one function each so that every part of the flow (router, payment,
 // status poll, countdown, card) ends the page the same way: through page.ts's `finish`, which
-// stops the poll and the countdown. Nothing on these screens is a proof of payment (interface.md,
-// Receiver rule 7): the merchant verifies with Tollgate server-side.
+// stops the poll and the countdown. Nothing on these screens is a proof of payment (docs/hosted-checkout.md): the merchant verifies with Tollgate server-side.
 import { safeHttpUrl, successRedirect } from '../lib/api.ts';
 import { formatUnits } from '../lib/money.ts';
 import { sentTx } from '../lib/terms.ts';

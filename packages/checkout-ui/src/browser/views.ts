@@ -157,7 +157,7 @@ export interface PayView {
 }
 
 /** A link to the transaction on the chain's block explorer, named after the explorer's host. */
-export function explorerLink(explorer: string | undefined, txHash: string | undefined, id: string) {
+function explorerLink(explorer: string | undefined, txHash: string | undefined, id: string) {
   const href = explorerTxUrl(explorer, txHash);
   return href ? h('a', { id, class: 'explorer', href, target: '_blank', rel: 'noopener noreferrer' }, `View the transaction on ${new URL(href).host}`) : undefined;
 }

@@ -7,8 +7,8 @@
 // Only what checkout needs is typed: a name, an icon, the chains, and the `standard:connect` and
 // `solana:signAndSendTransaction` features.
 
-export const SIGN_AND_SEND = 'solana:signAndSendTransaction';
-export const CONNECT = 'standard:connect';
+const SIGN_AND_SEND = 'solana:signAndSendTransaction';
+const CONNECT = 'standard:connect';
 
 export interface StandardAccount {
   /** base58 public key */

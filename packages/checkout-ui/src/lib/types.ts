@@ -1,4 +1,4 @@
-// The public checkout wire shapes this page reads (wire.md §Checkout sessions). Only the fields the
+// The public checkout wire shapes this page reads (apps/server/src/checkout/views.ts). Only the fields the
 // page uses are typed; the server may add more.
 
 import { LIVE_ORDER_STATUSES, type SessionStatus } from '@tollgate/protocol/states';
@@ -17,7 +17,7 @@ export interface PaymentOption {
   wallet_chain?: string;
 }
 
-export interface SessionOrder {
+interface SessionOrder {
   order_id: string;
   status: string;
   /** FIAT_<PROCESSOR> for a card order */
@@ -31,7 +31,7 @@ export interface SessionOrder {
   payment_url?: string;
 }
 
-export interface LineItem {
+interface LineItem {
   name: string;
   quantity: number;
   amount?: string;
@@ -79,9 +79,6 @@ export const LIVE_ORDER: readonly string[] = LIVE_ORDER_STATUSES;
 /** The server refuses a bind with less than this many seconds left (410 session_not_payable). */
 export const MIN_PAYMENT_WINDOW_SECONDS = 60;
 
-/** Session states after which this page starts no payment and stops polling. */
-export const TERMINAL: readonly SessionStatus[] = ['COMPLETED', 'EXPIRED', 'CANCELLED', 'FAILED'];
-
 /** Answer of POST …/card (the card order of the session and what to do next). */
 export interface CardStart {
   order_id: string;
@@ -110,6 +107,3 @@ export interface TestCard {
   exp_year: number;
   cvc: string;
 }
-
-/** The server refuses a card start with less than this many seconds left (410). */
-export const MIN_CARD_WINDOW_SECONDS = 120;

@@ -8,7 +8,7 @@ export interface Eip1193Provider {
   request(args: { method: string; params?: unknown[] | Record<string, unknown> }): Promise<unknown>;
 }
 
-export interface WalletInfo {
+interface WalletInfo {
   uuid: string;
   name: string;
   /** data: URI (EIP-6963); empty for the window.ethereum fallback */

@@ -10,7 +10,7 @@ import {
   type ErrorCode,
 } from '../../src/index.ts';
 
-// Every code wire.md names, with the status wire.md or interface.md fixes for it.
+// Every code of the wire Tollgate is compatible with (docs/migrating.md), with the status fixed for it.
 const FROM_WIRE: Record<string, number> = {
   invalid_request: 400,
   invalid_signature: 401,
@@ -36,12 +36,12 @@ const FROM_WIRE: Record<string, number> = {
   challenge_already_consumed: 401,
   payer_mismatch: 401,
   invalid_mac: 401,
-  // machine payments (wire.md "Machine payments")
+  // machine payments (docs/machine-payments.md)
   route_not_priced: 404,
   transfer_not_found: 400,
 };
 
-// The codes the server needs beyond wire.md, with the statuses chosen for them.
+// The codes the server needs beyond that wire, with the statuses chosen for them.
 const ADDED: Record<string, number> = {
   quickpay_hold_limit: 429,
   partial_refund_not_supported: 400,
@@ -134,7 +134,7 @@ const ADDED: Record<string, number> = {
   delegate_checkout_unsupported: 400,
 };
 
-test('every code named in wire.md is in the catalog with its status', () => {
+test('every code of the compatible wire is in the catalog with its status', () => {
   for (const [code, status] of Object.entries(FROM_WIRE)) {
     assert.ok(isErrorCode(code), code);
     assert.equal(ERROR_CODES[code as ErrorCode], status, code);

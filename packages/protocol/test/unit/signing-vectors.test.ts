@@ -16,7 +16,7 @@ function inputOf(v: SigningVector): SignInput {
   return { query: v.query, body: v.body, apiKey: v.api_key, timestamp: v.timestamp, nonce: v.nonce };
 }
 
-// --- Independent implementation, straight from interface.md §Authentication -----------------------
+// --- Independent implementation, straight from docs/authentication.md -----------------------
 // Deliberately naive and structured differently from src/signing.ts (plain object, insertion sort,
 // WebCrypto), so a shared bug would have to be made twice. JSON scalars only: all the vectors use.
 function referenceCanonical(v: SigningVector): string {

@@ -1,4 +1,4 @@
-// An independent implementation of the merchant request signature (interface.md §Authentication),
+// An independent implementation of the merchant request signature (docs/authentication.md),
 // written from the contract and not from @tollgate/protocol: it starts from the bytes that were
 // actually sent, so it checks the SDK's whole path (parameters → wire body → bytes → signature).
 import { createHmac } from 'node:crypto';

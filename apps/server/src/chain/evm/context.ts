@@ -1,7 +1,7 @@
 import type { ChainConfig } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
-import { LOG_LEVELS, levelThreshold, logLine, type LogLevelName } from '../../log.ts';
+import { createLogger } from '../../log.ts';
 import type { ChainRpc } from './rpc.ts';
 
 /** What every step of one chain's watcher works with. */
@@ -28,24 +28,20 @@ export interface ChainLogger {
 }
 
 /**
- * A JSON-lines logger at `level` (pino's level names; 'silent' logs nothing), one line per call on
- * stderr by default, in pino's line format (see log.ts).
+ * The pino logger of log.ts at `level` (pino's level names; 'silent' logs nothing), message first:
+ * one JSON line per call on stderr, or given to `write` (tests).
  *
  * @example
  * const log = createChainLogger('info', { chain_id: 31337 });
- * log.warn('reorg detected', { at_block: 120n }); // {"level":40,"time":…,"msg":"reorg detected","chain_id":31337,"at_block":"120"}
+ * log.warn('reorg detected', { at_block: 120n }); // {"level":40,"time":…,"chain_id":31337,"at_block":"120","msg":"reorg detected"}
  */
-export function createChainLogger(level: string, base: LogFields = {}, write: (line: string) => void = (l) => process.stderr.write(l + '\n')): ChainLogger {
-  const min = levelThreshold(level);
-  const emit = (lvl: LogLevelName, msg: string, fields?: LogFields) => {
-    if (LOG_LEVELS[lvl] < min) return;
-    write(logLine(lvl, msg, { ...base, ...fields }));
-  };
+export function createChainLogger(level: string, base: LogFields = {}, write?: (line: string) => void): ChainLogger {
+  const log = createLogger(level, base, write ? { write } : undefined);
   return {
-    debug: (m, f) => emit('debug', m, f),
-    info: (m, f) => emit('info', m, f),
-    warn: (m, f) => emit('warn', m, f),
-    error: (m, f) => emit('error', m, f),
+    debug: (m, f) => log.debug(f ?? {}, m),
+    info: (m, f) => log.info(f ?? {}, m),
+    warn: (m, f) => log.warn(f ?? {}, m),
+    error: (m, f) => log.error(f ?? {}, m),
   };
 }
 

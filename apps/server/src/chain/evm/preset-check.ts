@@ -16,7 +16,7 @@ import { chainTransport, rpcPool } from './transport.ts';
  *   leaves uncertain (`readFromChain`) are read and written into the token's config before any
  *   service reads it. Any disagreement refuses the start with one line.
  */
-export class ChainCheckError extends Error {
+class ChainCheckError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ChainCheckError';

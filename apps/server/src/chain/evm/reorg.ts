@@ -31,7 +31,7 @@ import { lockCursor, moveCursor, type Cursor } from './scan.ts';
  */
 
 /** The order columns that describe a seen payment, all cleared when the payment is orphaned. */
-export const PAYMENT_CLEARED: orders.OrderPatch = {
+const PAYMENT_CLEARED: orders.OrderPatch = {
   transfer_id: null,
   tx_hash: null,
   log_index: null,

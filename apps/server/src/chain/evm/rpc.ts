@@ -36,7 +36,7 @@ export interface TransferLog {
   blockHash: Hex;
 }
 
-export interface TransferLogQuery {
+interface TransferLogQuery {
   /** Token contracts (lowercase). */
   tokens: readonly Hex[];
   /** Receiving addresses (lowercase); the query matches topic2 (`to`) against them. */
@@ -66,7 +66,7 @@ export interface RetryOptions {
   shouldRetry?: (err: unknown) => boolean;
 }
 
-export const DEFAULT_RETRY: RetryOptions = { attempts: 3, baseMs: 200, maxMs: 2_000 };
+const DEFAULT_RETRY: RetryOptions = { attempts: 3, baseMs: 200, maxMs: 2_000 };
 
 /**
  * Calls `fn` until it resolves or `attempts` are used up, sleeping between attempts with

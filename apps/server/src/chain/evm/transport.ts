@@ -1,6 +1,6 @@
 import { BaseError, createTransport, http, HttpRequestError, RpcError, RpcRequestError, TimeoutError, type EIP1193RequestFn, type HttpTransportConfig, type Transport } from 'viem';
 import type { ChainConfig } from '../../config/schema.ts';
-import { LOG_LEVELS, logLine } from '../../log.ts';
+import { createLogger } from '../../log.ts';
 
 /** What the pool logs through (chain/evm/context.ts's ChainLogger satisfies it). */
 export interface RpcLog {
@@ -11,10 +11,8 @@ export interface RpcLog {
 
 /** Warnings and errors on stderr in the one log-line format (log.ts). */
 const stderrLog = (base: Record<string, number>): RpcLog => {
-  const emit = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => {
-    if (LOG_LEVELS[level] >= LOG_LEVELS.warn) process.stderr.write(logLine(level, msg, { ...base, ...fields }) + '\n');
-  };
-  return { info: (m, f) => emit('info', m, f), warn: (m, f) => emit('warn', m, f), error: (m, f) => emit('error', m, f) };
+  const log = createLogger('warn', base);
+  return { info: (m, f) => log.info(f ?? {}, m), warn: (m, f) => log.warn(f ?? {}, m), error: (m, f) => log.error(f ?? {}, m) };
 };
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ChainConfig, Config } from '../../config/schema.ts';
+import type { ChainConfig } from '../../config/schema.ts';
 import type { Database } from '../../db/database.ts';
 import { systemClock, type Clock } from '../../clock.ts';
 import type { Worker } from '../../workers.ts';
@@ -302,27 +302,4 @@ export function runChainWatcher(watcher: ChainWatcher): Worker {
       await watcher.release().catch(() => {});
     },
   };
-}
-
-/**
- * Starts one watcher loop per configured chain (the composition root calls this for the `worker`
- * and `all` roles).
- *
- * @example
- * const workers = startChainWatchers(deps);
- * // … on shutdown
- * await Promise.all(workers.map((w) => w.stop()));
- */
-export function startChainWatchers(deps: { config: Config; db: Database; clock: Clock }, opts: Omit<ChainWatcherOptions, 'chain' | 'db' | 'clock'> = {}): Worker[] {
-  return deps.config.chains.map((chain) =>
-    runChainWatcher(
-      createChainWatcher({
-        ...opts,
-        chain,
-        db: deps.db,
-        clock: deps.clock,
-        log: opts.log ?? createChainLogger(deps.config.logLevel, { component: 'chain-watcher', chain_id: chain.chainId }),
-      }),
-    ),
-  );
 }

@@ -49,7 +49,7 @@ function signerSlot(address: Address): TransactionSigner {
 }
 
 /** The instructions of the payer's transfer for `order` (pure apart from the ATA existence check). */
-export async function transferInstructions(rpc: SolanaRpc, chain: SolanaChainConfig, input: TransferTransactionInput): Promise<Instruction[]> {
+async function transferInstructions(rpc: SolanaRpc, chain: SolanaChainConfig, input: TransferTransactionInput): Promise<Instruction[]> {
   const token = chain.tokens.find((t) => t.mint === input.order.token_contract);
   if (!token) throw new Error(`mint ${input.order.token_contract} is not configured on chain ${chain.chainId}`);
   const mint = token.mint as Address;

@@ -6,7 +6,7 @@ import { BindResponseSchema } from '../views.ts';
 import { CheckoutIdParams } from './public_getSession.ts';
 
 /**
- * Payment initiation (wire.md): creates the session's DIRECT order for this payer and token and
+ * Payment initiation (docs/hosted-checkout.md): creates the session's DIRECT order for this payer and token and
  * returns its terms; the session becomes BOUND.
  *  - the same payer, chain and token again while the order is live → the same terms, no new order;
  *  - another payer or token while an order is live → 409 session_already_bound;

@@ -1,7 +1,7 @@
 -- DELEGATE mode: merchants' callback registrations, the DELEGATE fields of an order, relayed
 -- EIP-3009 authorizations, and a named lease per worker (the settlement executor of each chain).
 
--- A merchant's callback adapter on one chain (wire.md "DELEGATE mode"). Rows are never edited: a
+-- A merchant's callback adapter on one chain (docs/delegate.md). Rows are never edited: a
 -- new registration for the same chain closes the previous one (replaced_at), so an order keeps
 -- pointing at the registration its signing request was issued for.
 CREATE TABLE merchant_callbacks (
@@ -20,7 +20,7 @@ CREATE UNIQUE INDEX merchant_callbacks_active ON merchant_callbacks (merchant_id
 -- DELEGATE fields of an order (NULL for DIRECT orders: adding nullable columns rewrites nothing).
 --   callback_id          the registration the order is settled to (NULL: plain transfer to the merchant wallet)
 --   calldata_signature   the payer's EIP-712 signature of calldata_sign_request, once submitted
---   callback_status      pending | succeeded | failed (wire.md status record)
+--   callback_status      pending | succeeded | failed (docs/delegate.md, status record fields)
 --   settlement_tx_hash   the executor's settlement transaction; settled_at its finality
 --   refund_tx_hash       the operator refund of a failed order's pooled funds
 ALTER TABLE orders

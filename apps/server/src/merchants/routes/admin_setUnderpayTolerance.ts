@@ -4,7 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import { MerchantIdParams } from './views.ts';
 
 /** Highest tolerance an operator may set: 10 % short still counts as paid. */
-export const MAX_UNDERPAY_TOLERANCE_BPS = 1000;
+const MAX_UNDERPAY_TOLERANCE_BPS = 1000;
 
 /**
  * Sets how far short of an order's amount a transfer may be and still pay it, in basis points of

@@ -6,8 +6,8 @@ import { FeeBalanceSchema, PublicMerchantSchema, publicMerchantView } from './vi
 
 /**
  * The signed merchant's own configuration plus its fee balance: lets a backend check its
- * credentials and watch its balance (like Stripe's `GET /v1/account`). Not in interface.md's
- * table, whose list of routes is not exhaustive.
+ * credentials and watch its balance (like Stripe's `GET /v1/account`). An addition to
+ * GOAT's route list (docs/migrating.md).
  */
 export const merchantGetSelf = defineRoute({
   method: 'GET',

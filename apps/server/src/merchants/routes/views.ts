@@ -13,7 +13,7 @@ export const WalletSchema = Type.Object({
 export const FeeBalanceSchema = Type.Object({ available: Type.String(), reserved: Type.String(), captured: Type.String() });
 
 /** One accepted token as GOAT's Go server SDK reads it (`MerchantInfo.supported_tokens`). */
-export const SupportedTokenSchema = Type.Object({
+const SupportedTokenSchema = Type.Object({
   chain_id: Type.Integer(),
   symbol: Type.String(),
   token_contract: Type.String(),
@@ -35,7 +35,7 @@ export const PublicMerchantSchema = Type.Object({
 
 export const MerchantIdParams = Type.Object({ merchant_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-/** wire.md `GET /merchants/{merchant_id}`: the merchant configuration anyone may read. */
+/** `GET /merchants/{merchant_id}` (docs/migrating.md): the merchant configuration anyone may read. */
 export async function publicMerchantView(deps: AppDeps, m: MerchantRow) {
   const wallets = await deps.merchants.listWallets(m.id);
   return {

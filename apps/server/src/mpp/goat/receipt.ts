@@ -22,10 +22,10 @@ export const GOAT_RECEIPT_ALG = 'ed25519';
  * middleware serves a receipt until then, so this bounds replays of one payment; one hour, like
  * `@tollgate/mpp`'s default `maxReceiptAgeSeconds`.
  */
-export const GOAT_RECEIPT_TTL_SECONDS = 3600;
+const GOAT_RECEIPT_TTL_SECONDS = 3600;
 
 /** The receipt object, field for field as GOAT's middleware parses it. */
-export interface GoatReceipt {
+interface GoatReceipt {
   receipt_id: string;
   challenge_id: string;
   /** Tollgate creates no order for a machine payment: the challenge is the purchase (its id). */
@@ -57,11 +57,11 @@ export interface TransferEvidence {
 const rfc3339 = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z');
 
 /** One receipt per challenge, so its id is a digest of the challenge id: stable across repeats. */
-export function goatReceiptId(challengeId: string): string {
+function goatReceiptId(challengeId: string): string {
   return `rcpt_${createHash('sha256').update(`goat-receipt:${challengeId}`).digest('base64url').slice(0, 22)}`;
 }
 
-export function goatReceiptOf(claims: ReceiptClaims, evidence: TransferEvidence): GoatReceipt {
+function goatReceiptOf(claims: ReceiptClaims, evidence: TransferEvidence): GoatReceipt {
   return {
     receipt_id: goatReceiptId(claims.challenge_id),
     challenge_id: claims.challenge_id,
@@ -86,7 +86,7 @@ export function goatReceiptOf(claims: ReceiptClaims, evidence: TransferEvidence)
  * The signed bytes: ten strings each prefixed by its UTF-8 length (uint32 big-endian) and six
  * 64-bit big-endian integers, in GOAT's fixed order; times as Unix seconds.
  */
-export function goatSigningBytes(r: GoatReceipt): Buffer {
+function goatSigningBytes(r: GoatReceipt): Buffer {
   const parts: Buffer[] = [];
   const str = (s: string) => {
     const b = Buffer.from(s, 'utf8');
@@ -120,7 +120,7 @@ export function goatSigningBytes(r: GoatReceipt): Buffer {
 }
 
 /** The `Payment-Receipt` value: the receipt, its Ed25519 signature over SHA-256(signing bytes), the algorithm. */
-export function encodeGoatReceipt(r: GoatReceipt, key: KeyObject): string {
+function encodeGoatReceipt(r: GoatReceipt, key: KeyObject): string {
   const digest = createHash('sha256').update(goatSigningBytes(r)).digest();
   const signature = sign(null, digest, key);
   return `${Buffer.from(JSON.stringify(r)).toString('base64url')}.${signature.toString('base64url')}.${GOAT_RECEIPT_ALG}`;

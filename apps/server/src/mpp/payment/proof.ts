@@ -18,7 +18,7 @@ import { recoverTypedDataAddress, type Hex } from 'viem';
  */
 export type PayerProof = { kind: 'signature'; signature: string } | { kind: 'authorization' };
 
-export const PAYER_PROOF_TYPES = {
+const PAYER_PROOF_TYPES = {
   Proof: [
     { name: 'account', type: 'address' },
     { name: 'challengeId', type: 'string' },

@@ -1,5 +1,5 @@
 /** One line of `tollgate doctor`. `warn` is shown but does not fail the run; `skip` says why a check could not run. */
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface CheckResult {
   /** what was checked, e.g. `chain 137 rpc https://polygon-rpc.com/…` (URLs redacted: redactUrl) */

@@ -29,7 +29,7 @@ export const ReconciledTransferSchema = Type.Object(
 const MAX_LIMIT = 1000;
 
 /** Reads the shared query of the reconciliation (admin and portal): bad input is a 400 naming the parameter. */
-export function reconciliationQuery(q: { chain_id?: string; since?: string; until?: string; after?: string; limit?: string; unclaimed?: string }, merchantId?: string): ReconciliationQuery {
+function reconciliationQuery(q: { chain_id?: string; since?: string; until?: string; after?: string; limit?: string; unclaimed?: string }, merchantId?: string): ReconciliationQuery {
   if (q.chain_id === undefined || !/^[0-9]{1,10}$/.test(q.chain_id) || Number(q.chain_id) > 2 ** 31 - 1) {
     throw new AppError('invalid_request', 'chain_id is required: a configured chain id', 'chain_id');
   }
@@ -50,7 +50,7 @@ export function reconciliationQuery(q: { chain_id?: string; since?: string; unti
   return { chainId: Number(q.chain_id), merchantId, since: time(q.since, 'since'), until: time(q.until, 'until'), after, limit, unclaimedOnly: q.unclaimed === 'true' };
 }
 
-export const ReconciliationQuerySchema = Type.Object(
+const ReconciliationQuerySchema = Type.Object(
   {
     chain_id: Type.Optional(Type.String({ maxLength: 12 })),
     since: Type.Optional(Type.String({ maxLength: 40 })),

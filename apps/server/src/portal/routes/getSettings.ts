@@ -4,7 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import { merchantOf } from '../http.ts';
 import { merchantRequiresTotp } from '../mfa-repo.ts';
 
-export const SettingsSchema = Type.Object({
+const SettingsSchema = Type.Object({
   merchant_id: Type.String(),
   name: Type.String(),
   logo_url: Type.Union([Type.String(), Type.Null()]),

@@ -6,7 +6,7 @@ import type { OrderListRow } from '../data/repo.ts';
 import type { PortalContext } from '../http.ts';
 
 export const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('developer'), Type.Literal('viewer')]);
-export const SessionRoleSchema = Type.Union([Type.Literal('operator'), Type.Literal('owner'), Type.Literal('developer'), Type.Literal('viewer')]);
+const SessionRoleSchema = Type.Union([Type.Literal('operator'), Type.Literal('owner'), Type.Literal('developer'), Type.Literal('viewer')]);
 
 export const SessionSchema = Type.Object({
   role: SessionRoleSchema,

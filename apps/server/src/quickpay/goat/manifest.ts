@@ -10,7 +10,7 @@ import type { GoatLink, GoatTarget, GoatToken } from './target.ts';
  * https only. The client trusts the origin it was given, not URLs inside the manifest; they are
  * informative. Tollgate's own signed manifest of a link (quickpay/manifest.ts) is unchanged.
  */
-export const GOAT_SCHEMA = 'goatx402.quickpay.v1';
+const GOAT_SCHEMA = 'goatx402.quickpay.v1';
 
 export interface GoatUrls {
   base: string;
@@ -21,7 +21,7 @@ export interface GoatUrls {
   discovery: string;
 }
 
-export function goatUrls(baseUrl: string, id: string): GoatUrls {
+function goatUrls(baseUrl: string, id: string): GoatUrls {
   const base = baseUrl.replace(/\/+$/, '');
   return {
     base,

@@ -32,7 +32,7 @@ const refused = (code: ErrorCode, message: string, param?: string): Refused => (
  * session; PAYMENT_PENDING (a transfer was seen, not yet final) makes it wait; the others are
  * terminal. CANCELLED is not produced: Tollgate reports a cancelled unpaid order as EXPIRED.
  */
-export function goatStatus(status: QuickPayStatus, v: repo.SessionWithOrder): string {
+function goatStatus(status: QuickPayStatus, v: repo.SessionWithOrder): string {
   switch (status) {
     case 'OPEN':
       return v.order?.payment_seen ? 'PAYMENT_PENDING' : 'ORDER_CREATED';

@@ -17,7 +17,7 @@ import { quickpayOf } from '../service.ts';
  * Both shapes pass GOAT's client path check (`^[A-Za-z0-9_-]{1,64}$`).
  */
 
-export const GOAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const GOAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const EVM_CONTRACT = /^0x[0-9a-fA-F]{40}$/;
 /** How many of a merchant's links a merchant-level manifest reads (newest first). */
 const MAX_LINKS = 100;

@@ -12,7 +12,7 @@ import { quickpayOrderRef, refused, sessionStatusFromOrder } from './session-ord
  * `quickpay:{session_id}` reference — so the order → quick-pay hook (sync.ts) completes it on
  * INVOICED exactly as it does a crypto session, and a held card payment (PAYMENT_CONFIRMED with
  * held_reasons) sends no `quickpay.checkout.completed` until the hold is released and the order
- * invoiced. The session's `checkout_id` (interface.md) is its own `qps_` id.
+ * invoiced. The session's `checkout_id` (docs/quickpay.md) is its own `qps_` id.
  */
 export const cardRail: QuickPayRail = {
   name: 'card',
@@ -51,8 +51,8 @@ export const cardRail: QuickPayRail = {
   status(v: SessionWithOrder, nowMs: number): QuickPayStatus {
     // Paid but held (PAYMENT_CONFIRMED: duplicate charge, dispute, …) is not complete until the
     // hold is released and the order invoiced. A payment the processor is still processing keeps
-    // the session OPEN past its window (interface.md: a card session keeps OPEN while its payment
-    // is processing) until it answers: COMPLETED, or FAILED on a decline (rails/card/apply.ts).
+    // the session OPEN past its window (docs/card-payments.md: a card session keeps OPEN while its
+    // payment is processing) until it answers: COMPLETED, or FAILED on a decline (rails/card/apply.ts).
     return sessionStatusFromOrder(v, nowMs, { PAYMENT_CONFIRMED: 'OPEN', INVOICED: 'COMPLETED' });
   },
 

@@ -17,8 +17,8 @@ export async function linkPaymentOptions(deps: QuickPayContext, link: { merchant
 
 /**
  * The crypto rail: the session's DIRECT order is created when the session is, so the answer to
- * session creation carries the payment terms (interface.md rule 6). Its status follows the order:
- * PAYMENT_CONFIRMED when the order is PAYMENT_CONFIRMED or INVOICED (interface.md mapping).
+ * session creation carries the payment terms (docs/quickpay.md). Its status follows the order:
+ * PAYMENT_CONFIRMED when the order is PAYMENT_CONFIRMED or INVOICED (docs/quickpay.md).
  */
 export const cryptoRail: QuickPayRail = {
   name: 'crypto',

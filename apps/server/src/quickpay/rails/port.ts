@@ -43,7 +43,7 @@ export interface RailRequest {
 }
 
 /** What a rail decided before the session row exists (stored with it). */
-export interface RailChoice {
+interface RailChoice {
   chainId: number | null;
   tokenSymbol: string | null;
   fromAddress: string | null;

@@ -14,7 +14,7 @@ export const refused = (code: RailRefusal['code'], message: string, param?: stri
  * until the window ends; a live order → OPEN while its window lasts or while a payment is under
  * way (a transfer seen, or a card payment the processor is processing: such a session is never
  * shown EXPIRED, it ends when the payment does); EXPIRED / CANCELLED → EXPIRED; FAILED → FAILED.
- * What a paid order means differs per rail (interface.md status mapping), so the rail says it:
+ * What a paid order means differs per rail (docs/quickpay.md), so the rail says it:
  * crypto shows PAYMENT_CONFIRMED for both PAYMENT_CONFIRMED and INVOICED; card stays OPEN while
  * PAYMENT_CONFIRMED (held) and is COMPLETED on INVOICED.
  */

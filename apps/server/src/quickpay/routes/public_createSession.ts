@@ -7,7 +7,7 @@ import { SessionSchema, sessionCreatedView } from '../views.ts';
 import { LinkIdParams } from './schemas.ts';
 
 /**
- * Opens a quick-pay session on a link (interface.md rule 6): 200 with the payment terms while the
+ * Opens a quick-pay session on a link (docs/quickpay.md "Sessions"): 200 with the payment terms while the
  * session is payable; 200 with its status only when an idempotency key names a session that has
  * expired or settled. A crypto session's DIRECT order is created here, for `from_address`.
  *  - 404 link_not_found; 410 link_inactive, link_expired, link_sold_out;

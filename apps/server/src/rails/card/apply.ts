@@ -191,7 +191,7 @@ export async function settleOrder(tx: Queryable, orderId: string, now: Date, suc
   }
 }
 
-/** The fields every card event payload starts with (wire.md fiat.payment.succeeded). */
+/** The fields every card event payload starts with (`fiat.payment.succeeded`, docs/webhooks.md). */
 function cardPayload(o: OrderRow, processor: string) {
   return {
     order_id: o.id,

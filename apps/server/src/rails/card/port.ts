@@ -34,7 +34,7 @@ export interface CardEvent {
   created: number;
 }
 
-export type CardEventType =
+type CardEventType =
   | 'payment.processing'
   | 'payment.succeeded'
   | 'payment.failed'
@@ -90,7 +90,7 @@ export function nextActionOf(stored: { redirect_url: string | null }): NextActio
 }
 
 /** The query parameter a processor's page adds when it returns the payer (StartPaymentInput). */
-export const CARD_RETURN_PARAM = 'card_return';
+const CARD_RETURN_PARAM = 'card_return';
 
 /** `url` with `card_return=<outcome>` in its query (before any fragment). */
 export function cardReturnUrl(url: string, outcome: 'paid' | 'cancelled'): string {

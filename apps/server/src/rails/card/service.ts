@@ -15,7 +15,7 @@ import * as repo from './repo.ts';
 import { applyCardEvent, settleOrder, type Applied } from './apply.ts';
 import { MIN_CARD_WINDOW_SECONDS, withHold, withoutHold, type HoldReason } from './states.ts';
 import { ensureStarted, refused, startCardPayment, toMinor, type CardOrderRequest, type Refused, type StartContext, type StartResult } from './start.ts';
-export type { CardStart, CardOrderRequest, Refused } from './start.ts';
+export type {  CardOrderRequest,  } from './start.ts';
 
 export type StartOutcome = Exclude<StartResult, { kind: 'retry' }> | { kind: 'not_found' };
 export type RefundOutcome = { kind: 'refunded'; refund: repo.CardRefundRow; order: OrderRow } | { kind: 'not_found' } | Refused;

@@ -3,8 +3,8 @@
  * rule that makes notifications safe to receive twice or out of order. No I/O.
  *
  * Order statuses are not extended: a paid card order that must not be fulfilled yet stays in
- * PAYMENT_CONFIRMED with one or more hold reasons (interface.md: "a card order may be parked here
- * for conflict, duplicate payment, refund, dispute or balance handling"). The reasons are data on
+ * PAYMENT_CONFIRMED with one or more hold reasons (docs/card-payments.md "Outcomes and held payments": a
+ * card order may be parked there for conflict, duplicate payment, refund, dispute or balance handling). The reasons are data on
  * the order (`held_reasons`), so several can hold at once and each is released on its own.
  */
 
@@ -70,6 +70,6 @@ export function withoutHold(reasons: readonly string[] | null | undefined, r: Ho
 /**
  * Seconds a card payment needs at least before the session expires: a payer types a card, may
  * pass a 3-D Secure challenge, and the processor confirms. Under two minutes the payer would
- * likely be charged after the session expired, the case interface.md's 410 exists for.
+ * likely be charged after the session expired, the case the 410 `session_expired` answer exists for.
  */
 export const MIN_CARD_WINDOW_SECONDS = 120;

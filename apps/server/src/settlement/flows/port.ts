@@ -22,7 +22,7 @@ export interface DelegateFlow {
 
 export type DelegateFlowName = 'ERC20_3009' | 'ERC20_APPROVE_XFER';
 
-export interface PullableOrder {
+interface PullableOrder {
   token: Hex;
   payer: Hex;
   amount: bigint;

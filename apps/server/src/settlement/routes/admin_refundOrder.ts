@@ -3,7 +3,7 @@ import { defineRoute } from '../../http/route.ts';
 import { AppError } from '../../http/errors.ts';
 
 /**
- * wire.md "DELEGATE mode": the operator returns a FAILED DELEGATE order's pooled payment to its
+ * DELEGATE mode (docs/delegate.md): the operator returns a FAILED DELEGATE order's pooled payment to its
  * payer. 202: the refund transaction is recorded and broadcast; `refund_tx_hash` names it (also on
  * the order's status record). Repeating the call returns the same transaction.
  */

@@ -22,7 +22,7 @@ export const CallbackSchema = Type.Object({
 });
 
 /**
- * wire.md "DELEGATE mode": registers a DELEGATE merchant's callback adapter on a chain, after reading
+ * DELEGATE mode (docs/delegate.md): registers a DELEGATE merchant's callback adapter on a chain, after reading
  * it there (code, EIP-5267 domain: settlement/adapter-check.ts; 400 adapter_* otherwise); a second
  * registration on the same chain replaces the first for new orders (orders already created keep
  * the one their signing request names).

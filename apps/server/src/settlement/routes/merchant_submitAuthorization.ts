@@ -9,7 +9,7 @@ const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const Uint = Type.Union([Type.String({ pattern: '^[0-9]{1,78}$' }), Type.Integer({ minimum: 0 })]);
 
 /**
- * wire.md "DELEGATE mode": the payer's signed EIP-3009 `transferWithAuthorization` to the order's
+ * DELEGATE mode (docs/delegate.md): the payer's signed EIP-3009 `transferWithAuthorization` to the order's
  * `payToAddress`, submitted by the merchant backend; the gateway relays it (the payer pays no
  * gas). 202: the relay transaction is recorded and broadcast; the order then follows its payment
  * as for a plain transfer (PAYMENT_CONFIRMED, settlement, INVOICED).

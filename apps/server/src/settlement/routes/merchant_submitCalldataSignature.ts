@@ -5,7 +5,7 @@ import { AppError } from '../../http/errors.ts';
 import { OrderIdParams } from '../../orders/routes/getOrder.ts';
 
 /**
- * wire.md: the payer's EIP-712 signature of the order's `calldata_sign_request`, submitted by the
+ * DELEGATE mode (docs/delegate.md): the payer's EIP-712 signature of the order's `calldata_sign_request`, submitted by the
  * merchant backend before (or after) the payment; settlement waits for it.
  */
 export const submitCalldataSignature = defineRoute({

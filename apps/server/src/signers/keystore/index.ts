@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { RawKeySigner } from '../raw/index.ts';
 import { decryptKeystore, KeystoreError } from './v3.ts';
 
-export { decryptKeystore, encryptKeystore, KeystoreError, STANDARD_SCRYPT } from './v3.ts';
+export { decryptKeystore, encryptKeystore, KeystoreError } from './v3.ts';
 
 /**
  * The executor key of an encrypted keystore file (Web3 Secret Storage v3), decrypted once: the

@@ -22,7 +22,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 export class KeystoreError extends Error {}
 
 /** geth's "standard" scrypt parameters (N = 2^18, r = 8, p = 1): ~256 MB and about a second to derive. */
-export const STANDARD_SCRYPT = { n: 262_144, r: 8, p: 1 } as const;
+const STANDARD_SCRYPT = { n: 262_144, r: 8, p: 1 } as const;
 
 /** Upper bound of the memory a file may ask scrypt for (128·N·r·p bytes): a hostile file must not exhaust the host. */
 const MAX_SCRYPT_MEMORY = 1024 * 1024 * 1024;

@@ -40,7 +40,7 @@ export function endpointView(e: EndpointRow, nowMs: number) {
   };
 }
 
-export const AttemptSchema = Type.Object({
+const AttemptSchema = Type.Object({
   attempt: Type.Integer(),
   attempted_at: Type.String(),
   status_code: Type.Optional(Type.Integer()),
@@ -70,7 +70,7 @@ export const DeliverySchema = Type.Object({
 
 const opt = <K extends string, V>(k: K, v: V | null | undefined) => (v === null || v === undefined ? {} : ({ [k]: v } as Record<K, V>));
 
-export function attemptView(a: AttemptRow) {
+function attemptView(a: AttemptRow) {
   return {
     attempt: a.attempt,
     attempted_at: iso(a.attempted_at),

@@ -31,7 +31,7 @@ const UINT = /^\d{1,78}$/;
 const fail = (reason: ReasonCode, message: string) => ({ ok: false as const, reason, message });
 
 /** `eip155:<chain id>` → chain id. */
-export function chainIdOf(network: string): number | undefined {
+function chainIdOf(network: string): number | undefined {
   const m = /^eip155:([1-9]\d{0,15})$/.exec(network);
   return m ? Number(m[1]) : undefined;
 }
@@ -94,7 +94,7 @@ export function parseAuthorization(p: PaymentPayload): Parsed<Authorization> {
 }
 
 /** Seconds that must remain before `validBefore` (the reference facilitator's margin): the settle transaction needs time to be mined. */
-export const MIN_VALIDITY_SECONDS = 6n;
+const MIN_VALIDITY_SECONDS = 6n;
 
 /**
  * The checks that need no chain and no database, in the reference facilitator's order after the

@@ -32,7 +32,7 @@ function reasonOfRevert(error: string): ReasonCode {
  * The claim id of an authorization: a function of (chain, token, payer, nonce), so every settle of
  * it — in any process — names the same executor row (`settlements.order_id`).
  */
-export function claimIdOf(k: ClaimKey): string {
+function claimIdOf(k: ClaimKey): string {
   const h = keccak256(encodeAbiParameters([{ type: 'uint256' }, { type: 'address' }, { type: 'address' }, { type: 'bytes32' }], [BigInt(k.chain_id), k.token as Hex, k.payer as Hex, k.nonce as Hex]));
   return `x4a_${h.slice(2, 34)}`;
 }

@@ -43,7 +43,7 @@ export async function payerTokenAccount(chain: SolanaChainConfig, o: Pick<Approv
  * payer's token account of the order's mint, signed by the payer and carrying the order's
  * reference key (pure).
  */
-export function approvalIn(tx: JsonTransaction, signature: string, want: { reference: string; source: string; mint: string; delegate: string; owner: string; amount: bigint; programId: string }): Approval | undefined {
+function approvalIn(tx: JsonTransaction, signature: string, want: { reference: string; source: string; mint: string; delegate: string; owner: string; amount: bigint; programId: string }): Approval | undefined {
   if (!tx.meta || tx.meta.err !== null) return undefined;
   const keys = tx.transaction.message.accountKeys;
   for (const ix of tx.transaction.message.instructions) {
