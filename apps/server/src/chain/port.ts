@@ -10,7 +10,7 @@ import type { Database } from '../db/database.ts';
 import type { TxLookup } from '../mpp/chain.ts';
 import type { Worker } from '../workers.ts';
 
-type ChainKind = 'evm' | 'solana';
+export type ChainKind = 'evm' | 'solana';
 
 /** What every family's parsed chain entry has in common. */
 export interface ChainEntry {

@@ -39,11 +39,11 @@ export function portalAuth(deps: PortalDeps): PortalAuth {
   return a;
 }
 
-export function cookieSecure(deps: PortalDeps): boolean {
+function cookieSecure(deps: PortalDeps): boolean {
   return deps.config.publicBaseUrl.startsWith('https:');
 }
 
-export function cookieName(deps: PortalDeps): string {
+function cookieName(deps: PortalDeps): string {
   return cookieSecure(deps) ? '__Host-tollgate_portal' : 'tollgate_portal';
 }
 

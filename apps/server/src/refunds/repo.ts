@@ -5,7 +5,7 @@ import type { Queryable } from '../db/database.ts';
  * rail. The card rail's refund calls (rails/card/repo.ts) are these functions.
  */
 
-export type RefundRail = 'card' | 'direct' | 'delegate';
+type RefundRail = 'card' | 'direct' | 'delegate';
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 export type RefundRequester = 'merchant' | 'operator' | 'processor';
 
@@ -90,7 +90,7 @@ export async function listRefunds(q: Queryable, orderId: string): Promise<Refund
   return rows;
 }
 
-export async function getRefund(q: Queryable, merchantId: string, refundId: string): Promise<RefundRow | undefined> {
+async function getRefund(q: Queryable, merchantId: string, refundId: string): Promise<RefundRow | undefined> {
   const { rows } = await q.query<RefundRow>('SELECT * FROM refunds WHERE id = $1 AND merchant_id = $2', [refundId, merchantId]);
   return rows[0];
 }
@@ -101,7 +101,7 @@ export function takenBy(refunds: readonly RefundRow[]): bigint {
 }
 
 /** Base units the succeeded refunds of an order returned. */
-export function refundedBy(refunds: readonly RefundRow[]): bigint {
+function refundedBy(refunds: readonly RefundRow[]): bigint {
   return refunds.filter((r) => r.status === 'succeeded').reduce((t, r) => t + BigInt(r.amount), 0n);
 }
 

@@ -18,10 +18,10 @@ import { checkAdapter, type AdapterProblem } from './adapter-check.ts';
 import { relayAuthorization, type AuthorizationOutcome, type Eip3009Authorization } from './authorization.ts';
 
 /** `callback_calldata` is at most 8 KiB (docs/delegate.md). */
-export const MAX_CALLBACK_CALLDATA_BYTES = 8192;
+const MAX_CALLBACK_CALLDATA_BYTES = 8192;
 
 /** A callback registration as the admin API shows it (docs/delegate.md). */
-export function callbackView(c: repo.CallbackRow, chain: ChainConfig | undefined) {
+function callbackView(c: repo.CallbackRow, chain: ChainConfig | undefined) {
   const contract = chain?.settlementContract ?? null;
   return {
     callback_id: c.id,

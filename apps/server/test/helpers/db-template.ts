@@ -21,7 +21,7 @@ import { openPostgres } from '../../src/db/postgres.ts';
  * Both are keyed by the migrations' names and text, so a new or edited migration makes a new one.
  * Tests of migrations themselves (db.test.ts, the CLI) still start from empty databases.
  */
-export const schemaKey = (() => {
+const schemaKey = (() => {
   const h = createHash('sha256');
   for (const m of listMigrations()) h.update(`${m.version}\0${m.name}\0${m.sql}\0`);
   return h.digest('hex').slice(0, 16);

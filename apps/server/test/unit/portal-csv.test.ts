@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { csvCell, csvLine, orderCsvLine, ORDER_COLUMNS } from '../../src/portal/data/csv.ts';
+import { csvCell, csvLine, EXPORT_COLUMNS, orderCsvLine } from '../../src/portal/data/csv.ts';
 import { hashPassword, verifyPassword } from '../../src/portal/passwords.ts';
 import { decodeCursor, encodeCursor } from '../../src/portal/data/service.ts';
 
@@ -61,7 +61,7 @@ test('orderCsvLine: token units with the token decimals, fee in fee units, line 
   });
   assert.ok(line.endsWith('\r\n'));
   const cells = line.trimEnd().match(/("([^"]|"")*"|[^,]*)(,|$)/g)!.map((c) => c.replace(/,$/, ''));
-  const row = Object.fromEntries(ORDER_COLUMNS.map((c, i) => [c, cells[i]]));
+  const row = Object.fromEntries(EXPORT_COLUMNS.map((c, i) => [c, cells[i]]));
   assert.equal(row.dapp_order_id, '"shop,42"');
   assert.equal(row.amount, '1.234567');
   assert.equal(row.amount_wei, '1234567');

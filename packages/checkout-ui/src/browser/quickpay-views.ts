@@ -18,7 +18,7 @@ export const linkPrice = (l: PublicLink, o: QuickPayOption | undefined) =>
   o ? (priceOf(o) ?? `Any amount from ${l.min_amount} to ${l.max_amount} ${o.token_symbol}`) : `${l.fiat_amount ?? ''} ${l.fiat_currency ?? ''}`.trim();
 
 /** "12.50 USDC" for a fixed price; undefined for an any-amount link. */
-export const priceOf = (o: QuickPayOption) => (o.amount_wei ? `${formatUnits(o.amount_wei, o.decimals)} ${o.token_symbol}` : undefined);
+const priceOf = (o: QuickPayOption) => (o.amount_wei ? `${formatUnits(o.amount_wei, o.decimals)} ${o.token_symbol}` : undefined);
 
 export interface LinkHandlers {
   onSelect(o: QuickPayOption): void;
@@ -99,7 +99,7 @@ export function linkScreen(l: PublicLink, selected: QuickPayOption | undefined, 
 }
 
 /** The shareable URL of the link with a copy button and the QR code of the link itself. */
-export function shareBlock(l: PublicLink, notify: (text: string) => void) {
+function shareBlock(l: PublicLink, notify: (text: string) => void) {
   return h(
     'details',
     { class: 'share' },

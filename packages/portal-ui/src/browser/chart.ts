@@ -9,7 +9,7 @@ const W = 640, H = 230, L = 64, R = 8, T = 12, B = 30;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** 2026-11-27 → "Nov 27". */
-export const dayLabel = (d: string) => `${MONTHS[Number(d.slice(5, 7)) - 1]} ${Number(d.slice(8, 10))}`;
+const dayLabel = (d: string) => `${MONTHS[Number(d.slice(5, 7)) - 1]} ${Number(d.slice(8, 10))}`;
 
 /** The smallest 1, 2 or 5 × 10^k that is at least `v` (v ≥ 1). */
 function niceStep(v: bigint): bigint {

@@ -38,8 +38,6 @@ export const EXPORT_COLUMNS = [
   'payer', 'pay_to', 'tx_hash', 'log_index', 'block_number', 'processor', 'processor_reference',
   'confirmed_at', 'invoiced_at', 'checkout_id', 'client_reference_id', 'quickpay_session_id', 'payer_reference', 'line_items',
 ] as const;
-/** @deprecated the same list: {@link EXPORT_COLUMNS} */
-export const ORDER_COLUMNS = EXPORT_COLUMNS;
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');
 
@@ -52,7 +50,7 @@ function lineItems(v: unknown): string {
 }
 
 /** card, delegate or direct, from the order's flow (the rails of docs/refunds.md). */
-export function railOf(flow: string): 'card' | 'delegate' | 'direct' {
+function railOf(flow: string): 'card' | 'delegate' | 'direct' {
   if (flow.startsWith('FIAT_')) return 'card';
   return flow === 'ERC20_DIRECT' || flow === 'SOL_DIRECT' ? 'direct' : 'delegate';
 }

@@ -11,7 +11,7 @@ import { EXPORT_COLUMNS, csvLine, orderCsvLine } from './csv.ts';
 import * as repo from './repo.ts';
 
 /** Rows per export query: ~1 MB of CSV at most in memory, one round trip per 1000 rows. */
-export const EXPORT_PAGE = 1000;
+const EXPORT_PAGE = 1000;
 
 /** Cursor = base64url("<created_us>.<order id>"): opaque to the page, exact to the microsecond. */
 export function encodeCursor(r: { created_us: string; id: string }): string {

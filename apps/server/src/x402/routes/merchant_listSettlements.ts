@@ -3,7 +3,7 @@ import { defineRoute } from '../../http/route.ts';
 import { timePage, timePageQuery } from '../../http/time-page.ts';
 import { listSettlements } from '../records.ts';
 
-const X402SettlementSchema = Type.Object({
+export const X402SettlementSchema = Type.Object({
   settlement_id: Type.String(),
   network: Type.String(),
   chain_id: Type.Integer(),
