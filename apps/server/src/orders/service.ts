@@ -42,7 +42,7 @@ export interface CreateOrderInput {
 }
 
 /** A refusal with the field it concerns; the route maps `code` through the error catalog. */
-export type CreateOrderRefusal = {
+type CreateOrderRefusal = {
   kind: 'refused';
   code:
     | 'invalid_request'

@@ -31,7 +31,7 @@ export interface PaidCard {
   last4?: string | undefined;
 }
 
-export const cardLine = (s: PublicSession) => `${s.fiat_amount ?? ''} ${s.fiat_currency ?? ''}`.trim();
+const cardLine = (s: PublicSession) => `${s.fiat_amount ?? ''} ${s.fiat_currency ?? ''}`.trim();
 
 /** The "Pay by card" block of the choose screen. */
 export function cardMethod(s: PublicSession, onCard: () => void) {
