@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TollgateApiError, TollgateClient } from '../../../../packages/sdk/src/index.ts';
 import { backends } from '../helpers/db.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
 import { startCheckoutServer } from './checkout-fixtures.ts';
@@ -85,6 +86,16 @@ for (const backend of backends()) {
       await dispatch(s);
       const got = delivered().map((b) => b.payload.refund_id);
       assert.deepEqual([...got].sort(), rows.map((r) => r.id).sort(), 'each refund delivered exactly once');
+    });
+
+    it('the SDK: refundOrder and listRefunds, an over-refund thrown with its code', async () => {
+      const id = await paidCardOrder();
+      const sdk = new TollgateClient({ baseUrl: s.url, apiKey: m.apiKey, apiSecret: m.apiSecret });
+      const r = await sdk.refundOrder(id, { amount: '1.25', reason: 'sdk' });
+      assert.deepEqual([r.rail, r.status, r.amount, r.amount_base_units, r.currency, r.reason, r.refunded_amount], ['card', 'succeeded', '1.25', '125', 'EUR', 'sdk', '1.25']);
+      await assert.rejects(sdk.refundOrder(id, { amount: '9.00' }), (e: unknown) => e instanceof TollgateApiError && e.code === 'refund_exceeds_payment' && e.status === 400);
+      const list = await sdk.listRefunds(id);
+      assert.deepEqual(list.map((x) => x.refund_id), [r.refund_id]);
     });
 
     it('another merchant can neither list nor refund the order', async () => {
