@@ -19,4 +19,6 @@ export const buildQuickpayAssets: () => Promise<CheckoutAssets> = pageAssets({
   favicon: 'src/favicon.svg',
   banner: '/* Tollgate quick-pay. Includes qrcode-generator (c) Kazuhiko Arase, MIT license. */',
   assetBase: '../assets/',
+  // As on the checkout page (index.ts): the receipt and the card flow load when needed.
+  chunks: { receipt: 'src/browser/receipt.ts', card: 'src/browser/card.ts' },
 });

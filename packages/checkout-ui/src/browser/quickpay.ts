@@ -5,8 +5,8 @@
 // Nothing on this page is a proof of payment: the merchant verifies with Tollgate.
 import { ApiError, type CheckoutApi } from '../lib/api.ts';
 import type { PublicSession } from '../lib/types.ts';
-import { startCard } from './card.ts';
-import type { CardContext } from './card-method.ts';
+import { startCard, type CardContext } from './card-method.ts';
+import { loadChunk } from './chunk.ts';
 import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
 import { networkName } from '../lib/chains.ts';
 import { formatCountdown, secondsLeft } from '../lib/countdown.ts';
@@ -18,7 +18,7 @@ import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage
 import { h, replace, sessionStore as storage, setText } from './dom.ts';
 import { cardStart, recall, remember, sessionTerms } from './quickpay-session.ts';
 import { linkPrice, linkScreen } from './quickpay-views.ts';
-import { doneScreen } from './receipt.ts';
+import type * as Receipt from './receipt.ts';
 import { addressPlaceholder, messageScreen, payScreen, shell, walletButtons } from './views.ts';
 
 const POLL_MS = 2000;
@@ -63,8 +63,11 @@ function confirmed(txHash?: string, orderId?: string, last4?: string) {
   // After a reload: what this tab noted when the session opened (remember()).
   const kept = card ? undefined : recall();
   if (!t && kept?.amount) setTotal(`Total ${kept.amount}`);
-  finish(
-    doneScreen({
+  // The heading first, the receipt when its chunk (chunk.ts) has loaded: as on the checkout page,
+  // the receipt's code stays out of the first download.
+  finish(h('section', { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' }, h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete')));
+  void loadChunk<typeof Receipt>('receipt').then((r) =>
+    setScreen(r.doneScreen({
       merchant: merchant(),
       item: link.product?.name,
       amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t ? `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : kept?.amount,
@@ -75,7 +78,8 @@ function confirmed(txHash?: string, orderId?: string, last4?: string) {
       explorerUrl: t?.explorerUrl ?? selected?.explorer_url,
       card,
       at: Date.now(),
-    }),
+    })),
+    () => undefined, // the heading says it all; the receipt is a convenience
   );
 }
 /** The payer's reference as sent with the session (shown on the receipt). */

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildCheckoutAssets } from '../../src/index.ts';
+import { buildQuickpayAssets } from '../../src/quickpay-assets.ts';
 
 // Issue 12: the payer's phone downloads this on a mobile network before it can show anything.
 const JS_BUDGET_GZIP = 20 * 1024;
@@ -37,6 +38,18 @@ test('chunks: the receipt and the card flow are built apart, small, named by has
   assert.ok(a.chunks!.receipt!.js.includes('Download receipt') && !a.js.includes('Download receipt'));
   assert.ok(a.chunks!.card!.js.includes('Expiry (MM/YY)') && !a.js.includes('Expiry (MM/YY)'));
   assert.ok(a.jsGzipBytes + a.chunks!.receipt!.gzipBytes + a.chunks!.card!.gzipBytes > JS_BUDGET_GZIP, 'without the split the page would be over its budget');
+});
+
+// The quick-pay link page is opened on the same phones (a shared link, a QR code on a counter):
+// the same budget, and the same chunks, loaded only by a payer who reaches them.
+test('quick-pay page: under the same 20 KB gzipped, the receipt and the card flow as chunks', async () => {
+  const q = await buildQuickpayAssets();
+  assert.ok(q.jsGzipBytes > 1000 && q.jsGzipBytes < JS_BUDGET_GZIP, `gzipped JS is ${q.jsGzipBytes} bytes (budget ${JS_BUDGET_GZIP})`);
+  assert.deepEqual(Object.keys(q.chunks ?? {}).sort(), ['card', 'receipt']);
+  for (const name of ['card', 'receipt']) assert.ok(q.js.includes(`${name}.js?v=${q.chunks![name]!.hash}`), `the page names ${name}'s current build`);
+  assert.ok(!q.js.includes('Download receipt') && !q.js.includes('Expiry (MM/YY)'), 'what the chunks hold is not in the first download');
+  const urls = [...q.js.matchAll(/https?:\/\/[^\s"'`)]+/g)].map((m) => m[0]).filter((u) => u !== 'http://www.w3.org/2000/svg');
+  assert.deepEqual(urls, []);
 });
 
 test('html: relative, content-hashed asset URLs and no inline script or style', async () => {
