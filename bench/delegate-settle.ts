@@ -168,7 +168,7 @@ async function main() {
 
     // anvil's raw rate in the same run: the same number of pipelined transfers, send to last receipt
     const rawStart = performance.now();
-    await sendPipelined(client, payer, batch.map((o, i) => transferTx(1n, `raw ${i}`)));
+    await sendPipelined(client, payer, batch.map((_o, i) => transferTx(1n, `raw ${i}`)));
     const rawS = (performance.now() - rawStart) / 1000;
 
     const settleRate = BATCH / settleS;

@@ -71,7 +71,7 @@ interface HonoLikeContext {
  */
 export function tollgateMppHono(o: TollgateMppOptions) {
   const guard = createMppGuard(o);
-  return async (c: HonoLikeContext, next: () => Promise<void>): Promise<Response | void> => {
+  return async (c: HonoLikeContext, next: () => Promise<void>): Promise<Response | undefined> => {
     const u = new URL(c.req.url);
     const d = await guard.check({ method: c.req.method, url: u.pathname + u.search, authorization: c.req.header('authorization') });
     if (d.kind === 'respond') return c.body(d.body, d.status, d.headers);

@@ -68,7 +68,7 @@ export function verifyMppReceipt(jws: string, jwks: { keys: readonly MppReceiptJ
   // `tollgate-quickpay-manifest+jws`): only a `typ: JWT` token is a receipt, whatever its signature.
   if (header.typ !== 'JWT') return { ok: false, reason: 'not_a_receipt' };
   const jwk = jwks.keys.find((k) => k.kid === header.kid);
-  if (!jwk || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') return { ok: false, reason: 'unknown_kid' };
+  if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519') return { ok: false, reason: 'unknown_kid' };
   const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
   const good = verify(null, Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2]!, 'base64url'));
   return good ? { ok: true, kid: jwk.kid, claims } : { ok: false, reason: 'bad_signature' };

@@ -17,7 +17,7 @@
 import { signedHeaders, type SignedHeaders } from './protocol.ts';
 import {
   TollgateApiError,
-  TollgateError,
+  type TollgateError,
   TollgateNetworkError,
   TollgateResponseError,
   TollgateTimeoutError,

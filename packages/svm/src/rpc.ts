@@ -5,7 +5,7 @@
  */
 import { getBase58Encoder, getBase64Encoder, getCompiledTransactionMessageDecoder, type Address } from '@solana/kit';
 import { readTokenAccount, uiTokenAmount, isTokenProgram } from './codec.ts';
-import { Ledger, type Commitment } from './ledger.ts';
+import type { Ledger, Commitment } from './ledger.ts';
 import { accountJson, transactionJson, type Encoding } from './views.ts';
 
 export class RpcError extends Error {

@@ -97,6 +97,7 @@ export function parseFiatCurrency(raw: string): { code: string; minorUnits: numb
  * clean (`gift\\u0000wrap` is six harmless characters) while its decoded JSON holds one: the
  * decoded strings and keys are what get stored, so they are what is checked.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what PostgreSQL text cannot store
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export function hasUnstorableText(s: string): boolean {
   return UNSTORABLE.test(s);

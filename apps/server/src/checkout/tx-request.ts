@@ -37,7 +37,7 @@ export async function paymentTransaction(deps: { db: Database; config: Config; c
   const status = effectiveStatus({ status: s.status, expiresAt: s.expires_at }, o && { status: o.status, paymentSeen: o.payment_seen }, now);
   if (status === 'EXPIRED' || now >= s.expires_at.getTime()) return refused('session_expired', 'the checkout session expired; start no new payment on it');
   if (!isPayable(status)) return refused('session_not_payable', `the checkout session is ${status}; start no new payment on it`);
-  if (!o || o.status !== 'CHECKOUT_VERIFIED' || o.flow.startsWith('FIAT_')) {
+  if (o?.status !== 'CHECKOUT_VERIFIED' || o.flow.startsWith('FIAT_')) {
     return o && (o.status === 'PAYMENT_CONFIRMED' || o.payment_seen)
       ? refused('session_not_payable', 'a payment for this checkout was already seen; send no second one')
       : refused('invalid_request', 'the session has no order waiting for a token payment: bind it to a payer and token first', 'checkout_id');

@@ -12,7 +12,7 @@ import { CHAIN_PRESETS, KNOWN_CHAINS, PRESET_IDS, type PresetToken } from './pre
 import {
   ChainFileSchema,
   ConfigFileSchema,
-  TokenFileSchema,
+  type TokenFileSchema,
   type TokenConfig,
   DEFAULT_FEE_BUMP,
   EnvSchema,

@@ -29,6 +29,7 @@ export interface RouteDeps {
  * Exported for that augmentation, which no import shows (hence `@public` for knip).
  * @public
  */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation (portal/http.ts), which only an interface allows
 export interface PortalAuthTypes {}
 type PortalContext = PortalAuthTypes extends { context: infer C } ? C : never;
 type PortalRole = PortalAuthTypes extends { role: infer R } ? R : never;

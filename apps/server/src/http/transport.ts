@@ -38,8 +38,14 @@ function writeEnvelope(socket: Socket, code: ErrorCode, message: string, request
 export function onClientError(this: FastifyInstance, err: NodeJS.ErrnoException & { reason?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   this.log.trace({ err: { code: err.code, reason: typeof err.reason === 'string' ? err.reason.slice(0, 100) : undefined } }, 'client error');
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return writeEnvelope(socket, 'request_timeout', 'the request did not arrive in time');
-  if (err.code === 'HPE_HEADER_OVERFLOW') return writeEnvelope(socket, 'headers_too_large', 'request headers are too large');
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    writeEnvelope(socket, 'request_timeout', 'the request did not arrive in time');
+    return;
+  }
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    writeEnvelope(socket, 'headers_too_large', 'request headers are too large');
+    return;
+  }
   const smuggling = err.code === 'HPE_UNEXPECTED_CONTENT_LENGTH' || err.code === 'HPE_INVALID_TRANSFER_ENCODING';
   writeEnvelope(socket, 'invalid_request', smuggling ? 'send either Transfer-Encoding or Content-Length, not both' : 'the HTTP request is malformed');
 }

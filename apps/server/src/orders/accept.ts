@@ -79,7 +79,7 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
       // watcher never records another purpose's transfer against an order; rows from before the
       // ledger were claimed by its migration).
       const holder = await claimHolder(tx, { chainId: o.chain_id, txRef: t.tx_hash, index: t.log_index });
-      if (!holder || holder.purpose !== 'order' || holder.purposeId !== o.id) {
+      if (holder?.purpose !== 'order' || holder.purposeId !== o.id) {
         return { kind: 'nothing', reason: 'the transfer recorded against this order is claimed by another purpose (docs/attribution.md)' };
       }
 

@@ -1,4 +1,4 @@
-import { MoneyError, newId, parseUint256, type ErrorCode } from '@tollgate/protocol';
+import { type MoneyError, newId, parseUint256, type ErrorCode } from '@tollgate/protocol';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
 import type { Clock } from '../clock.ts';

@@ -90,19 +90,9 @@ export async function listRefunds(q: Queryable, orderId: string): Promise<Refund
   return rows;
 }
 
-async function getRefund(q: Queryable, merchantId: string, refundId: string): Promise<RefundRow | undefined> {
-  const { rows } = await q.query<RefundRow>('SELECT * FROM refunds WHERE id = $1 AND merchant_id = $2', [refundId, merchantId]);
-  return rows[0];
-}
-
 /** Base units taken by the refunds of an order that are not failed (pending ones hold their amount). */
 export function takenBy(refunds: readonly RefundRow[]): bigint {
   return refunds.filter((r) => r.status !== 'failed').reduce((t, r) => t + BigInt(r.amount), 0n);
-}
-
-/** Base units the succeeded refunds of an order returned. */
-function refundedBy(refunds: readonly RefundRow[]): bigint {
-  return refunds.filter((r) => r.status === 'succeeded').reduce((t, r) => t + BigInt(r.amount), 0n);
 }
 
 /** Records the succeeded total on the order (`orders.refunded_amount`, shown on its status record). */

@@ -123,5 +123,6 @@ export function postDelivery(agents: DeliveryAgents, url: string, headers: Recor
 
 /** Postgres text refuses NUL; error messages and bodies are stored as text. */
 function clean(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what PostgreSQL text cannot store
   return s.replace(/\u0000/g, '');
 }

@@ -3,7 +3,7 @@
 // a merchant with return URLs and a webhook endpoint, a tiny "merchant site" and a webhook receiver,
 // both plain node:http on loopback.
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import type { DevChain } from '@tollgate/devchain';
 import type { Hex } from 'viem';
 import type { Config } from '../../src/config/schema.ts';

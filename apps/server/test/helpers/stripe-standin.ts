@@ -163,7 +163,7 @@ export class StripeStandIn {
     }
     if (method === 'POST' && path === '/v1/refunds') {
       const pi = this.intents.get(b.payment_intent);
-      if (!pi || pi.status !== 'succeeded') throw new Error(`No such payment_intent: '${b.payment_intent}'`);
+      if (pi?.status !== 'succeeded') throw new Error(`No such payment_intent: '${b.payment_intent}'`);
       const amount = b.amount ? Number(b.amount) : pi.amount_received;
       const refunded = [...this.refunds.values()].filter((r) => r.payment_intent === pi.id && r.status !== 'failed').reduce((t, r) => t + r.amount, 0);
       if (refunded + amount > pi.amount_received) throw new Error('Refund amount is greater than unrefunded amount on charge');

@@ -33,7 +33,11 @@ const dockerfile = read('deploy/Dockerfile')
   .map((l) => l.trim())
   .filter((l) => l && !l.startsWith('#'));
 // Build stages, each from its FROM line on (the global ARG before the first FROM belongs to none).
-const stages = dockerfile.reduce<string[][]>((acc, l) => (l.startsWith('FROM ') ? [...acc, [l]] : (acc.at(-1)?.push(l), acc)), []);
+const stages: string[][] = [];
+for (const l of dockerfile) {
+  if (l.startsWith('FROM ')) stages.push([l]);
+  else stages.at(-1)?.push(l);
+}
 const runtime = stages.at(-1)!;
 const instr = (lines: string[], op: string) => lines.filter((l) => l.startsWith(`${op} `)).map((l) => l.slice(op.length + 1).trim());
 const envOf = (lines: string[]) => Object.fromEntries(instr(lines, 'ENV').flatMap((l) => [...l.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])));

@@ -33,7 +33,7 @@ for (const backend of backends()) {
     let spareKey: string;
     let ids: Record<string, string>;
     let snap: Record<string, string>;
-    let stats = { requests: 0, rejected: 0, accepted: 0 };
+    const stats = { requests: 0, rejected: 0, accepted: 0 };
 
     before(async () => {
       s = await startTestServer({ backend, chains: [fakeChain()], http: { rateLimits: false }, role: 'api' });

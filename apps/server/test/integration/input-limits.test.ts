@@ -57,7 +57,7 @@ for (const backend of backends()) {
       const before = await snapshot(s);
       const cases: [string, string][] = [
         ['private_metadata_json', JSON.stringify({ email: 'a@example.com', note: 'gift\u0000wrap' })],
-        ['private_metadata_json', JSON.stringify({ ['k\u0000']: 'v' })],
+        ['private_metadata_json', JSON.stringify({ 'k\u0000': 'v' })],
         ['public_metadata_json', JSON.stringify({ note: 'x\u0000' })],
         ['public_metadata_json', '{"note":"\\ud800"}'],
         ['line_items_json', JSON.stringify([{ name: 'Tea\u0000', quantity: 1 }])],

@@ -69,7 +69,7 @@ for (const backend of backends()) {
       const { rows } = await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transfer_claims WHERE purpose = 'mpp_challenge' AND tx_ref = $1`, [sharedTx]);
       assert.equal(rows[0]!.n, 1);
       // The transaction that paid `single` cannot pay another challenge (409 from the index path too).
-      const other = many.find((c, i) => rs[i]!.status === 409)!;
+      const other = many.find((_c, i) => rs[i]!.status === 409)!;
       const replay = await verify(st, { challenge_id: other.challenge_id, tx_hash: singleTx, payer_addr: payer, mac: other.mac });
       assert.deepEqual([replay.status, replay.body.code], [409, 'tx_already_claimed']);
       // Not in the index: verify asks the node, which is down.

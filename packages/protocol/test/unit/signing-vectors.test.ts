@@ -30,9 +30,9 @@ function referenceCanonical(v: SigningVector): string {
     else if (typeof x === 'number') fields[k] = x.toString(10); // step 2: scalars to strings
     else fields[k] = x as string; // body overrides query
   }
-  fields['api_key'] = v.api_key; // step 3
-  fields['timestamp'] = v.timestamp;
-  fields['nonce'] = v.nonce;
+  fields.api_key = v.api_key; // step 3
+  fields.timestamp = v.timestamp;
+  fields.nonce = v.nonce;
   const names: string[] = [];
   for (const k of Object.keys(fields)) if (k !== 'sign' && fields[k] !== '') names.push(k); // step 4
   // Step 5: ASCII order by an explicit insertion sort on char codes (no Array#sort, no locale).

@@ -33,7 +33,7 @@ function goatUrls(baseUrl: string, id: string): GoatUrls {
   };
 }
 
-const httpsOnly = (u: string | null | undefined) => (u && u.startsWith('https://') ? u : undefined);
+const httpsOnly = (u: string | null | undefined) => (u?.startsWith('https://') ? u : undefined);
 const key = (t: GoatToken) => `${t.chain_id}:${t.token_contract.toLowerCase()}`;
 
 /** Every token offered by the target's links, once per chain and contract, with the custom range. */

@@ -83,7 +83,7 @@ export class CardService {
         returnUrl: hostedUrl(config.publicBaseUrl, s.id),
         link: async (tx, orderId) => {
           const locked = await checkoutRepo.lockSession(tx, s.id);
-          if (!locked || locked.status !== 'OPEN') return false;
+          if (locked?.status !== 'OPEN') return false;
           await checkoutRepo.linkCardOrder(tx, s.id, orderId);
           return true;
         },
@@ -213,7 +213,7 @@ export class CardService {
       if (!o || (a.merchantId !== undefined && o.merchant_id !== a.merchantId)) return { kind: 'not_found' };
       if (!isCardFlow(o.flow)) return refused('card_order_not_refundable', 'only card orders are refunded here; a crypto payment is refunded on chain by the merchant');
       const cp = await repo.getCardPayment(tx, o.id);
-      if (!cp || cp.state !== 'succeeded' || !cp.payment_reference) return refused('card_order_not_refundable', `the card payment of this order is ${cp?.state ?? 'unknown'}, not succeeded`);
+      if (cp?.state !== 'succeeded' || !cp.payment_reference) return refused('card_order_not_refundable', `the card payment of this order is ${cp?.state ?? 'unknown'}, not succeeded`);
       if (!p || flowOf(p.name) !== o.flow) return refused('card_processor_unavailable', `the processor of this order (${o.flow}) is not configured`);
       const refunds = await repo.listRefunds(tx, o.id);
       const taken = refunds.filter((r) => r.status !== 'failed').reduce((t, r) => t + BigInt(r.amount), 0n);

@@ -43,10 +43,10 @@ export function parseRequirements(r: PaymentRequirements): Parsed<Requirement> {
   if (!isAddress(r.payTo, { strict: false })) return fail(Reason.invalidPayload, 'requirements.payTo is not an address');
   if (!UINT.test(r.amount)) return fail(Reason.invalidPayload, 'requirements.amount is not an unsigned integer string');
   const extra = r.extra ?? {};
-  const method = extra['assetTransferMethod'];
+  const method = extra.assetTransferMethod;
   if (method !== undefined && method !== 'eip3009') return fail(Reason.unsupportedTransferMethod, `asset transfer method ${String(method)} is not supported (eip3009 only)`);
-  const name = typeof extra['name'] === 'string' ? extra['name'] : undefined;
-  const version = typeof extra['version'] === 'string' ? extra['version'] : undefined;
+  const name = typeof extra.name === 'string' ? extra.name : undefined;
+  const version = typeof extra.version === 'string' ? extra.version : undefined;
   return {
     ok: true,
     value: {
@@ -61,8 +61,8 @@ export function parseRequirements(r: PaymentRequirements): Parsed<Requirement> {
 
 /** The `payload` member of an `exact` EVM payment with an EIP-3009 authorization. */
 export function parseAuthorization(p: PaymentPayload): Parsed<Authorization> {
-  const a = p.payload['authorization'];
-  const signature = p.payload['signature'];
+  const a = p.payload.authorization;
+  const signature = p.payload.signature;
   if (typeof a !== 'object' || a === null) {
     return fail(Reason.unsupportedPayloadType, 'payload.authorization is missing: only EIP-3009 payloads are supported');
   }

@@ -17,7 +17,7 @@ export async function orUnavailable<T>(run: () => Promise<T>): Promise<T> {
  * budget, which the per-IP limit bounds per client.
  */
 export function payerOf(body: { paymentPayload?: { payload?: Record<string, unknown> } }): string | undefined {
-  const a = body.paymentPayload?.payload?.['authorization'];
-  const from = typeof a === 'object' && a !== null ? (a as Record<string, unknown>)['from'] : undefined;
+  const a = body.paymentPayload?.payload?.authorization;
+  const from = typeof a === 'object' && a !== null ? (a as Record<string, unknown>).from : undefined;
   return typeof from === 'string' && /^0x[0-9a-fA-F]{40}$/.test(from) ? `payer:${from.toLowerCase()}` : undefined;
 }

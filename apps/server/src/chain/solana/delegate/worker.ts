@@ -177,7 +177,7 @@ export class SolanaSettlementWorker {
       // (another order, another spender) or a revoke replaces.
       const acct = await tokenAccountState(this.#rpc, approval.source);
       const amount = BigInt(o.amount_wei);
-      if (!acct || acct.state !== 1 || acct.delegate !== key.address || acct.delegatedAmount < amount || acct.amount < amount) continue;
+      if (acct?.state !== 1 || acct.delegate !== key.address || acct.delegatedAmount < amount || acct.amount < amount) continue;
       if (!o.wallet) {
         const reason = `the merchant has no ${o.token_symbol} wallet on chain ${chain.chainId} to settle to`;
         const moved = await db.transaction((tx) => transitionOrder(tx, { orderId: o.id, from: 'CHECKOUT_VERIFIED', trigger: 'fail', now: this.#now(), patch: { failure_reason: reason }, detail: { reason } }));
