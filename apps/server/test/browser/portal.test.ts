@@ -14,6 +14,7 @@ import { addPortalUser } from '../helpers/portal.ts';
 import { fakeChain, startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
 import { axeSerious, browserUnavailable, launchBrowser, screenshot, watchPage } from './browser.ts';
 import { recordingServer } from './stack.ts';
+import { EXPORT_COLUMNS } from '../../src/portal/data/csv.ts';
 
 const skip = browserUnavailable();
 const TX = `0x${'ab12'.repeat(16)}`;
@@ -156,7 +157,8 @@ for (const backend of backends()) {
       const href = await page.locator('[data-export="orders"]').getAttribute('href');
       const csv = await page.evaluate(async (u) => (await fetch(u!)).text(), href);
       const lines = csv.trim().split('\r\n');
-      assert.equal(lines[0]!.split(',')[0], 'order_id');
+      // One column set for both exports (docs/portal.md "Exports"): the row's kind first.
+      assert.deepEqual(lines[0]!.split(','), [...EXPORT_COLUMNS]);
       const { rows: db } = await server.db.query<{ id: string; dapp_order_id: string; amount_wei: string; tx_hash: string | null }>(
         'SELECT id, dapp_order_id, amount_wei::text AS amount_wei, tx_hash FROM orders WHERE merchant_id = $1 ORDER BY created_at, id', [a.merchantId]);
       assert.equal(lines.length - 1, db.length);
@@ -164,6 +166,7 @@ for (const backend of backends()) {
       lines.slice(1).forEach((l, i) => {
         const cells = l.split(',');
         const row = Object.fromEntries(cols.map((c, j) => [c, cells[j]]));
+        assert.equal(row.row_type, 'order');
         assert.equal(row.order_id, db[i]!.id);
         assert.equal(row.dapp_order_id, db[i]!.dapp_order_id);
         assert.equal(row.amount_wei, db[i]!.amount_wei);

@@ -5,7 +5,8 @@
 //  - docs/errors.md is what `npm run docs:errors` renders from the catalog today;
 //  - the status-record field table of docs/orders.md matches the OpenAPI schema of
 //    GET /api/v1/orders/{order_id} (names, types, required or optional);
-//  - every passage that lists the webhook events lists exactly WEBHOOK_EVENTS.
+//  - every passage that lists the webhook events lists exactly WEBHOOK_EVENTS;
+//  - the export column table of docs/portal.md names EXPORT_COLUMNS, in the files' order.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -15,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { WEBHOOK_EVENTS } from '@tollgate/protocol';
 import { renderErrorsDoc } from '../../../../scripts/docs-errors.ts';
 import { proofHash } from '../../src/orders/proof.ts';
+import { EXPORT_COLUMNS } from '../../src/portal/data/csv.ts';
 import { codeBlocks } from '../readme/readme-fixtures.ts';
 import { fakeChain, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -151,5 +153,15 @@ describe('documentation against /openapi.json', () => {
       const named = new Set([...text.matchAll(/`([a-z0-9_]+(?:\.[a-z0-9_]+)+)`/g)].map((m) => m[1]!));
       assert.deepEqual([...named].sort(), [...WEBHOOK_EVENTS].sort(), file);
     }
+  });
+});
+
+describe('docs/portal.md Exports', () => {
+  it('the column table names every column of both CSV files, in the files\' order', () => {
+    const text = readFileSync(join(ROOT, 'docs/portal.md'), 'utf8');
+    const section = text.slice(text.indexOf('## Exports'));
+    const table = section.slice(section.indexOf('| Column |'), section.indexOf('\n\n', section.indexOf('| Column |')));
+    const named = table.split('\n').slice(2).flatMap((row) => [...row.split('|')[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
+    assert.deepEqual(named, [...EXPORT_COLUMNS]);
   });
 });
