@@ -35,10 +35,7 @@ async function startSide(name: string, sql: string | undefined, env: Record<stri
 }
 
 async function main() {
-  const sides = [
-    await startSide('A', process.env.A_SQL, JSON.parse(process.env.A_ENV ?? '{}')),
-    await startSide('B', process.env.B_SQL, JSON.parse(process.env.B_ENV ?? '{}')),
-  ];
+  const sides = [await startSide('A', process.env.A_SQL, JSON.parse(process.env.A_ENV ?? '{}')), await startSide('B', process.env.B_SQL, JSON.parse(process.env.B_ENV ?? '{}'))];
   const run = randomBytes(3).toString('hex');
   let seq = 0;
   try {
@@ -47,7 +44,11 @@ async function main() {
         let a: CpuReading | undefined;
         let b: CpuReading | undefined;
         const res = await runLoad({
-          baseUrl: s.url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 60_000, expectStatus: 402,
+          baseUrl: s.url,
+          concurrency: CONCURRENCY,
+          durationMs: DURATION_MS,
+          prebuild: 60_000,
+          expectStatus: 402,
           onStart: () => (a = cpuSnapshot(s.tg.child.pid)),
           onEnd: () => (b = cpuSnapshot(s.tg.child.pid)),
           make: () => {

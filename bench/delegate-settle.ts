@@ -79,7 +79,12 @@ async function main() {
   try {
     const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!;
     const setup = await withSettlement(dev, {
-      chainId: dev.chainId, name: 'bench', rpcUrl: dev.rpcUrl, confirmations: 1, finalityConfirmations: 1, pollIntervalMs: 50,
+      chainId: dev.chainId,
+      name: 'bench',
+      rpcUrl: dev.rpcUrl,
+      confirmations: 1,
+      finalityConfirmations: 1,
+      pollIntervalMs: 50,
       tokens: [{ symbol: 'USDC', address: usdc.address.toLowerCase() as Hex, decimals: 6, eip3009: true }],
     });
     const config = buildConfig({ chains: [setup.chain], settlement: setup.signer });
@@ -108,14 +113,20 @@ async function main() {
       return { id: out.order.id, amount };
     }
     const transferTx = (amount: bigint, label: string) => ({
-      to: usdc.address, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [settlement, amount] }), gas: 80_000n, label,
+      to: usdc.address,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [settlement, amount] }),
+      gas: 80_000n,
+      label,
     });
     async function settlementHashes(ids: string[]): Promise<Map<string, Hex>> {
       const { rows } = await db.query<{ id: string; settlement_tx_hash: Hex | null }>('SELECT id, settlement_tx_hash FROM orders WHERE id = ANY($1::text[])', [ids]);
       return new Map(rows.filter((r) => r.settlement_tx_hash).map((r) => [r.id, r.settlement_tx_hash!]));
     }
     async function mined(hash: Hex): Promise<boolean> {
-      return client.getTransactionReceipt({ hash }).then((r: { status: string }) => r.status === 'success', () => false);
+      return client.getTransactionReceipt({ hash }).then(
+        (r: { status: string }) => r.status === 'success',
+        () => false,
+      );
     }
 
     // (1) latency, one order at a time
@@ -138,7 +149,11 @@ async function main() {
     // (2) throughput: BATCH orders paid in one pipelined burst, until every settlement is mined
     const batch = [];
     for (let i = 0; i < BATCH; i++) batch.push(await signedOrder());
-    const payReceipts = await sendPipelined(client, payer, batch.map((o, i) => transferTx(o.amount, `pay ${i}`)));
+    const payReceipts = await sendPipelined(
+      client,
+      payer,
+      batch.map((o, i) => transferTx(o.amount, `pay ${i}`)),
+    );
     const paidAt = performance.now();
     const paidWall = Date.now();
     const done = new Set<string>();
@@ -163,12 +178,21 @@ async function main() {
     }
     const seen = [...recordedAt.values()].sort((x, y) => x - y);
     const { rows: created } = await db.query<{ first: Date; last: Date }>('SELECT min(created_at) AS first, max(created_at) AS last FROM settlements WHERE order_id = ANY($1::text[])', [batch.map((o) => o.id)]);
-    const diag = `rows recorded ${new Date(created[0]!.first).getTime() - paidWall}…${new Date(created[0]!.last).getTime() - paidWall} ms after the last payment receipt (seen by the bench's poll ${seen[0]!.toFixed(0)}…${seen[seen.length - 1]!.toFixed(0)} ms); settlements mined in blocks ${[...blocks].sort().map(([k, n]) => `${k}: ${n}`).join(', ')} (relative to the payments' block)`;
+    const diag = `rows recorded ${new Date(created[0]!.first).getTime() - paidWall}…${new Date(created[0]!.last).getTime() - paidWall} ms after the last payment receipt (seen by the bench's poll ${seen[0]!.toFixed(0)}…${seen[seen.length - 1]!.toFixed(0)} ms); settlements mined in blocks ${[
+      ...blocks,
+    ]
+      .sort()
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ')} (relative to the payments' block)`;
     await tg.close();
 
     // anvil's raw rate in the same run: the same number of pipelined transfers, send to last receipt
     const rawStart = performance.now();
-    await sendPipelined(client, payer, batch.map((_o, i) => transferTx(1n, `raw ${i}`)));
+    await sendPipelined(
+      client,
+      payer,
+      batch.map((_o, i) => transferTx(1n, `raw ${i}`)),
+    );
     const rawS = (performance.now() - rawStart) / 1000;
 
     const settleRate = BATCH / settleS;

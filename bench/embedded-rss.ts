@@ -128,7 +128,11 @@ async function runOnce(side: Side, backend: Backend): Promise<Sample> {
     await tg.waitFor(/payer private key/, 180_000);
     const startS = (Date.now() - t0) / 1000;
     const text = tg.output();
-    const field = (re: RegExp) => re.exec(text)?.[1] ?? (() => { throw new Error(`${re} not printed:\n${text}`); })();
+    const field = (re: RegExp) =>
+      re.exec(text)?.[1] ??
+      (() => {
+        throw new Error(`${re} not printed:\n${text}`);
+      })();
     const url = field(/API base URL\s+(\S+)/);
     const creds = { apiKey: field(/demo API key\s+(\S+)/), apiSecret: field(/demo API secret\s+(\S+)/) };
     const admin = field(/admin token\s+(\S+)/);
@@ -183,7 +187,9 @@ async function main() {
         const s = await runOnce(side, backend);
         const key = `${side.name}/${backend}`;
         (samples.get(key) ?? samples.set(key, []).get(key)!).push(s);
-        console.error(`round ${round + 1} ${key}: start ${s.startS.toFixed(1)} s, idle RSS ${s.idle.rss.toFixed(0)} MB (peak ${s.idle.hwm.toFixed(0)}), loaded ${s.loaded.rss.toFixed(0)} MB, ${s.load.rps.toFixed(0)} orders/s, ${s.cpuUs.toFixed(0)} µs CPU/order, ${s.load.errors} unexpected`);
+        console.error(
+          `round ${round + 1} ${key}: start ${s.startS.toFixed(1)} s, idle RSS ${s.idle.rss.toFixed(0)} MB (peak ${s.idle.hwm.toFixed(0)}), loaded ${s.loaded.rss.toFixed(0)} MB, ${s.load.rps.toFixed(0)} orders/s, ${s.cpuUs.toFixed(0)} µs CPU/order, ${s.load.errors} unexpected`,
+        );
       }
     }
   }
@@ -193,7 +199,9 @@ async function main() {
   console.log('| side / database | start s | idle RSS | idle peak (HWM) | V8 heap used | external | arrayBuffers | anonymous | file-backed | anvil RSS | createOrder/s | p50 ms | gateway CPU µs/order | RSS after load | peak after load | unexpected |');
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const [key, xs] of samples) {
-    console.log(`| ${key} | ${med(xs, (s) => s.startS).toFixed(1)} | **${f0(med(xs, (s) => s.idle.rss))}** | ${f0(med(xs, (s) => s.idle.hwm))} | ${f0(med(xs, (s) => s.idle.heapUsed))} | ${f0(med(xs, (s) => s.idle.external))} | ${f0(med(xs, (s) => s.idle.arrayBuffers))} | ${f0(med(xs, (s) => s.idle.anon))} | ${f0(med(xs, (s) => s.idle.file))} | ${f0(med(xs, (s) => s.idle.anvilRss))} | **${f0(med(xs, (s) => s.load.rps))}** | ${med(xs, (s) => s.load.p50ms).toFixed(2)} | ${f0(med(xs, (s) => s.cpuUs))} | **${f0(med(xs, (s) => s.loaded.rss))}** | ${f0(med(xs, (s) => s.loaded.hwm))} | ${xs.reduce((a, s) => a + s.load.errors, 0)} |`);
+    console.log(
+      `| ${key} | ${med(xs, (s) => s.startS).toFixed(1)} | **${f0(med(xs, (s) => s.idle.rss))}** | ${f0(med(xs, (s) => s.idle.hwm))} | ${f0(med(xs, (s) => s.idle.heapUsed))} | ${f0(med(xs, (s) => s.idle.external))} | ${f0(med(xs, (s) => s.idle.arrayBuffers))} | ${f0(med(xs, (s) => s.idle.anon))} | ${f0(med(xs, (s) => s.idle.file))} | ${f0(med(xs, (s) => s.idle.anvilRss))} | **${f0(med(xs, (s) => s.load.rps))}** | ${med(xs, (s) => s.load.p50ms).toFixed(2)} | ${f0(med(xs, (s) => s.cpuUs))} | **${f0(med(xs, (s) => s.loaded.rss))}** | ${f0(med(xs, (s) => s.loaded.hwm))} | ${xs.reduce((a, s) => a + s.load.errors, 0)} |`,
+    );
   }
   if (BASELINE) {
     console.log('\n| database | idle RSS this/baseline | RSS after load this/baseline | createOrder/s this/baseline | gateway CPU per order this/baseline |');

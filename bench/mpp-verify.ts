@@ -102,10 +102,11 @@ async function startSide(name: string, serveScript: string, wallet: string, dev:
   const masterKey = randomBytes(32).toString('hex');
   // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the API process, written when it exits.
   const prof = (role: string) => (process.env.BENCH_CPU_PROF && role === 'api' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
-  const serve = (role: 'api' | 'worker') => spawn(process.execPath, [...prof(role), '--import', 'tsx', serveScript], {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: masterKey, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn', BENCH_ROLE: role },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const serve = (role: 'api' | 'worker') =>
+    spawn(process.execPath, [...prof(role), '--import', 'tsx', serveScript], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: masterKey, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn', BENCH_ROLE: role },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
   const side: Side = { name, url: '', tg: serve('api'), worker: undefined, pgc: new pg.Client({ connectionString: db.url }), db, merchantId: '', creds: { apiKey: '', apiSecret: '' }, orderId: '', wallet };
   // Registered at once, so the caller's cleanup stops whatever started.
   sides.push(side);
@@ -156,14 +157,16 @@ async function main() {
       const out: LoadRequest[] = new Array(n);
       await rpcRequest(dev.rpcUrl, 'evm_setAutomine', [false]);
       const per = Math.ceil(n / dev.payers.length);
-      await Promise.all(dev.payers.map(async (p, pi) => {
-        let nonce = Number(await rpcRequest<string>(dev.rpcUrl, 'eth_getTransactionCount', [p.address, 'pending']));
-        for (let k = pi * per; k < Math.min(n, (pi + 1) * per); k++) {
-          const c = await post(url, '/mpp/v1/challenge', { merchant_id: side.merchantId, route_canonical: 'GET:api:data', request_canonical: `GET:api:data:${++seq}`, payer_addr: p.address });
-          const tx = await transferToken({ rpcUrl: dev.rpcUrl, chainId: 31337, privateKey: p.privateKey, token: usdc, to: side.wallet as Hex, amount: 1000n, nonce: nonce++ });
-          out[k] = { method: 'POST', path: '/mpp/v1/verify', body: JSON.stringify({ challenge_id: c.challenge_id, tx_hash: tx, payer_addr: p.address, mac: c.mac }) };
-        }
-      }));
+      await Promise.all(
+        dev.payers.map(async (p, pi) => {
+          let nonce = Number(await rpcRequest<string>(dev.rpcUrl, 'eth_getTransactionCount', [p.address, 'pending']));
+          for (let k = pi * per; k < Math.min(n, (pi + 1) * per); k++) {
+            const c = await post(url, '/mpp/v1/challenge', { merchant_id: side.merchantId, route_canonical: 'GET:api:data', request_canonical: `GET:api:data:${++seq}`, payer_addr: p.address });
+            const tx = await transferToken({ rpcUrl: dev.rpcUrl, chainId: 31337, privateKey: p.privateKey, token: usdc, to: side.wallet as Hex, amount: 1000n, nonce: nonce++ });
+            out[k] = { method: 'POST', path: '/mpp/v1/verify', body: JSON.stringify({ challenge_id: c.challenge_id, tx_hash: tx, payer_addr: p.address, mac: c.mac }) };
+          }
+        }),
+      );
       // Mined here, block by block, until the pool is empty. Under load anvil's automine leaves
       // some transfers unmined for good (foundry-rs/foundry#10122, "block mining misses ready
       // transactions"), and each stuck one also strands every later nonce of its payer, in this
@@ -236,7 +239,7 @@ async function main() {
         const { url, pgc, worker, orderId, creds } = side;
         const results = allResults[side.name]!;
         /** Runs a workload and prints the mean statement size of each batcher it used. */
-        const batched = async <T,>(name: string, run: () => Promise<T>): Promise<T> => {
+        const batched = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
           const a = await batchCounters(url);
           // BENCH_ANNOUNCE=1: a line as each workload starts (to attach perf or strace to it).
           if (process.env.BENCH_ANNOUNCE === '1') console.log(`round ${round} ${name}: start`);
@@ -265,7 +268,9 @@ async function main() {
         const mf = measured(side, 'first');
         // Each prepared payment is verified once: the round ends when the set is used up (its rate is
         // over the time that took), never padded with cheaper requests.
-        const first = mf.done(await batched('first', () => runLoad({ onStart: mf.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, requests: set.length, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } })));
+        const first = mf.done(
+          await batched('first', () => runLoad({ onStart: mf.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, requests: set.length, prebuild: 0, expectStatus: 200, make: (i) => set[i] ?? { method: 'GET', path: '/exhausted' } })),
+        );
         results.first!.push(first);
         if (first.statusCounts[202]) {
           // Which requests were still pending, and why (printed, never hidden in the rate).
@@ -276,7 +281,9 @@ async function main() {
               // What the node itself says about that transaction (is it mined, pending, unknown?).
               const ask = (method: string) => fetch(dev.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [body.tx_hash] }) }).then((x) => x.json());
               const [rcpt, tx] = await Promise.all([ask('eth_getTransactionReceipt'), ask('eth_getTransactionByHash')]);
-              console.log(`round ${round}: a verify still answers 202 after the round: ${JSON.stringify(body)}; node: receipt ${rcpt.result ? `block ${rcpt.result.blockNumber} status ${rcpt.result.status}` : JSON.stringify(rcpt.error ?? null)}, tx ${tx.result ? `block ${tx.result.blockNumber}` : JSON.stringify(tx.error ?? null)}`);
+              console.log(
+                `round ${round}: a verify still answers 202 after the round: ${JSON.stringify(body)}; node: receipt ${rcpt.result ? `block ${rcpt.result.blockNumber} status ${rcpt.result.status}` : JSON.stringify(rcpt.error ?? null)}, tx ${tx.result ? `block ${tx.result.blockNumber}` : JSON.stringify(tx.error ?? null)}`,
+              );
               break;
             }
           }
@@ -284,12 +291,17 @@ async function main() {
         const mr = measured(side, 'repeat');
         results.repeat!.push(mr.done(await batched('repeat', () => runLoad({ onStart: mr.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, expectStatus: 200, make: (i) => set[i % Math.min(first.requests, set.length)]! }))));
         const ms = measured(side, 'status');
-        results.status!.push(ms.done(await batched('status', () => runLoad({ onStart: ms.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${orderId}`, headers: signedHeaders(creds) }) }))));
+        results.status!.push(
+          ms.done(
+            await batched('status', () =>
+              runLoad({ onStart: ms.onStart, baseUrl: url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 200, make: () => ({ method: 'GET', path: `/api/v1/orders/${orderId}`, headers: signedHeaders(creds) }) }),
+            ),
+          ),
+        );
         if (process.env.BENCH_PAUSE_WORKER === '1') worker?.kill('SIGCONT');
       }
     }
-    const row = (name: string, rs: LoadResult[]) =>
-      `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
+    const row = (name: string, rs: LoadResult[]) => `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
     console.log(`\nrounds=${ROUNDS} duration=${DURATION_MS}ms concurrency=${CONCURRENCY} watcher=${WATCHER ? 'on (indexed verify)' : 'off (node reads)'}`);
     for (const side of sides) {
       const results = allResults[side.name]!;
@@ -302,7 +314,13 @@ async function main() {
       console.log(row('getOrderStatus (signed GET)', results.status!));
       const ratios = (a: string) => results[a]!.map((r, k) => r.rps / results.status![k]!.rps);
       const perRound = (a: string) => median(ratios(a)).toFixed(2);
-      console.log(`\nper round: first / getOrderStatus ${ratios('first').map((x) => x.toFixed(2)).join(', ')}; repeat / getOrderStatus ${ratios('repeat').map((x) => x.toFixed(2)).join(', ')}`);
+      console.log(
+        `\nper round: first / getOrderStatus ${ratios('first')
+          .map((x) => x.toFixed(2))
+          .join(', ')}; repeat / getOrderStatus ${ratios('repeat')
+          .map((x) => x.toFixed(2))
+          .join(', ')}`,
+      );
       console.log(`\nverify first / getOrderStatus = ${perRound('first')}; verify repeat / getOrderStatus = ${perRound('repeat')} (medians of per-round ratios)`);
       console.log('\n| workload | API process µs/req | worker µs/req | Postgres µs/req | load generator µs/req | API write syscalls/req |');
       console.log('|---|---|---|---|---|---|');

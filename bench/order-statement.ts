@@ -59,9 +59,20 @@ let seq = 0;
 const order = (): OrderToCreate => {
   const k = ++seq;
   return {
-    id: `ord_${randomBytes(10).toString('hex')}`, merchantId: 'm1', dappOrderId: `bench-${k}`, flow: 'ERC20_DIRECT', chainId: 31337, payToChainId: 31337,
-    tokenSymbol: 'USDC', tokenContract: `0x${'aa'.repeat(20)}`, decimals: 6, fromAddress: `0x${'22'.repeat(20)}`, amountWei: BigInt(1_000_000 + k),
-    feeAmount: 10n, expiresAt: new Date(Date.now() + 3_600_000), nonce: { apiKey: 'k1', nonce: randomBytes(12).toString('hex') },
+    id: `ord_${randomBytes(10).toString('hex')}`,
+    merchantId: 'm1',
+    dappOrderId: `bench-${k}`,
+    flow: 'ERC20_DIRECT',
+    chainId: 31337,
+    payToChainId: 31337,
+    tokenSymbol: 'USDC',
+    tokenContract: `0x${'aa'.repeat(20)}`,
+    decimals: 6,
+    fromAddress: `0x${'22'.repeat(20)}`,
+    amountWei: BigInt(1_000_000 + k),
+    feeAmount: 10n,
+    expiresAt: new Date(Date.now() + 3_600_000),
+    nonce: { apiKey: 'k1', nonce: randomBytes(12).toString('hex') },
   };
 };
 

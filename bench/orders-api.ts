@@ -74,7 +74,12 @@ async function main() {
   const base = baseDb ? await startGateway(baseDb.url, { bin: resolve(BASELINE!, 'apps/server/bin/tollgate.js') }) : undefined;
   const bare = spawn(process.execPath, ['--import', 'tsx', new URL('./lib/bare-fastify.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_DB_URL: db.url } });
   try {
-    const bareUrl = await new Promise<string>((resolve) => bare.stdout!.on('data', (d: Buffer) => { const m = /listening on (\S+)/.exec(d.toString()); if (m) resolve(m[1]!); }));
+    const bareUrl = await new Promise<string>((resolve) =>
+      bare.stdout!.on('data', (d: Buffer) => {
+        const m = /listening on (\S+)/.exec(d.toString());
+        if (m) resolve(m[1]!);
+      }),
+    );
     const m = await gw.merchant('Bench');
     const creds = { apiKey: m.apiKey, apiSecret: m.apiSecret };
     // Eight more merchants: order creation of one merchant serializes on its fee-balance row, so
@@ -105,24 +110,58 @@ async function main() {
       const body = { dapp_order_id: `bench-${run}-${k}`, chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: String(1_000_000 + k) };
       return { method: 'POST', path: '/api/v1/orders', body: JSON.stringify(body), headers: signedHeaders({ ...c, body }) };
     };
-    const load = (base: string, expectStatus: number, make: (i: number) => LoadRequest, concurrency = CONCURRENCY) => (clock: Clock) =>
-      runLoad({ baseUrl: base, concurrency, durationMs: DURATION_MS, prebuild: PREBUILD, expectStatus, make, ...clock });
+    const load =
+      (base: string, expectStatus: number, make: (i: number) => LoadRequest, concurrency = CONCURRENCY) =>
+      (clock: Clock) =>
+        runLoad({ baseUrl: base, concurrency, durationMs: DURATION_MS, prebuild: PREBUILD, expectStatus, make, ...clock });
     for (let round = 0; round < ROUNDS; round++) {
-      if (runs('bare')) await measured('bare', bare.pid, load(bareUrl, 200, () => ({ method: 'GET', path: '/bare' })));
-      if (runs('bare402')) await measured('bare402', bare.pid, load(bareUrl, 402, () => ({ ...orderReq(creds), path: '/post-402' })));
-      if (runs('onequery')) await measured('onequery', bare.pid, load(bareUrl, 200, () => ({ method: 'GET', path: '/one-query' })));
+      if (runs('bare'))
+        await measured(
+          'bare',
+          bare.pid,
+          load(bareUrl, 200, () => ({ method: 'GET', path: '/bare' })),
+        );
+      if (runs('bare402'))
+        await measured(
+          'bare402',
+          bare.pid,
+          load(bareUrl, 402, () => ({ ...orderReq(creds), path: '/post-402' })),
+        );
+      if (runs('onequery'))
+        await measured(
+          'onequery',
+          bare.pid,
+          load(bareUrl, 200, () => ({ method: 'GET', path: '/one-query' })),
+        );
       // The baseline's createOrder right before (odd rounds) or after (even rounds) this checkout's.
       const baseline = async (k: 'create' | 'spread', first: boolean) => {
         if (!base || !runs(k) || first !== (round % 2 === 1)) return;
-        await measured(`base_${k}`, base.tg.child.pid, load(base.url, 402, (i) => orderReq(k === 'create' ? baseCreds! : baseSpread[i % baseSpread.length]!)), baseDb!.name);
+        await measured(
+          `base_${k}`,
+          base.tg.child.pid,
+          load(base.url, 402, (i) => orderReq(k === 'create' ? baseCreds! : baseSpread[i % baseSpread.length]!)),
+          baseDb!.name,
+        );
       };
       await baseline('create', true);
-      if (runs('create')) await measured('create', tg.child.pid, load(url, 402, () => orderReq(creds)), base && db.name);
+      if (runs('create'))
+        await measured(
+          'create',
+          tg.child.pid,
+          load(url, 402, () => orderReq(creds)),
+          base && db.name,
+        );
       await baseline('create', false);
       // Right after createOrder, so the pair shares the machine's moment (per-round ratio below).
       if (runs('raw')) await measured('raw', undefined, (clock) => rawInsertRate(db.url, clock));
       await baseline('spread', true);
-      if (runs('spread')) await measured('spread', tg.child.pid, load(url, 402, (i) => orderReq(spread[i % spread.length]!)), base && db.name);
+      if (runs('spread'))
+        await measured(
+          'spread',
+          tg.child.pid,
+          load(url, 402, (i) => orderReq(spread[i % spread.length]!)),
+          base && db.name,
+        );
       await baseline('spread', false);
       if (runs('status')) {
         if (ids.length === 0) {
@@ -137,17 +176,24 @@ async function main() {
           await c.end();
           ids.push(...rows.map((r) => r.id));
         }
-        await measured('status', tg.child.pid, load(url, 200, (i) => ({ method: 'GET', path: `/api/v1/orders/${ids[i % ids.length]}`, headers: signedHeaders(creds) })));
+        await measured(
+          'status',
+          tg.child.pid,
+          load(url, 200, (i) => ({ method: 'GET', path: `/api/v1/orders/${ids[i % ids.length]}`, headers: signedHeaders(creds) })),
+        );
       }
       if (runs('sweep')) {
         for (const c of SWEEP) {
-          await measured(`create@${c}`, tg.child.pid, load(url, 402, () => orderReq(creds), c));
+          await measured(
+            `create@${c}`,
+            tg.child.pid,
+            load(url, 402, () => orderReq(creds), c),
+          );
           await measured(`raw@${c}`, undefined, (clock) => rawInsertRate(db.url, clock, c));
         }
       }
     }
-    const row = (name: string, rs: LoadResult[]) =>
-      `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
+    const row = (name: string, rs: LoadResult[]) => `| ${name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${median(rs.map((r) => r.p50ms)).toFixed(2)} | ${median(rs.map((r) => r.p99ms)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`;
     const med = (k: string) => median(results[k]!.map((r) => r.rps));
     console.log(`\nrounds=${ROUNDS} duration=${DURATION_MS}ms concurrency=${CONCURRENCY}\n`);
     console.log('| workload | req/s (median) | p50 ms | p99 ms | non-expected statuses |');
@@ -178,7 +224,9 @@ async function main() {
     const perRound = (a: string, b: string) => median(results[a]!.map((r, k) => r.rps / results[b]![k]!.rps)).toFixed(2);
     for (const k of base ? (['create', 'spread'] as const).filter(runs) : []) {
       const cpuRatio = median(cpu[k]!.map((c, i) => (c.server + c.postgres) / (cpu[`base_${k}`]![i]!.server + cpu[`base_${k}`]![i]!.postgres))).toFixed(2);
-      console.log(`\n${names[k]}: this/baseline req/s = ${ratio(k, `base_${k}`)} (ratio of medians), ${perRound(k, `base_${k}`)} (median of per-round ratios: ${results[k]!.map((r, i) => (r.rps / results[`base_${k}`]![i]!.rps).toFixed(2)).join(', ')}); server+postgres CPU per order this/baseline = ${cpuRatio}`);
+      console.log(
+        `\n${names[k]}: this/baseline req/s = ${ratio(k, `base_${k}`)} (ratio of medians), ${perRound(k, `base_${k}`)} (median of per-round ratios: ${results[k]!.map((r, i) => (r.rps / results[`base_${k}`]![i]!.rps).toFixed(2)).join(', ')}); server+postgres CPU per order this/baseline = ${cpuRatio}`,
+      );
     }
     if (runs('create') && runs('raw')) console.log(`\ncreateOrder / raw insert = ${ratio('create', 'raw')} (medians), ${perRound('create', 'raw')} (median of per-round ratios)`);
     if (runs('spread') && runs('raw')) console.log(`createOrder 8 merchants / raw insert = ${ratio('spread', 'raw')} (medians), ${perRound('spread', 'raw')} (per round)`);

@@ -57,7 +57,9 @@ async function main() {
     await c.query(fillSql('ord_o', 1, Math.round(N / 10)), [other.merchantId]);
     await c.query('ANALYZE orders');
     console.log(`filled ${N} + ${Math.round(N / 10)} orders in ${((Date.now() - t) / 1000).toFixed(0)} s`);
-    const { rows: [sample] } = await c.query(`SELECT tx_hash, from_address, dapp_order_id FROM orders WHERE merchant_id = $1 AND tx_hash IS NOT NULL ORDER BY created_at LIMIT 1 OFFSET ${Math.floor(N / 3)}`, [m.merchantId]);
+    const {
+      rows: [sample],
+    } = await c.query(`SELECT tx_hash, from_address, dapp_order_id FROM orders WHERE merchant_id = $1 AND tx_hash IS NOT NULL ORDER BY created_at LIMIT 1 OFFSET ${Math.floor(N / 3)}`, [m.merchantId]);
 
     const u = (await adminCall(gw.url, 'POST', `/admin/v1/merchants/${m.merchantId}/portal-users`, { email: 'bench@example.com' })).body;
     const login = await fetch(`${gw.url}/portal/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: u.password }) });
@@ -124,7 +126,9 @@ async function main() {
       }
       clearInterval(sampler);
       const secs = (performance.now() - t) / 1000;
-      console.log(`CSV export ${run}: ${lines - 1} rows, ${(bytes / 1e6).toFixed(0)} MB in ${secs.toFixed(1)} s (${((lines - 1) / secs).toFixed(0)} rows/s); server RSS ${(before / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB (+${((peak - before) / 1024).toFixed(0)} MB); RSS (MB) every 100k rows: ${series.join(' ')}`);
+      console.log(
+        `CSV export ${run}: ${lines - 1} rows, ${(bytes / 1e6).toFixed(0)} MB in ${secs.toFixed(1)} s (${((lines - 1) / secs).toFixed(0)} rows/s); server RSS ${(before / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB (+${((peak - before) / 1024).toFixed(0)} MB); RSS (MB) every 100k rows: ${series.join(' ')}`,
+      );
     }
     await c.end();
   } finally {
@@ -133,7 +137,10 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -59,20 +59,22 @@ const SOURCE = {};
 const COMPILED = { NODE_ENV: 'production' };
 const DEPLOY = { ...COMPILED, NODE_OPTIONS: '--max-semi-space-size=4' };
 const baselineBin = BASELINE && join(BASELINE, 'apps/server/bin/tollgate.js');
-const variants: Variant[] = baselineBin ? [
-  { name: `compiled, ${version(NODE_AFTER)}, baseline checkout`, node: NODE_AFTER, env: COMPILED, bin: baselineBin },
-  { name: `compiled, ${version(NODE_AFTER)}, this checkout`, node: NODE_AFTER, env: COMPILED },
-  { name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=4 [deploy/], baseline checkout`, node: NODE_AFTER, env: DEPLOY, bin: baselineBin },
-  { name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=4 [deploy/], this checkout`, node: NODE_AFTER, env: DEPLOY },
-] : [
-  { name: `source (tsx), ${version(NODE_BEFORE)} [before]`, node: NODE_BEFORE, env: SOURCE },
-  { name: `source (tsx), ${version(NODE_AFTER)}`, node: NODE_AFTER, env: SOURCE },
-  { name: `compiled, ${version(NODE_BEFORE)}`, node: NODE_BEFORE, env: COMPILED },
-  { name: `compiled, ${version(NODE_AFTER)} [after]`, node: NODE_AFTER, env: COMPILED },
-  // Node 24's V8 grows the young generation to 2 × 32 MB under the start-up's allocation and keeps it
-  // at idle; deploy/ caps it (NODE_OPTIONS), these rows show what that costs in createOrder/s.
-  ...[4].map((mb) => ({ name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=${mb} [deploy/]`, node: NODE_AFTER, env: { ...COMPILED, NODE_OPTIONS: `--max-semi-space-size=${mb}` } })),
-];
+const variants: Variant[] = baselineBin
+  ? [
+      { name: `compiled, ${version(NODE_AFTER)}, baseline checkout`, node: NODE_AFTER, env: COMPILED, bin: baselineBin },
+      { name: `compiled, ${version(NODE_AFTER)}, this checkout`, node: NODE_AFTER, env: COMPILED },
+      { name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=4 [deploy/], baseline checkout`, node: NODE_AFTER, env: DEPLOY, bin: baselineBin },
+      { name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=4 [deploy/], this checkout`, node: NODE_AFTER, env: DEPLOY },
+    ]
+  : [
+      { name: `source (tsx), ${version(NODE_BEFORE)} [before]`, node: NODE_BEFORE, env: SOURCE },
+      { name: `source (tsx), ${version(NODE_AFTER)}`, node: NODE_AFTER, env: SOURCE },
+      { name: `compiled, ${version(NODE_BEFORE)}`, node: NODE_BEFORE, env: COMPILED },
+      { name: `compiled, ${version(NODE_AFTER)} [after]`, node: NODE_AFTER, env: COMPILED },
+      // Node 24's V8 grows the young generation to 2 × 32 MB under the start-up's allocation and keeps it
+      // at idle; deploy/ caps it (NODE_OPTIONS), these rows show what that costs in createOrder/s.
+      ...[4].map((mb) => ({ name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=${mb} [deploy/]`, node: NODE_AFTER, env: { ...COMPILED, NODE_OPTIONS: `--max-semi-space-size=${mb}` } })),
+    ];
 
 const rssMb = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const idle = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,10 +111,13 @@ async function timeToHealthy(v: Variant, databaseUrl: string, cfg: string): Prom
 async function main() {
   if (!existsSync(join(ROOT, 'apps/server/dist/tollgate.js'))) throw new Error('run `npm run build` first');
   const cfg = join(mkdtempSync(join(tmpdir(), 'tg-bench-rt-')), 'tollgate.json');
-  writeFileSync(cfg, JSON.stringify({
-    environment: 'test',
-    chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', decimals: 6 }] }],
-  }));
+  writeFileSync(
+    cfg,
+    JSON.stringify({
+      environment: 'test',
+      chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', decimals: 6 }] }],
+    }),
+  );
   const restart: Record<string, number[]> = {};
   const restartCpu: Record<string, number[]> = {};
   const first: Record<string, number[]> = {};
@@ -153,7 +158,11 @@ async function main() {
           const m = await gw.merchant('Bench');
           const run = randomBytes(3).toString('hex');
           const r = await runLoad({
-            baseUrl: gw.url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, expectStatus: 402,
+            baseUrl: gw.url,
+            concurrency: CONCURRENCY,
+            durationMs: DURATION_MS,
+            prebuild: 20_000,
+            expectStatus: 402,
             make: (i) => {
               const body = { dapp_order_id: `rt-${run}-${i}`, chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: String(1_000_000 + i) };
               return { method: 'POST', path: '/api/v1/orders', body: JSON.stringify(body), headers: signedHeaders({ apiKey: m.apiKey, apiSecret: m.apiSecret, body }) };
@@ -186,7 +195,13 @@ async function main() {
   } finally {
     for (const d of dbs) await d.drop();
   }
-  const f = (xs: number[] | undefined, d = 0) => (xs ? `${median(xs).toFixed(d)} (${[...xs].sort((a, b) => a - b).map((x) => x.toFixed(d)).join(', ')})` : 'n/a');
+  const f = (xs: number[] | undefined, d = 0) =>
+    xs
+      ? `${median(xs).toFixed(d)} (${[...xs]
+          .sort((a, b) => a - b)
+          .map((x) => x.toFixed(d))
+          .join(', ')})`
+      : 'n/a';
   console.log(`\nrounds=${ROUNDS} (start, RSS) / ${LOAD_ROUNDS} (load) / ${DEV_ROUNDS} (dev profile), idle ${IDLE_MS} ms, createOrder at ${CONCURRENCY} clients for ${DURATION_MS} ms\n`);
   console.log('| variant | start to /healthz, restart (ms) | CPU time of that start (ms) | first start, migrations (ms) | idle RSS `serve --role api` (MB) | createOrder/s | idle RSS dev profile (MB) |');
   console.log('|---|---|---|---|---|---|---|');

@@ -61,8 +61,7 @@ async function main() {
     const createReq = (i: number) => orderReq(merchants[i % MERCHANTS]!);
 
     const results: Record<string, LoadResult[]> = {};
-    const one = (make: (i: number) => LoadRequest, expect: number) =>
-      runLoad({ baseUrl: a.url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, make, expectStatus: expect });
+    const one = (make: (i: number) => LoadRequest, expect: number) => runLoad({ baseUrl: a.url, concurrency: CONCURRENCY, durationMs: DURATION_MS, prebuild: 20_000, make, expectStatus: expect });
     // Both processes at once, each with half the clients; the rate is the sum over the same window.
     const two = async (make: (i: number) => LoadRequest, expect: number): Promise<LoadResult> => {
       const half = Math.max(1, CONCURRENCY / 2);

@@ -37,10 +37,7 @@ async function main() {
   try {
     await migrate(db);
     const usdc = svm.tokens.find((t) => t.symbol === 'USDC')!;
-    const chain = solanaChainFromFile(
-      { kind: 'solana', chain_id: CHAIN_ID, rpc_url: svm.rpcUrl, genesis_hash: svm.genesisHash, poll_interval_ms: 50, tokens: [{ symbol: 'USDC', mint: usdc.mint, decimals: 6, program: 'spl-token' }] },
-      0,
-    );
+    const chain = solanaChainFromFile({ kind: 'solana', chain_id: CHAIN_ID, rpc_url: svm.rpcUrl, genesis_hash: svm.genesisHash, poll_interval_ms: 50, tokens: [{ symbol: 'USDC', mint: usdc.mint, decimals: 6, program: 'spl-token' }] }, 0);
     const tg = await startTollgate(buildConfig({ solanaChains: [chain] }), { db, http: { logger: false } });
     const merchants = tg.deps.merchants;
     const created = await merchants.createMerchant({ name: 'Bench', merchantId: 'bench' });

@@ -72,10 +72,7 @@ async function main() {
     const wallets = Array.from({ length: WALLETS }, (_, i) => walletOf(i));
     if (new Set(wallets).size !== WALLETS || wallets.some((w) => w.length < 32)) throw new Error('wallet addresses');
     await c.query(`INSERT INTO merchants (id, name) SELECT 'm' || g, 'Merchant ' || g FROM generate_series(0, $1::int - 1) g`, [WALLETS]);
-    await c.query(
-      `INSERT INTO merchant_wallets (merchant_id, chain_id, token_symbol, address) SELECT 'm' || (g - 1), $1, 'USDC', a FROM unnest($2::text[]) WITH ORDINALITY AS t(a, g)`,
-      [CHAIN_ID, wallets],
-    );
+    await c.query(`INSERT INTO merchant_wallets (merchant_id, chain_id, token_symbol, address) SELECT 'm' || (g - 1), $1, 'USDC', a FROM unnest($2::text[]) WITH ORDINALITY AS t(a, g)`, [CHAIN_ID, wallets]);
     const payer = svm.payers[0]!;
     const insertOrder = (id: string, wallet: number, amount: bigint) =>
       c.query(
@@ -87,16 +84,29 @@ async function main() {
     for (let k = 0; k < OPEN_ORDERS; k++) await insertOrder(`ord_open_${k}`, k % WALLETS, 1_000_000n + BigInt(k));
 
     const cfg = join(mkdtempSync(join(tmpdir(), 'tg-bench-sol-scale-')), 'tollgate.json');
-    writeFileSync(cfg, JSON.stringify({
-      environment: 'test',
-      chains: [{ kind: 'solana', chain_id: CHAIN_ID, rpc_url: proxy.url, genesis_hash: svm.genesisHash, poll_interval_ms: POLL_MS, tokens: [{ symbol: 'USDC', mint: usdc.mint, decimals: 6, program: 'spl-token' }] }],
-    }));
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        environment: 'test',
+        chains: [{ kind: 'solana', chain_id: CHAIN_ID, rpc_url: proxy.url, genesis_hash: svm.genesisHash, poll_interval_ms: POLL_MS, tokens: [{ symbol: 'USDC', mint: usdc.mint, decimals: 6, program: 'spl-token' }] }],
+      }),
+    );
     const root = process.env.BENCH_BASELINE ?? ROOT;
     const compiled = existsSync(join(root, 'apps/server/dist/tollgate.js'));
-    tg = spawnTollgate(['serve', '--role', 'worker'], {
-      DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, LOG_LEVEL: 'warn',
-      ...(compiled ? { NODE_ENV: 'production' } : {}),
-    }, undefined, [], join(root, 'apps/server/bin/tollgate.js'));
+    tg = spawnTollgate(
+      ['serve', '--role', 'worker'],
+      {
+        DATABASE_URL: db.url,
+        TOLLGATE_CONFIG: cfg,
+        MASTER_KEY: randomBytes(32).toString('hex'),
+        ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+        ...(compiled ? { NODE_ENV: 'production' } : {}),
+      },
+      undefined,
+      [],
+      join(root, 'apps/server/bin/tollgate.js'),
+    );
     await tg.waitFor(/listening on/, 120_000);
     const pid = tg.child.pid!;
     const rpc = rpcClient(svm.rpcUrl);
@@ -164,7 +174,9 @@ async function main() {
       const s = [...xs].sort((a, b) => a - b);
       return `${median(s).toFixed(0)} (${s[0]!.toFixed(0)}–${s[s.length - 1]!.toFixed(0)})`;
     };
-    console.log(`\n${WALLETS.toLocaleString('en')} watched wallets (token accounts), ${NOISE.toLocaleString('en')} unrelated transfers per busy slot, poll ${POLL_MS} ms, window ${BLOCK_MS} ms, ${SAMPLES} slots each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}; median (min–max) per slot\n`);
+    console.log(
+      `\n${WALLETS.toLocaleString('en')} watched wallets (token accounts), ${NOISE.toLocaleString('en')} unrelated transfers per busy slot, poll ${POLL_MS} ms, window ${BLOCK_MS} ms, ${SAMPLES} slots each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}; median (min–max) per slot\n`,
+    );
     console.log('| per slot | quiet chain | busy mint | busy / quiet |');
     console.log('|---|---|---|---|');
     for (const name of Object.keys(rows.quiet)) {

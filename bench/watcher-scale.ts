@@ -106,16 +106,29 @@ async function main() {
     const noise = () => Array.from({ length: NOISE }, (_, i) => tx(senders[(i % (senders.length - 1)) + 1]!, `0x${randomBytes(20).toString('hex')}` as Hex, 1n));
 
     const cfg = join(mkdtempSync(join(tmpdir(), 'tg-bench-scale-')), 'tollgate.json');
-    writeFileSync(cfg, JSON.stringify({
-      environment: 'test',
-      chains: [{ chain_id: dev.chainId, rpc_url: proxy.url, confirmations: 1, finality_confirmations: 3, poll_interval_ms: POLL_MS, tokens: [{ symbol: 'USDC', address: token, decimals: 6 }] }],
-    }));
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        environment: 'test',
+        chains: [{ chain_id: dev.chainId, rpc_url: proxy.url, confirmations: 1, finality_confirmations: 3, poll_interval_ms: POLL_MS, tokens: [{ symbol: 'USDC', address: token, decimals: 6 }] }],
+      }),
+    );
     const root = process.env.BENCH_BASELINE ?? ROOT;
     const compiled = existsSync(join(root, 'apps/server/dist/tollgate.js'));
-    tg = spawnTollgate(['serve', '--role', 'worker'], {
-      DATABASE_URL: db.url, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, LOG_LEVEL: 'warn',
-      ...(compiled ? { NODE_ENV: 'production' } : {}),
-    }, undefined, [], join(root, 'apps/server/bin/tollgate.js'));
+    tg = spawnTollgate(
+      ['serve', '--role', 'worker'],
+      {
+        DATABASE_URL: db.url,
+        TOLLGATE_CONFIG: cfg,
+        MASTER_KEY: randomBytes(32).toString('hex'),
+        ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+        ...(compiled ? { NODE_ENV: 'production' } : {}),
+      },
+      undefined,
+      [],
+      join(root, 'apps/server/bin/tollgate.js'),
+    );
     await tg.waitFor(/listening on/, 120_000);
     const pid = tg.child.pid!;
     const head = async () => Number(await rpcRequest<Hex>(dev.rpcUrl, 'eth_blockNumber', []));
@@ -184,7 +197,9 @@ async function main() {
       const s = [...xs].sort((a, b) => a - b);
       return `${median(s).toFixed(0)} (${s[0]!.toFixed(0)}–${s[s.length - 1]!.toFixed(0)})`;
     };
-    console.log(`\n${WALLETS.toLocaleString('en')} watched wallets, ${NOISE.toLocaleString('en')} unrelated transfers per busy block, poll ${POLL_MS} ms, one block per ${BLOCK_MS} ms, ${SAMPLES} blocks each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}; median (min–max) per block\n`);
+    console.log(
+      `\n${WALLETS.toLocaleString('en')} watched wallets, ${NOISE.toLocaleString('en')} unrelated transfers per busy block, poll ${POLL_MS} ms, one block per ${BLOCK_MS} ms, ${SAMPLES} blocks each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}; median (min–max) per block\n`,
+    );
     console.log('| per block | quiet chain | busy token | busy / quiet |');
     console.log('|---|---|---|---|');
     for (const name of Object.keys(rows.quiet)) {

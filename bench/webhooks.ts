@@ -66,9 +66,12 @@ function startReceiver(): Promise<{ url: string; ask: <T>(m: string) => Promise<
   const file = join(dir, 'receiver.mjs');
   writeFileSync(file, RECEIVER);
   const child = fork(file, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ask = <T>(m: string) => new Promise<T>((resolve) => { child.once('message', (v) => resolve(v as T)); child.send(m); });
-  return new Promise((resolve) => child.once('message', (m: { port: number }) =>
-    resolve({ url: `http://127.0.0.1:${m.port}/webhooks`, ask, stop: () => child.kill() })));
+  const ask = <T>(m: string) =>
+    new Promise<T>((resolve) => {
+      child.once('message', (v) => resolve(v as T));
+      child.send(m);
+    });
+  return new Promise((resolve) => child.once('message', (m: { port: number }) => resolve({ url: `http://127.0.0.1:${m.port}/webhooks`, ask, stop: () => child.kill() })));
 }
 
 const pct = (xs: number[], p: number) => {
@@ -89,8 +92,7 @@ async function main() {
     const ep = await svc.createEndpoint('bench', { url: rx.url, events: ['order.invoiced'] });
     if (ep.kind !== 'created') throw new Error(ep.kind);
     const deps = { db: dispatcherDb as Database, clock: systemClock, config };
-    const emit = (tx: Parameters<typeof emitEvent>[0], i: number) =>
-      emitEvent(tx, { merchantId: 'bench', event: 'order.invoiced', payload: { order_id: `ord_${i}`, status: 'INVOICED', amount_wei: '1000000' }, orderId: `ord_${i}`, clockNow: new Date() });
+    const emit = (tx: Parameters<typeof emitEvent>[0], i: number) => emitEvent(tx, { merchantId: 'bench', event: 'order.invoiced', payload: { order_id: `ord_${i}`, status: 'INVOICED', amount_wei: '1000000' }, orderId: `ord_${i}`, clockNow: new Date() });
 
     const throughput: { rate: number; enqueue: number; sequential: number }[] = [];
     const fill = async () => {
@@ -98,7 +100,9 @@ async function main() {
       await rx.ask('dump');
       const t0 = now();
       for (let i = 0; i < BACKLOG; i += 500) {
-        await producer.transaction(async (tx) => { for (let j = i; j < Math.min(BACKLOG, i + 500); j++) await emit(tx, ++seq); });
+        await producer.transaction(async (tx) => {
+          for (let j = i; j < Math.min(BACKLOG, i + 500); j++) await emit(tx, ++seq);
+        });
       }
       return BACKLOG / ((now() - t0) / 1000);
     };
@@ -154,8 +158,10 @@ async function main() {
         latency[r]!.push({ p50: pct(lat, 0.5), p99: pct(lat, 0.99), n: lat.length });
         if (lat.length < commits.size) console.error(`rate ${r}: only ${lat.length}/${commits.size} arrived`);
       }
-      console.error(`round ${round + 1}/${ROUNDS}: ${throughput.at(-1)!.rate.toFixed(0)} deliveries/s (sequential ${throughput.at(-1)!.sequential.toFixed(0)}); ` +
-        RATES.map((r) => `${r}/s → p50 ${latency[r]!.at(-1)!.p50.toFixed(1)} ms p99 ${latency[r]!.at(-1)!.p99.toFixed(1)} ms`).join('; '));
+      console.error(
+        `round ${round + 1}/${ROUNDS}: ${throughput.at(-1)!.rate.toFixed(0)} deliveries/s (sequential ${throughput.at(-1)!.sequential.toFixed(0)}); ` +
+          RATES.map((r) => `${r}/s → p50 ${latency[r]!.at(-1)!.p50.toFixed(1)} ms p99 ${latency[r]!.at(-1)!.p99.toFixed(1)} ms`).join('; '),
+      );
     }
 
     console.log(`\nrounds=${ROUNDS} backlog=${BACKLOG} latency runs ${LATENCY_MS} ms each; one endpoint, receiver in a child process; Postgres; medians of rounds\n`);

@@ -103,8 +103,7 @@ async function settleLoad(url: string, bodies: string[], concurrency: number, du
 
 /** A merchant with a USDC receiving wallet, created through the admin API; its address. */
 async function merchantWallet(url: string, chainId: number): Promise<Hex> {
-  const admin = (path: string, body: unknown) =>
-    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body: JSON.stringify(body) });
+  const admin = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body: JSON.stringify(body) });
   const m = await admin('/admin/v1/merchants', { name: 'bench' });
   if (m.status !== 201) throw new Error(`create merchant: ${m.status} ${await m.text()}`);
   const address = `0x${randomBytes(20).toString('hex')}` as Hex;
@@ -179,7 +178,10 @@ async function main() {
     const results: Record<string, Run[]> = {};
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
-      for (const [mode, c] of [['sequential', 1], ['concurrent', CONCURRENCY]] as const) {
+      for (const [mode, c] of [
+        ['sequential', 1],
+        ['concurrent', CONCURRENCY],
+      ] as const) {
         for (const t of order) {
           const bodies = await sign(t.payTo, pool(c));
           const a = cpuSnapshot(t.pid, t.db);
@@ -196,7 +198,10 @@ async function main() {
     // Every success moved tokens exactly once: the payee holds successes × amount.
     const client = createPublicClient({ transport: http(dev.rpcUrl) });
     for (const t of targets) {
-      const successes = Object.entries(results).filter(([k]) => k.startsWith(`${t.name}|`)).flatMap(([, rs]) => rs).reduce((a, r) => a + r.done, 0);
+      const successes = Object.entries(results)
+        .filter(([k]) => k.startsWith(`${t.name}|`))
+        .flatMap(([, rs]) => rs)
+        .reduce((a, r) => a + r.done, 0);
       const bal = await client.readContract({ address: usdc, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [t.payTo] });
       console.log(`${t.name}: ${successes} successful settles, payee balance ${bal} = ${BigInt(successes) * AMOUNT} expected${bal === BigInt(successes) * AMOUNT ? '' : '  MISMATCH'}`);
     }

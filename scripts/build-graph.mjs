@@ -93,7 +93,7 @@ function devProfileChunks(metafile) {
       const f = stack.pop();
       if (seen.has(f) || !outputs[f]) continue;
       seen.add(f);
-      for (const imp of outputs[f].imports) if (!imp.external && !(skip?.(imp))) stack.push(imp.path);
+      for (const imp of outputs[f].imports) if (!imp.external && !skip?.(imp)) stack.push(imp.path);
     }
     return seen;
   };

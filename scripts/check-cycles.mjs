@@ -122,7 +122,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   for (const s of tolerated) console.warn(`tolerated upward import (temporary): ${s}`);
   const problems = cycles.length + unresolved.length + upward.length + unlayered.length + stale.length;
   if (problems) {
-    console.error(`check:cycles: ${cycles.length} import cycle(s), ${unresolved.length} unresolved import(s), ${upward.length} upward import(s), ${unlayered.length} file(s) in no layer, ${stale.length} stale allow-list entr(ies); see CONTRIBUTING.md, "Dependency direction"`);
+    console.error(
+      `check:cycles: ${cycles.length} import cycle(s), ${unresolved.length} unresolved import(s), ${upward.length} upward import(s), ${unlayered.length} file(s) in no layer, ${stale.length} stale allow-list entr(ies); see CONTRIBUTING.md, "Dependency direction"`,
+    );
     process.exit(1);
   }
   console.log(`check:cycles: no import cycle and no upward import between layers (${tolerated.length} tolerated) in ${dirs.length} source folders (${((Date.now() - started) / 1000).toFixed(1)} s)`);

@@ -43,8 +43,7 @@ export default async function* durations(source) {
   const rows = [...files].sort((a, b) => b[1].seconds - a[1].seconds);
   const cwd = process.cwd() + '/';
   const sum = (k) => rows.reduce((s, [, e]) => s + (Number.isNaN(e[k]) ? 0 : e[k]), 0);
-  yield `# wall ${((Date.now() - started) / 1000).toFixed(1)} s, sum of files ${sum('seconds').toFixed(1)} s, CPU ${sum('cpu').toFixed(1)} s, ` +
-    `${sum('tests')} tests, load average at start ${load.toFixed(2)}, at end ${loadavg()[0].toFixed(2)}\n`;
+  yield `# wall ${((Date.now() - started) / 1000).toFixed(1)} s, sum of files ${sum('seconds').toFixed(1)} s, CPU ${sum('cpu').toFixed(1)} s, ` + `${sum('tests')} tests, load average at start ${load.toFixed(2)}, at end ${loadavg()[0].toFixed(2)}\n`;
   // runq: seconds the file's main thread was runnable but waited for a CPU (the load's share).
   yield 'seconds\tcpu\trunq\ttests\tfailed\tfile\n';
   const num = (v) => (Number.isNaN(v) ? '' : v.toFixed(1));

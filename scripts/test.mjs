@@ -25,7 +25,11 @@ const roots = [];
 for (const group of ['apps', 'packages']) {
   for (const pkg of readdirSync(group)) {
     const t = join(group, pkg, 'test');
-    try { if (statSync(t).isDirectory()) roots.push(t); } catch { /* no tests in this package */ }
+    try {
+      if (statSync(t).isDirectory()) roots.push(t);
+    } catch {
+      /* no tests in this package */
+    }
   }
 }
 let files = roots.flatMap(walk).sort();
@@ -37,7 +41,10 @@ if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x
 const FAULTS_ONLY = ['embedded-memory'];
 const named = (f) => filters.some((x) => FAULTS_ONLY.some((n) => x.includes(n) && f.includes(n)));
 if (process.env.TOLLGATE_LONG !== '1') files = files.filter((f) => !FAULTS_ONLY.some((n) => f.includes(`/${n}.test.ts`)) || named(f));
-if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
 
 // Three files at a time on two cores: part of a file's time is waiting (anvil blocks, watcher and
 // page polling, child processes, the browser), which a third file fills. Not more: most files are
@@ -49,10 +56,22 @@ const concurrency = Number(process.env.TOLLGATE_TEST_CONCURRENCY) || 3;
 // slowest first (scripts/test-probe.mjs measures each file's process; CONTRIBUTING.md, Tests).
 const probeDir = join('test-artifacts', `test-probe-${process.pid}`);
 mkdirSync(probeDir, { recursive: true });
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--import', join(import.meta.dirname, 'test-probe.mjs'),
-  '--test', `--test-concurrency=${concurrency}`,
-  '--test-reporter=spec', '--test-reporter-destination=stdout',
-  `--test-reporter=${join(import.meta.dirname, 'test-durations.mjs')}`, '--test-reporter-destination=test-artifacts/test-durations.tsv',
-  ...files], { stdio: 'inherit', env: { ...process.env, TOLLGATE_TEST_PROBE_DIR: probeDir } });
+const r = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--import',
+    join(import.meta.dirname, 'test-probe.mjs'),
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(import.meta.dirname, 'test-durations.mjs')}`,
+    '--test-reporter-destination=test-artifacts/test-durations.tsv',
+    ...files,
+  ],
+  { stdio: 'inherit', env: { ...process.env, TOLLGATE_TEST_PROBE_DIR: probeDir } },
+);
 rmSync(probeDir, { recursive: true, force: true });
 process.exit(r.status ?? 1);

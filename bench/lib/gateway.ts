@@ -33,10 +33,13 @@ export interface BenchGateway {
  */
 export async function startGateway(databaseUrl: string, opts: { env?: Record<string, string>; nodeArgs?: string[]; bin?: string; node?: string; startTimeoutMs?: number } = {}): Promise<BenchGateway> {
   const cfg = join(mkdtempSync(join(tmpdir(), 'tg-bench-')), 'tollgate.json');
-  writeFileSync(cfg, JSON.stringify({
-    environment: 'test',
-    chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', decimals: 6 }] }],
-  }));
+  writeFileSync(
+    cfg,
+    JSON.stringify({
+      environment: 'test',
+      chains: [{ chain_id: 31337, rpc_url: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', decimals: 6 }] }],
+    }),
+  );
   const tg = spawnTollgate(
     ['serve', '--role', 'api'],
     { DATABASE_URL: databaseUrl, TOLLGATE_CONFIG: cfg, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn', ...opts.env },

@@ -76,10 +76,7 @@ export async function runLoad(
         body: next.body,
       };
     };
-    const inst = autocannon(
-      { url: url.origin, connections: opts.concurrency, duration: opts.durationMs / 1000, ...(opts.requests ? { amount: opts.requests } : {}), timeout: 10, requests: [{ setupRequest }] },
-      (err, res) => (err ? reject(err) : resolve(res)),
-    );
+    const inst = autocannon({ url: url.origin, connections: opts.concurrency, duration: opts.durationMs / 1000, ...(opts.requests ? { amount: opts.requests } : {}), timeout: 10, requests: [{ setupRequest }] }, (err, res) => (err ? reject(err) : resolve(res)));
     inst.on('response', (_client, _status, _bytes, ms) => {
       lat.push(ms);
       last = performance.now();

@@ -6,8 +6,17 @@
 //   npx tsx bench/lib/profile-window.ts <file.cpuprofile> [<from µs> <to µs>] [top]
 import { readFileSync } from 'node:fs';
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: Node[]; startTime: number; samples: number[]; timeDeltas: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
 
 const [file, fromArg, toArg, topArg] = process.argv.slice(2);
 if (!file) throw new Error('usage: profile-window.ts <file.cpuprofile> [<from µs> <to µs>] [top]');
@@ -37,10 +46,14 @@ for (let i = 0; i < p.samples.length; i++) {
   const seen = new Set<string>();
   for (let id: number | undefined = leaf.id; id !== undefined; id = parent.get(id)) {
     const k = name(byId.get(id)!);
-    if (!seen.has(k)) (seen.add(k), incl.set(k, (incl.get(k) ?? 0) + dt));
+    if (!seen.has(k)) seen.add(k), incl.set(k, (incl.get(k) ?? 0) + dt);
   }
 }
 const show = (m: Map<string, number>) =>
-  [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `${((100 * v) / busy).toFixed(1).padStart(5)} %  ${k}`).join('\n');
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => `${((100 * v) / busy).toFixed(1).padStart(5)} %  ${k}`)
+    .join('\n');
 console.log(`busy ${(busy / 1000).toFixed(0)} ms in the window`);
 console.log(`--- self\n${show(self)}\n--- inclusive\n${show(incl)}`);

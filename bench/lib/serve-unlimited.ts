@@ -9,4 +9,11 @@ const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config
 const role = process.env.BENCH_ROLE === 'worker' ? 'worker' : 'api';
 const tg = await startTollgate(config, { role, db, http: { rateLimits: false } });
 console.log(role === 'api' ? `listening on ${tg.url}` : 'worker started');
-process.on('SIGTERM', () => void tg.close().then(() => db.close()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void tg
+      .close()
+      .then(() => db.close())
+      .then(() => process.exit(0)),
+);

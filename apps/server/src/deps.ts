@@ -13,7 +13,6 @@ declare module './http/route.ts' {
   interface RouteDeps extends AppDeps {}
 }
 
-
 /**
  * Everything a route or worker may use, built once by the composition root (`main.ts`).
  * Routes receive it as their third argument; they never import a service module's state.

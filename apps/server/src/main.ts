@@ -84,7 +84,16 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
   const x402 = createX402(db, config, clock);
   // One payment planner per chain family: what order creation asks of the order's chain.
   const planners = { evm: evmPaymentPlanner(delegate), solana: solanaPaymentPlanner(config) };
-  const deps: AppDeps = { config, db, clock, merchants, orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config, planners), signRequests: delegate, cancelRefusal: cardCancelRefusal }), mpp: createMpp(db, config, merchants, clock, x402), delegate, x402 };
+  const deps: AppDeps = {
+    config,
+    db,
+    clock,
+    merchants,
+    orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config, planners), signRequests: delegate, cancelRefusal: cardCancelRefusal }),
+    mpp: createMpp(db, config, merchants, clock, x402),
+    delegate,
+    x402,
+  };
   const cards = await initCards(deps);
   const unobserveTransitions = observeTransitions(metrics.orders.transitioned);
   const unobserveBumps = observeFeeBumps(metrics.feeBumped);
@@ -108,26 +117,30 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
       }
     }
     if (role !== 'api') {
-      workers.push(...startWorkers([
-        // Nonces older than an hour can never be replayed: the ±300 s timestamp window refuses them.
-        { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
-        { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
-        // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
-        { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
-        { name: 'portal-session-pruner', intervalMs: 10 * 60_000, run: async () => void (await portalAuth(deps).pruneExpired()) },
-        // x402 settlements recorded but not sent (a crash), or sent but not yet deep enough.
-        { name: 'x402-reconcile', intervalMs: 5_000, run: () => deps.x402.reconcile() },
-      ]));
+      workers.push(
+        ...startWorkers([
+          // Nonces older than an hour can never be replayed: the ±300 s timestamp window refuses them.
+          { name: 'nonce-pruner', intervalMs: 10 * 60_000, run: async () => void (await pruneNonces(db, 3600)) },
+          { name: 'order-expiry', intervalMs: 1000, run: async () => void (await deps.orders.expireDue()) },
+          // Unpaid machine-payment challenges are deleted in batches of 1000 once nothing can pay them.
+          { name: 'mpp-challenge-pruner', intervalMs: 60_000, run: async () => void (await deps.mpp.pruneExpired()) },
+          { name: 'portal-session-pruner', intervalMs: 10 * 60_000, run: async () => void (await portalAuth(deps).pruneExpired()) },
+          // x402 settlements recorded but not sent (a crash), or sent but not yet deep enough.
+          { name: 'x402-reconcile', intervalMs: 5_000, run: () => deps.x402.reconcile() },
+        ]),
+      );
       workers.push(...startChainWatchers(deps, { onTick: metrics.watcherTicked }));
       workers.push(startWebhookDispatcher(deps, { onRecorded: metrics.deliveries }));
       workers.push(...startSettlementWorkers(deps));
       workers.push(...startChainSettlements(deps));
       workers.push(...startWorkers([{ name: 'checkout-expiry', intervalMs: 1000, run: async () => void (await checkoutOf(deps).expireDue()) }]));
-      workers.push(...startWorkers([
-        { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },
-        // Processor events missed while down (Stripe: the events list); a no-op for TEST.
-        { name: 'card-reconcile', intervalMs: 60_000, run: async () => void (await cards.reconcile()) },
-      ]));
+      workers.push(
+        ...startWorkers([
+          { name: 'card-expiry', intervalMs: 1000, run: async () => void (await cards.expireDue()) },
+          // Processor events missed while down (Stripe: the events list); a no-op for TEST.
+          { name: 'card-reconcile', intervalMs: 60_000, run: async () => void (await cards.reconcile()) },
+        ]),
+      );
       // Quick-pay sessions paid in several transfers: completed once the final short payments add up.
       workers.push(...startWorkers([{ name: 'quickpay-partial-payments', intervalMs: 2000, run: async () => void (await settleSummedPayments(deps)) }]));
     }

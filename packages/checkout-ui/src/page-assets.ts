@@ -101,9 +101,6 @@ async function buildPage(spec: PageSpec): Promise<PageAssets> {
   const js = jsOut.outputFiles[0]!.text;
   const css = cssOut.outputFiles[0]!.text;
   const [jsHash, cssHash, faviconHash] = [contentHash(js), contentHash(css), contentHash(favicon)];
-  const html = template
-    .replace('{{JS_URL}}', `${spec.assetBase}app.js?v=${jsHash}`)
-    .replace('{{CSS_URL}}', `${spec.assetBase}app.css?v=${cssHash}`)
-    .replace('{{ICON_URL}}', `${spec.assetBase}favicon.svg?v=${faviconHash}`);
+  const html = template.replace('{{JS_URL}}', `${spec.assetBase}app.js?v=${jsHash}`).replace('{{CSS_URL}}', `${spec.assetBase}app.css?v=${cssHash}`).replace('{{ICON_URL}}', `${spec.assetBase}favicon.svg?v=${faviconHash}`);
   return { html, js, css, favicon, jsGzipBytes: gzipSync(js, { level: 9 }).length, jsHash, cssHash, faviconHash, ...(spec.chunks ? { chunks } : {}) };
 }

@@ -10,16 +10,7 @@
 // in it is always the order being settled):
 //   abi.encode(bytes32 orderId, bytes calldata, uint256 calldataNonce, uint256 deadline, bytes signature)
 // and the empty byte string when the order had no signed calldata.
-import {
-  decodeAbiParameters,
-  encodeAbiParameters,
-  getAddress,
-  keccak256,
-  size,
-  toBytes,
-  type Address,
-  type Hex,
-} from 'viem';
+import { decodeAbiParameters, encodeAbiParameters, getAddress, keccak256, size, toBytes, type Address, type Hex } from 'viem';
 
 /** Upper bound of `callback_calldata` in bytes; the order API and TollgateSettlement use the same 8 KiB. */
 export const MAX_CALLBACK_CALLDATA_BYTES = 8192;
@@ -205,13 +196,7 @@ export function callbackDataFor(req: CalldataSignRequest, calldata: Hex, signatu
  */
 export function encodeCallbackEnvelope(envelope: CallbackEnvelope): Hex {
   assertCalldataBounds(envelope.calldata);
-  return encodeAbiParameters(CALLBACK_ENVELOPE_PARAMETERS, [
-    envelope.orderId,
-    envelope.calldata,
-    envelope.calldataNonce,
-    envelope.deadline,
-    envelope.signature,
-  ]);
+  return encodeAbiParameters(CALLBACK_ENVELOPE_PARAMETERS, [envelope.orderId, envelope.calldata, envelope.calldataNonce, envelope.deadline, envelope.signature]);
 }
 
 /**

@@ -4,17 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { hashTypedData, keccak256, recoverTypedDataAddress, toBytes, toHex, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import {
-  EIP3009_CALLBACK_DATA_TYPES,
-  TollgateSettlementArtifact,
-  NO_CALLBACK_DATA,
-  buildCalldataSignRequest,
-  callbackDataFor,
-  decodeCallbackEnvelope,
-  encodeCallbackEnvelope,
-  orderIdToBytes32,
-  toSignableTypedData,
-} from '../src/index.ts';
+import { EIP3009_CALLBACK_DATA_TYPES, TollgateSettlementArtifact, NO_CALLBACK_DATA, buildCalldataSignRequest, callbackDataFor, decodeCallbackEnvelope, encodeCallbackEnvelope, orderIdToBytes32, toSignableTypedData } from '../src/index.ts';
 
 const payer = privateKeyToAccount(generatePrivateKey());
 const input = {
@@ -35,15 +25,21 @@ const input = {
 describe('buildCalldataSignRequest', () => {
   test('a complete EIP-712 object: domain of the callback contract, EIP712Domain in types, string message values', () => {
     const req = buildCalldataSignRequest(input);
-    assert.deepEqual(req.domain, { name: 'Tollgate Example Credit', version: '1', chainId: 31337,
-      verifyingContract: '0x5FbDB2315678afecb367f032d93F642f64180aa3' });
+    assert.deepEqual(req.domain, { name: 'Tollgate Example Credit', version: '1', chainId: 31337, verifyingContract: '0x5FbDB2315678afecb367f032d93F642f64180aa3' });
     assert.equal(req.primaryType, 'Eip3009CallbackData');
     assert.deepEqual(Object.keys(req.types).sort(), ['EIP712Domain', 'Eip3009CallbackData']);
-    assert.deepEqual(req.types.Eip3009CallbackData.map((f) => f.name),
-      ['token', 'owner', 'payer', 'amount', 'orderId', 'calldataNonce', 'deadline', 'calldataHash']);
+    assert.deepEqual(
+      req.types.Eip3009CallbackData.map((f) => f.name),
+      ['token', 'owner', 'payer', 'amount', 'orderId', 'calldataNonce', 'deadline', 'calldataHash'],
+    );
     assert.deepEqual(req.message, {
-      token: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512', owner: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0', payer: payer.address,
-      amount: '12500000', orderId: keccak256(toBytes('ord_9f2c1a7b')), calldataNonce: '7', deadline: '1900000000',
+      token: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+      owner: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
+      payer: payer.address,
+      amount: '12500000',
+      orderId: keccak256(toBytes('ord_9f2c1a7b')),
+      calldataNonce: '7',
+      deadline: '1900000000',
       calldataHash: keccak256('0xdeadbeef'),
     });
   });
@@ -76,8 +72,7 @@ describe('buildCalldataSignRequest', () => {
 
 describe('callback envelope', () => {
   test('round-trips; the empty byte string means "no signed calldata"', () => {
-    const env = { orderId: orderIdToBytes32('ord_x'), calldata: '0x0102' as Hex, calldataNonce: 3n, deadline: 99n,
-      signature: toHex(new Uint8Array(65).fill(7)) };
+    const env = { orderId: orderIdToBytes32('ord_x'), calldata: '0x0102' as Hex, calldataNonce: 3n, deadline: 99n, signature: toHex(new Uint8Array(65).fill(7)) };
     assert.deepEqual(decodeCallbackEnvelope(encodeCallbackEnvelope(env)), env);
     assert.equal(decodeCallbackEnvelope('0x'), null);
   });

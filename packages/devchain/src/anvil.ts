@@ -95,11 +95,7 @@ export function resolveAnvilBinary(): string {
   try {
     platformJson = createRequire(wrapperJson).resolve(`${platformPackage}/package.json`);
   } catch (cause) {
-    throw new Error(
-      `${platformPackage} is not installed: anvil ships no binary for ${process.platform}/${process.arch}, ` +
-        'or optional dependencies were skipped (npm --omit=optional)',
-      { cause },
-    );
+    throw new Error(`${platformPackage} is not installed: anvil ships no binary for ${process.platform}/${process.arch}, ` + 'or optional dependencies were skipped (npm --omit=optional)', { cause });
   }
   const binary = join(dirname(platformJson), 'bin', binaryName);
   if (!existsSync(binary)) throw new Error(`anvil binary missing at ${binary}`);
@@ -275,12 +271,7 @@ interface ExitInfo {
   signal: NodeJS.Signals | null;
 }
 
-function startupError(
-  reason: string,
-  args: string[],
-  output: { stdout: string; stderr: string },
-  exitInfo: ExitInfo | undefined,
-): Error {
+function startupError(reason: string, args: string[], output: { stdout: string; stderr: string }, exitInfo: ExitInfo | undefined): Error {
   const exit = exitInfo ? ` (exit code ${exitInfo.code}, signal ${exitInfo.signal})` : '';
   // stderr holds anvil's own error; without one, the last stdout lines (not the 60-line banner).
   const said = output.stderr.trim() || output.stdout.trim().split('\n').slice(-3).join('\n');

@@ -144,11 +144,16 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
       stats.rangeRefused++;
       const fits = `[${toHex(from)}, ${toHex(from + BigInt(cap) - 1n)}]`;
       switch (style) {
-        case 'infura': return error(call, -32005, `exceed maximum block range: ${cap}`);
-        case 'alchemy': return error(call, -32600, `You can make eth_getLogs requests with up to a ${cap} block range. Based on your parameters, this block range should work: ${fits}`);
-        case 'quicknode': return error(call, -32614, `eth_getLogs is limited to a ${cap.toLocaleString('en-US')} range`);
-        case 'geth': return error(call, -32000, `exceed maximum block range: ${cap}`);
-        default: return error(call, -32000, 'block range too large');
+        case 'infura':
+          return error(call, -32005, `exceed maximum block range: ${cap}`);
+        case 'alchemy':
+          return error(call, -32600, `You can make eth_getLogs requests with up to a ${cap} block range. Based on your parameters, this block range should work: ${fits}`);
+        case 'quicknode':
+          return error(call, -32614, `eth_getLogs is limited to a ${cap.toLocaleString('en-US')} range`);
+        case 'geth':
+          return error(call, -32000, `exceed maximum block range: ${cap}`);
+        default:
+          return error(call, -32000, 'block range too large');
       }
     }
     const answer = (await forward(call)) as { result?: { blockNumber: string }[] };
@@ -159,9 +164,16 @@ export async function startRpcProxy(upstream: string, initial: { fault?: RpcFaul
       const over = BigInt(answer.result[max]!.blockNumber);
       const fits = `[${toHex(from)}, ${toHex(over > from ? over - 1n : from)}]`;
       switch (style) {
-        case 'alchemy': return error(call, -32602, `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: ${fits}`);
-        case 'infura': return error(call, -32005, `query returned more than ${max} results. Try with this block range ${fits}.`);
-        default: return error(call, -32005, `query returned more than ${max} results`);
+        case 'alchemy':
+          return error(
+            call,
+            -32602,
+            `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: ${fits}`,
+          );
+        case 'infura':
+          return error(call, -32005, `query returned more than ${max} results. Try with this block range ${fits}.`);
+        default:
+          return error(call, -32005, `query returned more than ${max} results`);
       }
     }
     return answer;

@@ -14,12 +14,7 @@ let nextId = 1;
  * @example
  * const chainIdHex = await rpcRequest<string>('http://127.0.0.1:8545', 'eth_chainId', []);
  */
-export async function rpcRequest<T = unknown>(
-  rpcUrl: string,
-  method: string,
-  params: unknown[],
-  opts: RpcRequestOptions = {},
-): Promise<T> {
+export async function rpcRequest<T = unknown>(rpcUrl: string, method: string, params: unknown[], opts: RpcRequestOptions = {}): Promise<T> {
   const res = await fetch(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -54,9 +54,7 @@ export async function deploySettlement(opts: DeploySettlementOptions): Promise<S
   const settlement = getContractAddress({ from: account.address, nonce: BigInt(nonce) });
 
   const settlementData = encodeDeployData({ ...TollgateSettlementArtifact, args: [account.address, opts.executor] });
-  const txs: { to?: Address; data: Hex; gas: bigint; label: string }[] = [
-    { data: settlementData, gas: await client.estimateGas({ account: account.address, data: settlementData }), label: 'deploy TollgateSettlement' },
-  ];
+  const txs: { to?: Address; data: Hex; gas: bigint; label: string }[] = [{ data: settlementData, gas: await client.estimateGas({ account: account.address, data: settlementData }), label: 'deploy TollgateSettlement' }];
   const [firstToken, ...moreTokens] = opts.adapterTokens ?? [];
   let adapter: SettlementDeployment['adapter'];
   if (firstToken) {
@@ -106,8 +104,6 @@ export async function deployTestTether(opts: DeployTestTetherOptions): Promise<A
   const client = publicClientFor(opts.rpcUrl, opts.chainId);
   const account = privateKeyToAccount(opts.deployerKey);
   const data = encodeDeployData({ ...TestTetherTokenArtifact, args: [opts.name ?? 'Tether USD', opts.symbol ?? 'USDT'] });
-  const [receipt] = await sendPipelined(client, account, [
-    { data, gas: await client.estimateGas({ account: account.address, data }), label: 'deploy TestTetherToken' },
-  ]);
+  const [receipt] = await sendPipelined(client, account, [{ data, gas: await client.estimateGas({ account: account.address, data }), label: 'deploy TestTetherToken' }]);
   return getAddress(receipt!.contractAddress ?? '0x');
 }

@@ -109,15 +109,8 @@ export function publicClientFor(rpcUrl: string, chainId: number): PublicClient<T
  * Signs and sends `txs` back to back with consecutive nonces, mines a block, then waits for all
  * receipts. For set-up on a dev chain only (it mines).
  */
-export async function sendPipelined(
-  client: PublicClient<Transport, Chain>,
-  account: PrivateKeyAccount,
-  txs: readonly { to?: Address; data: Hex; gas: bigint; label: string }[],
-): Promise<TransactionReceipt[]> {
-  const [nonce, fees] = await Promise.all([
-    client.getTransactionCount({ address: account.address, blockTag: 'pending' }),
-    client.estimateFeesPerGas(),
-  ]);
+export async function sendPipelined(client: PublicClient<Transport, Chain>, account: PrivateKeyAccount, txs: readonly { to?: Address; data: Hex; gas: bigint; label: string }[]): Promise<TransactionReceipt[]> {
+  const [nonce, fees] = await Promise.all([client.getTransactionCount({ address: account.address, blockTag: 'pending' }), client.estimateFeesPerGas()]);
   const hashes: Hash[] = [];
   for (const [i, tx] of txs.entries()) {
     const serializedTransaction = await account.signTransaction({
@@ -180,9 +173,7 @@ export async function deployTestTokens(opts: DeployTestTokensOptions): Promise<T
   const account = privateKeyToAccount(opts.deployerKey);
   const txs = await Promise.all(
     TEST_TOKEN_SPECS.map(async (spec) => {
-      const data = isTether(spec.symbol, opts.usdt)
-        ? encodeDeployData({ ...TestTetherTokenArtifact, args: [spec.name, spec.symbol] })
-        : encodeDeployData({ ...TestTokenArtifact, args: [spec.name, spec.symbol] });
+      const data = isTether(spec.symbol, opts.usdt) ? encodeDeployData({ ...TestTetherTokenArtifact, args: [spec.name, spec.symbol] }) : encodeDeployData({ ...TestTokenArtifact, args: [spec.name, spec.symbol] });
       // A deployment depends on no earlier transaction, so it can be estimated up front.
       const gas = await client.estimateGas({ account: account.address, data });
       return { data, gas, label: `deploy ${spec.symbol}` };
@@ -192,8 +183,7 @@ export async function deployTestTokens(opts: DeployTestTokensOptions): Promise<T
   return TEST_TOKEN_SPECS.map((spec, i) => {
     const address = receipts[i]!.contractAddress;
     if (!address) throw new Error(`deploy ${spec.symbol}: receipt has no contract address`);
-    return { symbol: spec.symbol, name: spec.name, address: getAddress(address), decimals: 6 as const,
-      eip3009: !isTether(spec.symbol, opts.usdt) };
+    return { symbol: spec.symbol, name: spec.name, address: getAddress(address), decimals: 6 as const, eip3009: !isTether(spec.symbol, opts.usdt) };
   });
 }
 

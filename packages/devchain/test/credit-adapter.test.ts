@@ -5,30 +5,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import {
-  CALLBACK_ENVELOPE_PARAMETERS,
-  ExampleCreditAdapterArtifact,
-  TestCallbackAdapterArtifact,
-  TestTetherTokenArtifact,
-  encodeCallbackEnvelope,
-} from '@tollgate/contracts';
+import { CALLBACK_ENVELOPE_PARAMETERS, ExampleCreditAdapterArtifact, TestCallbackAdapterArtifact, TestTetherTokenArtifact, encodeCallbackEnvelope } from '@tollgate/contracts';
 import { decodeErrorResult, encodeAbiParameters, encodeFunctionData, getAddress, parseEventLogs, toHex, type Address, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { EXAMPLE_ADAPTER_DOMAIN } from '../src/index.ts';
-import {
-  ADAPTER_ABI,
-  NO_CALLBACK,
-  SETTLEMENT_ABI,
-  balanceOf,
-  buildOrder,
-  expectRevert,
-  expectRevertOf,
-  freshOrderId,
-  payIntoPool,
-  startSettlementEnv,
-  walletOf,
-  type SettlementEnv,
-} from './settlement-fixtures.ts';
+import { ADAPTER_ABI, NO_CALLBACK, SETTLEMENT_ABI, balanceOf, buildOrder, expectRevert, expectRevertOf, freshOrderId, payIntoPool, startSettlementEnv, walletOf, type SettlementEnv } from './settlement-fixtures.ts';
 
 let env: SettlementEnv;
 let core: PrivateKeyAccount; // a second, test-only core: calls the adapter directly
@@ -41,19 +22,16 @@ async function call(from: PrivateKeyAccount, functionName: AdapterFn, args: read
   assert.equal(receipt.status, 'success', `${functionName} reverted`);
   return receipt;
 }
-const reverts = (from: PrivateKeyAccount, functionName: AdapterFn, args: readonly unknown[], errorName: string) =>
-  expectRevertOf(env.client.simulateContract({ account: from, address: env.adapter, abi: ADAPTER_ABI, functionName, args } as never), errorName);
+const reverts = (from: PrivateKeyAccount, functionName: AdapterFn, args: readonly unknown[], errorName: string) => expectRevertOf(env.client.simulateContract({ account: from, address: env.adapter, abi: ADAPTER_ABI, functionName, args } as never), errorName);
 const credits = (account: Hex, token: Address) => env.client.readContract({ address: env.adapter, abi, functionName: 'credits', args: [account, token] });
 const accounted = (token: Address) => env.client.readContract({ address: env.adapter, abi, functionName: 'accounted', args: [token] });
 
 /** Sends `amount` of the USDT-like token to the adapter, as the core would before calling. */
 async function fundAdapter(amount: bigint): Promise<void> {
-  const hash = await walletOf(env, env.payer).writeContract({ address: env.usdt, abi: TestTetherTokenArtifact.abi, functionName: 'transfer',
-    args: [env.adapter, amount] });
+  const hash = await walletOf(env, env.payer).writeContract({ address: env.usdt, abi: TestTetherTokenArtifact.abi, functionName: 'transfer', args: [env.adapter, amount] });
   await env.client.waitForTransactionReceipt({ hash });
 }
-const envelope = (data: Hex, orderId: Hex = freshOrderId()) =>
-  encodeCallbackEnvelope({ orderId, calldata: data, calldataNonce: 1n, deadline: 2n ** 40n, signature: toHex(randomBytes(65)) });
+const envelope = (data: Hex, orderId: Hex = freshOrderId()) => encodeCallbackEnvelope({ orderId, calldata: data, calldataNonce: 1n, deadline: 2n ** 40n, signature: toHex(randomBytes(65)) });
 const account32 = (account: Hex) => encodeAbiParameters([{ type: 'bytes32' }], [account]);
 
 before(async () => {
@@ -102,8 +80,7 @@ describe('rules 2 and 3: payer, token and amount', () => {
     assert.equal(await credits(payerAccount, env.usdt), 5_000_000n);
     // Rule 6: the credit is visible off chain.
     const [event] = parseEventLogs({ abi, eventName: 'Credited', logs: receipt.logs });
-    assert.deepEqual(event?.args, { account: payerAccount, payer: env.payer.address, token: env.usdt, amount: 5_000_000n,
-      orderId: `0x${'0'.repeat(64)}` });
+    assert.deepEqual(event?.args, { account: payerAccount, payer: env.payer.address, token: env.usdt, amount: 5_000_000n, orderId: `0x${'0'.repeat(64)}` });
     // The same tokens cannot be credited twice.
     await reverts(core, 'onPaymentCallback', [env.payer.address, env.usdt, 1n, '0x'], 'AmountNotReceived');
   });
@@ -143,7 +120,10 @@ describe('rule 5: reentrancy guard', () => {
     await call(core, 'onPaymentCallback', [env.payer.address, fake, 100n, '0x']);
     const reentry = encodeFunctionData({ abi, functionName: 'onPaymentCallback', args: [env.payer.address, fake, 1n, '0x'] });
     const w = walletOf(env, env.payer);
-    for (const [functionName, args] of [['setReentry', [env.adapter, reentry]], ['setMode', [4]]] as const) {
+    for (const [functionName, args] of [
+      ['setReentry', [env.adapter, reentry]],
+      ['setMode', [4]],
+    ] as const) {
       const hash = await w.writeContract({ address: fake, abi: TestCallbackAdapterArtifact.abi, functionName, args } as never);
       await env.client.waitForTransactionReceipt({ hash });
     }
@@ -154,8 +134,11 @@ describe('rule 5: reentrancy guard', () => {
 
 describe('administration and domain', () => {
   test('setCore, setAcceptedToken and withdraw are owner-only; zero addresses are refused', async () => {
-    for (const [fn, args] of [['setCore', [env.payer.address, true]], ['setAcceptedToken', [env.usdc, false]],
-      ['withdraw', [env.usdt, env.payer.address, 1n]]] as const) {
+    for (const [fn, args] of [
+      ['setCore', [env.payer.address, true]],
+      ['setAcceptedToken', [env.usdc, false]],
+      ['withdraw', [env.usdt, env.payer.address, 1n]],
+    ] as const) {
       await reverts(env.payer, fn, args, 'NotOwner');
       await reverts(core, fn, args, 'NotOwner');
     }
@@ -180,8 +163,7 @@ describe('administration and domain', () => {
   test('one settlement transaction carries the adapter’s Credited and then the settlement’s Settled', async () => {
     const order = buildOrder(env, { payee: env.adapter, callback: true });
     await payIntoPool(env, order.token, order.amount);
-    const hash = await walletOf(env, env.executor).writeContract({ address: env.settlement, abi: SETTLEMENT_ABI, functionName: 'settle',
-      args: [order, NO_CALLBACK] });
+    const hash = await walletOf(env, env.executor).writeContract({ address: env.settlement, abi: SETTLEMENT_ABI, functionName: 'settle', args: [order, NO_CALLBACK] });
     const receipt = await env.client.waitForTransactionReceipt({ hash });
     const settled = parseEventLogs({ abi: SETTLEMENT_ABI, eventName: 'Settled', logs: receipt.logs });
     const credited = parseEventLogs({ abi, eventName: 'Credited', logs: receipt.logs });

@@ -3,15 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ExampleCreditAdapterArtifact, TestTetherTokenArtifact, TollgateSettlementArtifact } from '@tollgate/contracts';
 import { createPublicClient, http } from 'viem';
-import {
-  EXAMPLE_ADAPTER_DOMAIN,
-  deploySettlement,
-  deployTestTether,
-  localChain,
-  startDevChain,
-  transferToken,
-  type DevChain,
-} from '../src/index.ts';
+import { EXAMPLE_ADAPTER_DOMAIN, deploySettlement, deployTestTether, localChain, startDevChain, transferToken, type DevChain } from '../src/index.ts';
 
 let chain: DevChain;
 let client: ReturnType<typeof createPublicClient>;
@@ -25,8 +17,7 @@ describe('deploySettlement', () => {
   test('settlement owned by the deployer with the given executor; adapter allowlists it and accepts every given token', async () => {
     const executor = chain.payers[8]!.address;
     const tokens = chain.tokens.map((t) => t.address);
-    const dep = await deploySettlement({ rpcUrl: chain.rpcUrl, chainId: chain.chainId, deployerKey: chain.deployer.privateKey, executor,
-      adapterTokens: tokens });
+    const dep = await deploySettlement({ rpcUrl: chain.rpcUrl, chainId: chain.chainId, deployerKey: chain.deployer.privateKey, executor, adapterTokens: tokens });
     const s = { address: dep.settlement, abi: TollgateSettlementArtifact.abi } as const;
     assert.equal(await client.readContract({ ...s, functionName: 'owner' }), chain.deployer.address);
     assert.equal(await client.readContract({ ...s, functionName: 'executor' }), executor);
@@ -39,8 +30,7 @@ describe('deploySettlement', () => {
   });
 
   test('without adapter tokens only the settlement contract is deployed', async () => {
-    const dep = await deploySettlement({ rpcUrl: chain.rpcUrl, chainId: chain.chainId, deployerKey: chain.deployer.privateKey,
-      executor: chain.payers[7]!.address });
+    const dep = await deploySettlement({ rpcUrl: chain.rpcUrl, chainId: chain.chainId, deployerKey: chain.deployer.privateKey, executor: chain.payers[7]!.address });
     assert.equal(dep.adapter, undefined);
     assert.notEqual(await client.getCode({ address: dep.settlement }), undefined);
   });
@@ -50,8 +40,7 @@ describe('deployTestTether', () => {
   test('a 6-decimal USDT-like token without permit or EIP-3009', async () => {
     const usdt = await deployTestTether({ rpcUrl: chain.rpcUrl, chainId: chain.chainId, deployerKey: chain.deployer.privateKey });
     const t = { address: usdt, abi: TestTetherTokenArtifact.abi } as const;
-    assert.deepEqual([await client.readContract({ ...t, functionName: 'symbol' }), await client.readContract({ ...t, functionName: 'decimals' })],
-      ['USDT', 6]);
+    assert.deepEqual([await client.readContract({ ...t, functionName: 'symbol' }), await client.readContract({ ...t, functionName: 'decimals' })], ['USDT', 6]);
     const names = TestTetherTokenArtifact.abi.flatMap((e) => (e.type === 'function' ? [e.name] : []));
     for (const missing of ['permit', 'transferWithAuthorization', 'receiveWithAuthorization']) assert.ok(!names.includes(missing as never));
     // The selector of transferWithAuthorization hits no function: the call reverts on chain.
@@ -64,8 +53,21 @@ describe("startDevChain({ usdt: 'tether' })", () => {
     const tether = await startDevChain({ usdt: 'tether' });
     try {
       const c = createPublicClient({ chain: localChain(tether.rpcUrl, tether.chainId), transport: http(tether.rpcUrl) });
-      assert.deepEqual(tether.tokens.map((t) => [t.symbol, t.eip3009]), [['USDC', true], ['USDT', false]]);
-      assert.deepEqual(chain.tokens.map((t) => [t.symbol, t.eip3009]), [['USDC', true], ['USDT', true]], 'the default is unchanged');
+      assert.deepEqual(
+        tether.tokens.map((t) => [t.symbol, t.eip3009]),
+        [
+          ['USDC', true],
+          ['USDT', false],
+        ],
+      );
+      assert.deepEqual(
+        chain.tokens.map((t) => [t.symbol, t.eip3009]),
+        [
+          ['USDC', true],
+          ['USDT', true],
+        ],
+        'the default is unchanged',
+      );
       const usdt = tether.tokens[1]!;
       assert.equal(usdt.address, chain.tokens[1]!.address);
       // transferWithAuthorization (selector 0xe3ee160e) does not exist on it.
@@ -73,11 +75,9 @@ describe("startDevChain({ usdt: 'tether' })", () => {
       const payer = tether.payers[0]!;
       const before = await c.readContract({ address: usdt.address, abi: TestTetherTokenArtifact.abi, functionName: 'balanceOf', args: [payer.address] });
       assert.equal(before, 1_000_000_000_000n);
-      const hash = await transferToken({ rpcUrl: tether.rpcUrl, chainId: tether.chainId, privateKey: payer.privateKey, token: usdt.address,
-        to: tether.payers[1]!.address, amount: 5n });
+      const hash = await transferToken({ rpcUrl: tether.rpcUrl, chainId: tether.chainId, privateKey: payer.privateKey, token: usdt.address, to: tether.payers[1]!.address, amount: 5n });
       assert.equal((await c.waitForTransactionReceipt({ hash })).status, 'success');
-      assert.equal(await c.readContract({ address: usdt.address, abi: TestTetherTokenArtifact.abi, functionName: 'balanceOf', args: [payer.address] }),
-        before - 5n);
+      assert.equal(await c.readContract({ address: usdt.address, abi: TestTetherTokenArtifact.abi, functionName: 'balanceOf', args: [payer.address] }), before - 5n);
     } finally {
       await tether.stop();
     }

@@ -8,19 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { TestTokenArtifact } from '@tollgate/contracts';
 import { createPublicClient, encodeFunctionData, http, parseEventLogs, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import {
-  DEFAULT_ANVIL_ACCOUNTS,
-  DEFAULT_FUND_AMOUNT,
-  localChain,
-  mine,
-  reorg,
-  rpcRequest,
-  setAutomine,
-  startAnvil,
-  startDevChain,
-  transferToken,
-  type DevChain,
-} from '../src/index.ts';
+import { DEFAULT_ANVIL_ACCOUNTS, DEFAULT_FUND_AMOUNT, localChain, mine, reorg, rpcRequest, setAutomine, startAnvil, startDevChain, transferToken, type DevChain } from '../src/index.ts';
 
 // cacheTime 0: viem caches eth_blockNumber for the polling interval (4 s by default), so a height
 // read right after a reorg could be the one cached while waiting for the receipt (a CI flake:
@@ -41,8 +29,7 @@ function canBind(port: number): Promise<boolean> {
 describe('startDevChain', () => {
   let chain: DevChain;
   let client: ReturnType<typeof clientFor>;
-  const balanceOf = (token: Address, who: Address) =>
-    client.readContract({ address: token, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
+  const balanceOf = (token: Address, who: Address) => client.readContract({ address: token, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
 
   before(async () => {
     const started = performance.now();
@@ -63,8 +50,7 @@ describe('startDevChain', () => {
       ],
     );
     for (const t of chain.tokens) {
-      const read = <F extends 'name' | 'symbol' | 'decimals'>(functionName: F) =>
-        client.readContract({ address: t.address, abi: TestTokenArtifact.abi, functionName });
+      const read = <F extends 'name' | 'symbol' | 'decimals'>(functionName: F) => client.readContract({ address: t.address, abi: TestTokenArtifact.abi, functionName });
       assert.equal(await read('name'), t.name);
       assert.equal(await read('symbol'), t.symbol);
       assert.equal(await read('decimals'), 6);
@@ -73,7 +59,10 @@ describe('startDevChain', () => {
 
   test('accounts are anvil’s default accounts: deployer is #0, payers #1..#9', async () => {
     const onChain = await rpcRequest<string[]>(chain.rpcUrl, 'eth_accounts', []);
-    assert.deepEqual(onChain.map((a) => a.toLowerCase()), DEFAULT_ANVIL_ACCOUNTS.map((a) => a.address.toLowerCase()));
+    assert.deepEqual(
+      onChain.map((a) => a.toLowerCase()),
+      DEFAULT_ANVIL_ACCOUNTS.map((a) => a.address.toLowerCase()),
+    );
     for (const a of DEFAULT_ANVIL_ACCOUNTS) assert.equal(privateKeyToAccount(a.privateKey).address, a.address);
     assert.equal(chain.deployer.address, DEFAULT_ANVIL_ACCOUNTS[0]!.address);
     assert.deepEqual(chain.payers, DEFAULT_ANVIL_ACCOUNTS.slice(1));
@@ -91,8 +80,12 @@ describe('startDevChain', () => {
     const [usdc] = chain.tokens;
     const [alice, bob] = chain.payers;
     const hash = await transferToken({
-      rpcUrl: chain.rpcUrl, chainId: chain.chainId, privateKey: alice!.privateKey,
-      token: usdc!.address, to: bob!.address, amount: 1_500_000n,
+      rpcUrl: chain.rpcUrl,
+      chainId: chain.chainId,
+      privateKey: alice!.privateKey,
+      token: usdc!.address,
+      to: bob!.address,
+      amount: 1_500_000n,
     });
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     assert.equal(receipt.status, 'success');
@@ -107,8 +100,12 @@ describe('startDevChain', () => {
     const payer = chain.payers[2]!;
     const merchant = '0x000000000000000000000000000000000000dEaD' as const;
     const hash = await transferToken({
-      rpcUrl: chain.rpcUrl, chainId: chain.chainId, privateKey: payer.privateKey,
-      token: usdt.address, to: merchant, amount: 7_000_000n,
+      rpcUrl: chain.rpcUrl,
+      chainId: chain.chainId,
+      privateKey: payer.privateKey,
+      token: usdt.address,
+      to: merchant,
+      amount: 7_000_000n,
     });
     const mined = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     assert.equal(await balanceOf(usdt.address, merchant), 7_000_000n);
@@ -132,7 +129,12 @@ describe('startDevChain', () => {
     const merchant = '0x000000000000000000000000000000000000bEEF' as const;
     const [nonce, fees] = await Promise.all([client.getTransactionCount({ address: payer.address }), client.estimateFeesPerGas()]);
     const raw: Hex = await payer.signTransaction({
-      type: 'eip1559', chainId: chain.chainId, nonce, gas: 100_000n, ...fees, to: usdc.address,
+      type: 'eip1559',
+      chainId: chain.chainId,
+      nonce,
+      gas: 100_000n,
+      ...fees,
+      to: usdc.address,
       data: encodeFunctionData({ abi: TestTokenArtifact.abi, functionName: 'transfer', args: [merchant, 3_000_000n] }),
     });
     const hash = await client.sendRawTransaction({ serializedTransaction: raw });
@@ -154,8 +156,12 @@ describe('startDevChain', () => {
     await setAutomine(chain.rpcUrl, false);
     try {
       const hash = await transferToken({
-        rpcUrl: chain.rpcUrl, chainId: chain.chainId, privateKey: payer.privateKey,
-        token: usdc.address, to: merchant, amount: 1n,
+        rpcUrl: chain.rpcUrl,
+        chainId: chain.chainId,
+        privateKey: payer.privateKey,
+        token: usdc.address,
+        to: merchant,
+        amount: 1n,
       });
       await assert.rejects(client.getTransactionReceipt({ hash }), /could not be found/);
       await mine(chain.rpcUrl, 1);
@@ -192,14 +198,17 @@ describe('startAnvil', () => {
       // ... but a transfer on one chain is invisible on the other.
       const merchant = '0x000000000000000000000000000000000000cafE' as const;
       const hash = await transferToken({
-        rpcUrl: a.rpcUrl, chainId: a.chainId, privateKey: a.payers[0]!.privateKey,
-        token: a.tokens[0]!.address, to: merchant, amount: 42n,
+        rpcUrl: a.rpcUrl,
+        chainId: a.chainId,
+        privateKey: a.payers[0]!.privateKey,
+        token: a.tokens[0]!.address,
+        to: merchant,
+        amount: 42n,
       });
       // Anvil's automine mines after eth_sendRawTransaction has returned: wait for the receipt
       // (CI flake: the balance read ran first and saw 0n).
       await clientFor(a).waitForTransactionReceipt({ hash, pollingInterval: 10 });
-      const read = (c: DevChain) =>
-        clientFor(c).readContract({ address: c.tokens[0]!.address, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [merchant] });
+      const read = (c: DevChain) => clientFor(c).readContract({ address: c.tokens[0]!.address, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [merchant] });
       assert.equal(await read(a), 42n);
       assert.equal(await read(b), 0n);
     } finally {
@@ -259,8 +268,12 @@ describe('startAnvil', () => {
       assert.equal(await rpcRequest(chain.rpcUrl, 'anvil_getAutomine', []), false);
       const client = clientFor(chain);
       const hash = await transferToken({
-        rpcUrl: chain.rpcUrl, chainId: chain.chainId, privateKey: chain.payers[0]!.privateKey,
-        token: chain.tokens[0]!.address, to: chain.deployer.address, amount: 1n,
+        rpcUrl: chain.rpcUrl,
+        chainId: chain.chainId,
+        privateKey: chain.payers[0]!.privateKey,
+        token: chain.tokens[0]!.address,
+        to: chain.deployer.address,
+        amount: 1n,
       });
       const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 3_000 });
       assert.equal(receipt.status, 'success');

@@ -4,21 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { TollgateSettlementArtifact } from '@tollgate/contracts';
 import { parseEventLogs, toFunctionSelector } from 'viem';
-import {
-  NO_CALLBACK,
-  SETTLEMENT_ABI,
-  approveSettlement,
-  balanceOf,
-  buildOrder,
-  expectRevert,
-  payIntoPool,
-  send,
-  signPermit,
-  signReceiveAuthorization,
-  startSettlementEnv,
-  walletOf,
-  type SettlementEnv,
-} from './settlement-fixtures.ts';
+import { NO_CALLBACK, SETTLEMENT_ABI, approveSettlement, balanceOf, buildOrder, expectRevert, payIntoPool, send, signPermit, signReceiveAuthorization, startSettlementEnv, walletOf, type SettlementEnv } from './settlement-fixtures.ts';
 
 let env: SettlementEnv;
 before(async () => {
@@ -26,8 +12,7 @@ before(async () => {
 });
 after(() => env?.stop());
 
-const read = <F extends 'owner' | 'pendingOwner' | 'executor' | 'paused'>(functionName: F) =>
-  env.client.readContract({ address: env.settlement, abi: TollgateSettlementArtifact.abi, functionName });
+const read = <F extends 'owner' | 'pendingOwner' | 'executor' | 'paused'>(functionName: F) => env.client.readContract({ address: env.settlement, abi: TollgateSettlementArtifact.abi, functionName });
 const ZERO = '0x0000000000000000000000000000000000000000' as const;
 
 describe('executor-only entry points', () => {
@@ -131,7 +116,10 @@ describe('two-step ownership transfer', () => {
     const wallet = walletOf(env, env.owner);
     // viem does not decode a constructor's custom error; the node reports its selector.
     const selector = toFunctionSelector('ZeroAddress()');
-    for (const args of [[ZERO, env.executor.address], [env.owner.address, ZERO]] as const) {
+    for (const args of [
+      [ZERO, env.executor.address],
+      [env.owner.address, ZERO],
+    ] as const) {
       await assert.rejects(wallet.deployContract({ ...TollgateSettlementArtifact, args }), (err: Error) => err.message.includes(selector));
     }
   });

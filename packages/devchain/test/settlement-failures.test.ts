@@ -35,8 +35,7 @@ after(() => env?.stop());
 
 const accountCalldata = () => encodeAbiParameters([{ type: 'bytes32' }], [toHex(randomBytes(32))]);
 const setMode = async (mode: number) => {
-  const hash = await walletOf(env, env.stranger).writeContract({ address: env.testAdapter, abi: TestCallbackAdapterArtifact.abi,
-    functionName: 'setMode', args: [mode] });
+  const hash = await walletOf(env, env.stranger).writeContract({ address: env.testAdapter, abi: TestCallbackAdapterArtifact.abi, functionName: 'setMode', args: [mode] });
   await env.client.waitForTransactionReceipt({ hash });
 };
 const MODE = { Succeed: 0, ReturnFalse: 1, Revert: 2, ReturnNothing: 3, Reenter: 4 } as const;
@@ -69,8 +68,7 @@ describe('replay: each order settles at most once, enforced on chain', () => {
     const order = buildOrder(env);
     const auth = await signReceiveAuthorization(env, order);
     await send(env, env.executor, 'settleWithAuthorization', [order, NO_CALLBACK, auth]);
-    await expectRevert(env, env.executor, 'settleWithAuthorization', [{ ...order, orderId: buildOrder(env).orderId }, NO_CALLBACK, auth],
-      'AuthorizationAlreadyUsed');
+    await expectRevert(env, env.executor, 'settleWithAuthorization', [{ ...order, orderId: buildOrder(env).orderId }, NO_CALLBACK, auth], 'AuthorizationAlreadyUsed');
   });
 });
 
@@ -117,8 +115,7 @@ describe('signatures, deadlines and amounts', () => {
 
   test('an expired permit leaves no allowance: the pull fails with the token’s InsufficientAllowance', async () => {
     const order = buildOrder(env);
-    const allowance = await env.client.readContract({ address: order.token, abi: TestTokenArtifact.abi, functionName: 'allowance',
-      args: [order.payer, env.settlement] });
+    const allowance = await env.client.readContract({ address: order.token, abi: TestTokenArtifact.abi, functionName: 'allowance', args: [order.payer, env.settlement] });
     assert.equal(allowance, 0n, 'precondition: no earlier allowance');
     const permit = await signPermit(env, order, { deadline: (await nowSeconds(env)) - 1n });
     await expectRevert(env, env.executor, 'settleWithPermit', [order, NO_CALLBACK, permit], 'InsufficientAllowance');
@@ -128,15 +125,13 @@ describe('signatures, deadlines and amounts', () => {
     const poolNow = await balanceOf(env, env.usdc, env.settlement);
     await expectRevert(env, env.executor, 'settle', [buildOrder(env, { amount: poolNow + 1n }), NO_CALLBACK], 'InsufficientPool');
     await expectRevert(env, env.executor, 'settle', [buildOrder(env, { amount: 0n }), NO_CALLBACK], 'ZeroAmount');
-    await expectRevert(env, env.executor, 'settle',
-      [buildOrder(env, { payer: '0x0000000000000000000000000000000000000000', amount: 1n }), NO_CALLBACK], 'ZeroAddress');
+    await expectRevert(env, env.executor, 'settle', [buildOrder(env, { payer: '0x0000000000000000000000000000000000000000', amount: 1n }), NO_CALLBACK], 'ZeroAddress');
   });
 
   test('a token that does not deliver the full amount → AmountMismatch; an address without code as token → TokenCallFailed', async () => {
     // The test adapter poses as a token whose transferFrom "succeeds" (returns nothing) but moves nothing.
     await setMode(MODE.Succeed);
-    const [expected, received] = await expectRevert(env, env.executor, 'settleFromAllowance',
-      [buildOrder(env, { token: env.testAdapter }), NO_CALLBACK], 'AmountMismatch');
+    const [expected, received] = await expectRevert(env, env.executor, 'settleFromAllowance', [buildOrder(env, { token: env.testAdapter }), NO_CALLBACK], 'AmountMismatch');
     assert.deepEqual([expected, received], [2_500_000n, 0n]);
     const [token] = await expectRevert(env, env.executor, 'settle', [buildOrder(env, { token: env.merchant }), NO_CALLBACK], 'TokenCallFailed');
     assert.equal(token, env.merchant);
@@ -161,8 +156,7 @@ describe('signatures, deadlines and amounts', () => {
     assert.equal(length, 8193n);
     await expectRevert(env, env.executor, 'settle', [{ ...cbOrder, payee: env.merchant }, NO_CALLBACK], 'CallbackNotContract');
     const noDomain = { ...cbOrder, payee: env.usdt };
-    await expectRevert(env, env.executor, 'settle', [noDomain, await signCallback(env, noDomain, { data: '0x', adapter: env.usdt })],
-      'CallbackDomainUnsupported');
+    await expectRevert(env, env.executor, 'settle', [noDomain, await signCallback(env, noDomain, { data: '0x', adapter: env.usdt })], 'CallbackDomainUnsupported');
   });
 });
 
@@ -181,8 +175,7 @@ describe('a failing callback undoes the whole settlement', () => {
     await sendReverting(env, env.executor, 'settleFromAllowance', [order, NO_CALLBACK]);
     assert.deepEqual(await Promise.all(watch.map((w) => balanceOf(env, order.token, w))), before, 'pull and payout undone');
     assert.equal(await orderState(env, order.orderId), 0, 'the order can still be settled or refunded');
-    const allowance = await env.client.readContract({ address: order.token, abi: TestTokenArtifact.abi, functionName: 'allowance',
-      args: [order.payer, env.settlement] });
+    const allowance = await env.client.readContract({ address: order.token, abi: TestTokenArtifact.abi, functionName: 'allowance', args: [order.payer, env.settlement] });
     assert.equal(allowance, order.amount, 'the allowance is not consumed');
   });
 
@@ -232,14 +225,12 @@ describe('reentrancy', () => {
       await payIntoPool(env, env.usdc, 10n);
       const reentry = encodeFunctionData({ abi: SETTLEMENT_ABI, functionName: 'refund', args: [inner.orderId, inner.payer, inner.token, 1n] });
       const w = walletOf(env, env.stranger);
-      await env.client.waitForTransactionReceipt({ hash: await w.writeContract({ address: env.testAdapter,
-        abi: TestCallbackAdapterArtifact.abi, functionName: 'setReentry', args: [env.settlement, reentry] }) });
+      await env.client.waitForTransactionReceipt({ hash: await w.writeContract({ address: env.testAdapter, abi: TestCallbackAdapterArtifact.abi, functionName: 'setReentry', args: [env.settlement, reentry] }) });
       await setMode(MODE.Reenter);
       const outer = buildOrder(env, { amount: 1n, payee: env.testAdapter, callback: true });
       const call = encodeFunctionData({ abi: SETTLEMENT_ABI, functionName: 'settle', args: [outer, NO_CALLBACK] });
       const [adapter, reason] = await expectRevertOf(
-        env.client.simulateContract({ account: env.stranger, address: env.testAdapter,
-          abi: [...TestCallbackAdapterArtifact.abi, ...SETTLEMENT_ABI], functionName: 'execute', args: [env.settlement, call] }),
+        env.client.simulateContract({ account: env.stranger, address: env.testAdapter, abi: [...TestCallbackAdapterArtifact.abi, ...SETTLEMENT_ABI], functionName: 'execute', args: [env.settlement, call] }),
         'CallbackReverted',
       );
       assert.equal(adapter, env.testAdapter);

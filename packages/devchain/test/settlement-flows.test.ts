@@ -4,32 +4,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import {
-  ExampleCreditAdapterArtifact,
-  TestCallbackAdapterArtifact,
-  TestTetherTokenArtifact,
-  TestTokenArtifact,
-  decodeCallbackEnvelope,
-  orderIdToBytes32,
-} from '@tollgate/contracts';
+import { ExampleCreditAdapterArtifact, TestCallbackAdapterArtifact, TestTetherTokenArtifact, TestTokenArtifact, decodeCallbackEnvelope, orderIdToBytes32 } from '@tollgate/contracts';
 import { encodeAbiParameters, parseEventLogs, toHex, type Hex, type TransactionReceipt } from 'viem';
-import {
-  NO_CALLBACK,
-  SETTLEMENT_ABI,
-  approveSettlement,
-  balanceOf,
-  buildOrder,
-  orderState,
-  payIntoPool,
-  send,
-  signCallback,
-  signPermit,
-  signReceiveAuthorization,
-  startSettlementEnv,
-  walletOf,
-  type Order,
-  type SettlementEnv,
-} from './settlement-fixtures.ts';
+import { NO_CALLBACK, SETTLEMENT_ABI, approveSettlement, balanceOf, buildOrder, orderState, payIntoPool, send, signCallback, signPermit, signReceiveAuthorization, startSettlementEnv, walletOf, type Order, type SettlementEnv } from './settlement-fixtures.ts';
 
 let env: SettlementEnv;
 const gas: [string, bigint][] = [];
@@ -66,8 +43,7 @@ function settledEvent(receipt: TransactionReceipt) {
 }
 
 const accountCalldata = (account: Hex) => encodeAbiParameters([{ type: 'bytes32' }], [account]);
-const credits = (account: Hex, token: Hex) =>
-  env.client.readContract({ address: env.adapter, abi: ExampleCreditAdapterArtifact.abi, functionName: 'credits', args: [account, token] });
+const credits = (account: Hex, token: Hex) => env.client.readContract({ address: env.adapter, abi: ExampleCreditAdapterArtifact.abi, functionName: 'credits', args: [account, token] });
 
 describe('plain settlement to the merchant wallet (no callback)', () => {
   for (const symbol of ['USDC', 'USDT-like'] as const) {
@@ -79,8 +55,7 @@ describe('plain settlement to the merchant wallet (no callback)', () => {
       const receipt = await send(env, env.executor, 'settle', [order, NO_CALLBACK]);
       record(`pool → wallet (${symbol})`, receipt);
       assert.equal(await balanceOf(env, token, env.merchant), before + order.amount);
-      assert.deepEqual(settledEvent(receipt), { orderId: order.orderId, payer: order.payer, payee: env.merchant, token,
-        amount: order.amount, callback: false, source: 0 });
+      assert.deepEqual(settledEvent(receipt), { orderId: order.orderId, payer: order.payer, payee: env.merchant, token, amount: order.amount, callback: false, source: 0 });
       assert.equal(await orderState(env, order.orderId), 1);
     });
   }
@@ -106,8 +81,7 @@ describe('plain settlement to the merchant wallet (no callback)', () => {
   test('a permit someone else already submitted does not block settlement (allowance is used)', async () => {
     const order = buildOrder(env);
     const permit = await signPermit(env, order);
-    const hash = await walletOf(env, env.stranger).writeContract({ address: env.usdc, abi: TestTokenArtifact.abi, functionName: 'permit',
-      args: [order.payer, env.settlement, permit.value, permit.deadline, permit.v, permit.r, permit.s] });
+    const hash = await walletOf(env, env.stranger).writeContract({ address: env.usdc, abi: TestTokenArtifact.abi, functionName: 'permit', args: [order.payer, env.settlement, permit.value, permit.deadline, permit.v, permit.r, permit.s] });
     assert.equal((await env.client.waitForTransactionReceipt({ hash })).status, 'success', 'front-run permit landed');
     const before = await balanceOf(env, env.usdc, env.merchant);
     await send(env, env.executor, 'settleWithPermit', [order, NO_CALLBACK, permit]);
@@ -151,13 +125,9 @@ describe('settlement with the example credit adapter', () => {
     assert.equal(settledEvent(receipt).callback, true);
   }
 
-  test('pool (USDC) + signed calldata → credit', () =>
-    settleWithCredit(buildOrder(env, { payee: env.adapter, callback: true }), 'pool', 'pool → adapter, signed calldata (USDC)'));
-  test('EIP-3009 (USDC) + signed calldata → credit', () =>
-    settleWithCredit(buildOrder(env, { payee: env.adapter, callback: true }), '3009', '3009 → adapter, signed calldata (USDC)'));
-  test('allowance (USDT-like) + signed calldata → credit', () =>
-    settleWithCredit(buildOrder(env, { payee: env.adapter, callback: true, token: env.usdt }), 'allowance',
-      'allowance → adapter, signed calldata (USDT-like)'));
+  test('pool (USDC) + signed calldata → credit', () => settleWithCredit(buildOrder(env, { payee: env.adapter, callback: true }), 'pool', 'pool → adapter, signed calldata (USDC)'));
+  test('EIP-3009 (USDC) + signed calldata → credit', () => settleWithCredit(buildOrder(env, { payee: env.adapter, callback: true }), '3009', '3009 → adapter, signed calldata (USDC)'));
+  test('allowance (USDT-like) + signed calldata → credit', () => settleWithCredit(buildOrder(env, { payee: env.adapter, callback: true, token: env.usdt }), 'allowance', 'allowance → adapter, signed calldata (USDT-like)'));
 
   test('callback without calldata: the payer’s own address is credited, calldata_ is empty', async () => {
     const order = buildOrder(env, { payee: env.adapter, callback: true });
@@ -175,10 +145,8 @@ describe('settlement with the example credit adapter', () => {
     const cb = await signCallback(env, order, { data, adapter: env.testAdapter, orderIdText: text });
     await payIntoPool(env, order.token, order.amount);
     await send(env, env.executor, 'settle', [order, cb]);
-    const read = <F extends 'lastCalldata' | 'lastPayer' | 'lastAmount'>(functionName: F) =>
-      env.client.readContract({ address: env.testAdapter, abi: TestCallbackAdapterArtifact.abi, functionName });
-    assert.deepEqual(decodeCallbackEnvelope(await read('lastCalldata')), { orderId: order.orderId, calldata: data,
-      calldataNonce: cb.calldataNonce, deadline: cb.deadline, signature: cb.signature });
+    const read = <F extends 'lastCalldata' | 'lastPayer' | 'lastAmount'>(functionName: F) => env.client.readContract({ address: env.testAdapter, abi: TestCallbackAdapterArtifact.abi, functionName });
+    assert.deepEqual(decodeCallbackEnvelope(await read('lastCalldata')), { orderId: order.orderId, calldata: data, calldataNonce: cb.calldataNonce, deadline: cb.deadline, signature: cb.signature });
     assert.equal(await read('lastPayer'), order.payer);
     assert.equal(await read('lastAmount'), order.amount);
   });

@@ -4,19 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { localChain, startAnvil, type AnvilHandle } from '../src/index.ts';
-import {
-  BaseError,
-  ContractFunctionRevertedError,
-  createPublicClient,
-  createWalletClient,
-  hashDomain,
-  http,
-  parseEventLogs,
-  parseSignature,
-  toHex,
-  type Address,
-  type Hex,
-} from 'viem';
+import { BaseError, ContractFunctionRevertedError, createPublicClient, createWalletClient, hashDomain, http, parseEventLogs, parseSignature, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { getEip712Domain } from 'viem/actions';
 import { TestTokenArtifact } from '@tollgate/contracts';
@@ -76,18 +64,14 @@ async function signAuthorization(
     nonce: toHex(randomBytes(32)),
     ...message,
   };
-  const sig = parseSignature(
-    await signer.signTypedData({ domain: domain(), types: authorizationTypes(primaryType), primaryType, message: full }),
-  );
+  const sig = parseSignature(await signer.signTypedData({ domain: domain(), types: authorizationTypes(primaryType), primaryType, message: full }));
   return [full.from, full.to, full.value, full.validAfter, full.validBefore, full.nonce, Number(sig.v), sig.r, sig.s] as const;
 }
 
 before(async () => {
   anvil = await startAnvil();
   publicClient = makePublicClient(anvil);
-  [deployer, alice, bob, relayer] = anvil.accounts.slice(0, 4).map((a) => privateKeyToAccount(a.privateKey)) as [
-    PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount,
-  ];
+  [deployer, alice, bob, relayer] = anvil.accounts.slice(0, 4).map((a) => privateKeyToAccount(a.privateKey)) as [PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount];
   const hash = await walletOf(deployer).deployContract({ ...TestTokenArtifact, args: ['USD Coin', 'USDC'] });
   const receipt = await publicClient.waitForTransactionReceipt({ hash });
   token = receipt.contractAddress!;
@@ -100,8 +84,7 @@ after(() => anvil?.stop());
 
 describe('ERC-20', () => {
   test('metadata: name, symbol, 6 decimals, EIP-712 version "2"', async () => {
-    const read = <F extends 'name' | 'symbol' | 'decimals' | 'version'>(functionName: F) =>
-      publicClient.readContract({ address: token, abi, functionName });
+    const read = <F extends 'name' | 'symbol' | 'decimals' | 'version'>(functionName: F) => publicClient.readContract({ address: token, abi, functionName });
     assert.equal(await read('name'), 'USD Coin');
     assert.equal(await read('symbol'), 'USDC');
     assert.equal(await read('decimals'), 6);
@@ -124,25 +107,29 @@ describe('ERC-20', () => {
   });
 
   test('transfer beyond the balance reverts with InsufficientBalance', async () => {
-    await assertRevertsWith(
-      publicClient.simulateContract({ account: bob, address: token, abi, functionName: 'transfer', args: [alice.address, 10n ** 18n] }),
-      'InsufficientBalance',
-    );
+    await assertRevertsWith(publicClient.simulateContract({ account: bob, address: token, abi, functionName: 'transfer', args: [alice.address, 10n ** 18n] }), 'InsufficientBalance');
   });
 });
 
 describe('EIP-712 domain', () => {
   test('DOMAIN_SEPARATOR and eip712Domain() match what viem signs against', async () => {
     const separator = await publicClient.readContract({ address: token, abi, functionName: 'DOMAIN_SEPARATOR' });
-    assert.equal(separator, hashDomain({ domain: { ...domain(), chainId: BigInt(anvil.chainId) }, types: { EIP712Domain: [
-      { name: 'name', type: 'string' }, { name: 'version', type: 'string' },
-      { name: 'chainId', type: 'uint256' }, { name: 'verifyingContract', type: 'address' },
-    ] } }));
-    const { domain: read } = await getEip712Domain(publicClient, { address: token });
-    assert.deepEqual(
-      { ...read, verifyingContract: read.verifyingContract.toLowerCase() },
-      { name: 'USD Coin', version: '2', chainId: anvil.chainId, verifyingContract: token.toLowerCase(), salt: `0x${'0'.repeat(64)}` },
+    assert.equal(
+      separator,
+      hashDomain({
+        domain: { ...domain(), chainId: BigInt(anvil.chainId) },
+        types: {
+          EIP712Domain: [
+            { name: 'name', type: 'string' },
+            { name: 'version', type: 'string' },
+            { name: 'chainId', type: 'uint256' },
+            { name: 'verifyingContract', type: 'address' },
+          ],
+        },
+      }),
     );
+    const { domain: read } = await getEip712Domain(publicClient, { address: token });
+    assert.deepEqual({ ...read, verifyingContract: read.verifyingContract.toLowerCase() }, { name: 'USD Coin', version: '2', chainId: anvil.chainId, verifyingContract: token.toLowerCase(), salt: `0x${'0'.repeat(64)}` });
   });
 });
 
@@ -204,18 +191,14 @@ describe('EIP-3009 authorizations', () => {
     assert.equal(await publicClient.readContract({ address: token, abi, functionName: 'authorizationState', args: [alice.address, nonce] }), true);
 
     // Replay: simulation names the error, and a forced send (fixed gas, no estimate) fails on chain.
-    await assertRevertsWith(
-      publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args }),
-      'AuthorizationAlreadyUsed',
-    );
+    await assertRevertsWith(publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args }), 'AuthorizationAlreadyUsed');
     const replay = await walletOf(relayer).writeContract({ address: token, abi, functionName: 'transferWithAuthorization', args, gas: 200_000n });
     assert.equal((await publicClient.waitForTransactionReceipt({ hash: replay })).status, 'reverted');
     assert.equal(await balanceOf(bob.address), bobBefore + 3_000_000n);
   });
 
   test('bad signatures revert with InvalidSignature: wrong signer, tampered value, high-s twin', async () => {
-    const simulate = (args: Awaited<ReturnType<typeof signAuthorization>>) =>
-      publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args });
+    const simulate = (args: Awaited<ReturnType<typeof signAuthorization>>) => publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args });
 
     // Bob signs a transfer out of Alice's account.
     await assertRevertsWith(simulate(await signAuthorization(bob, { from: alice.address, to: bob.address, value: 1n })), 'InvalidSignature');
@@ -238,30 +221,17 @@ describe('EIP-3009 authorizations', () => {
 
   test('validity window: before validAfter and at validBefore revert', async () => {
     const now = await nowSeconds();
-    const simulate = (args: Awaited<ReturnType<typeof signAuthorization>>) =>
-      publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args });
-    await assertRevertsWith(
-      simulate(await signAuthorization(alice, { from: alice.address, to: bob.address, value: 1n, validAfter: now + 3600n })),
-      'AuthorizationNotYetValid',
-    );
-    await assertRevertsWith(
-      simulate(await signAuthorization(alice, { from: alice.address, to: bob.address, value: 1n, validBefore: now })),
-      'AuthorizationExpired',
-    );
+    const simulate = (args: Awaited<ReturnType<typeof signAuthorization>>) => publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args });
+    await assertRevertsWith(simulate(await signAuthorization(alice, { from: alice.address, to: bob.address, value: 1n, validAfter: now + 3600n })), 'AuthorizationNotYetValid');
+    await assertRevertsWith(simulate(await signAuthorization(alice, { from: alice.address, to: bob.address, value: 1n, validBefore: now })), 'AuthorizationExpired');
   });
 
   test('receiveWithAuthorization: only the payee may submit', async () => {
     const args = await signAuthorization(alice, { from: alice.address, to: bob.address, value: 4n }, 'ReceiveWithAuthorization');
-    await assertRevertsWith(
-      publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'receiveWithAuthorization', args }),
-      'CallerMustBePayee',
-    );
+    await assertRevertsWith(publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'receiveWithAuthorization', args }), 'CallerMustBePayee');
     // A TransferWithAuthorization signature is not valid for receiveWithAuthorization (distinct typehash).
     const wrongType = await signAuthorization(alice, { from: alice.address, to: bob.address, value: 4n });
-    await assertRevertsWith(
-      publicClient.simulateContract({ account: bob, address: token, abi, functionName: 'receiveWithAuthorization', args: wrongType }),
-      'InvalidSignature',
-    );
+    await assertRevertsWith(publicClient.simulateContract({ account: bob, address: token, abi, functionName: 'receiveWithAuthorization', args: wrongType }), 'InvalidSignature');
     const before = await balanceOf(bob.address);
     const hash = await walletOf(bob).writeContract({ address: token, abi, functionName: 'receiveWithAuthorization', args });
     assert.equal((await publicClient.waitForTransactionReceipt({ hash })).status, 'success');
@@ -274,21 +244,26 @@ describe('EIP-3009 authorizations', () => {
     const cancel = parseSignature(
       await alice.signTypedData({
         domain: domain(),
-        types: { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
+        types: {
+          CancelAuthorization: [
+            { name: 'authorizer', type: 'address' },
+            { name: 'nonce', type: 'bytes32' },
+          ],
+        },
         primaryType: 'CancelAuthorization',
         message: { authorizer: alice.address, nonce },
       }),
     );
     const hash = await walletOf(relayer).writeContract({
-      address: token, abi, functionName: 'cancelAuthorization', args: [alice.address, nonce, Number(cancel.v), cancel.r, cancel.s],
+      address: token,
+      abi,
+      functionName: 'cancelAuthorization',
+      args: [alice.address, nonce, Number(cancel.v), cancel.r, cancel.s],
     });
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
     const [canceled] = parseEventLogs({ abi, eventName: 'AuthorizationCanceled', logs: receipt.logs });
     assert.deepEqual(canceled?.args, { authorizer: alice.address, nonce });
     assert.equal(await publicClient.readContract({ address: token, abi, functionName: 'authorizationState', args: [alice.address, nonce] }), true);
-    await assertRevertsWith(
-      publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args }),
-      'AuthorizationAlreadyUsed',
-    );
+    await assertRevertsWith(publicClient.simulateContract({ account: relayer, address: token, abi, functionName: 'transferWithAuthorization', args }), 'AuthorizationAlreadyUsed');
   });
 });

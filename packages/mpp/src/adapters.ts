@@ -37,8 +37,18 @@ export function tollgateMpp(o: TollgateMppOptions) {
 }
 
 /** The slice of fastify's request and reply the adapter uses (no dependency on fastify's types). */
-interface FastifyLikeRequest { raw: IncomingMessage; method: string; url: string; headers: IncomingMessage['headers'] }
-interface FastifyLikeReply { code(status: number): FastifyLikeReply; headers(h: Record<string, string>): FastifyLikeReply; header(k: string, v: string): FastifyLikeReply; send(body: string): unknown }
+interface FastifyLikeRequest {
+  raw: IncomingMessage;
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+interface FastifyLikeReply {
+  code(status: number): FastifyLikeReply;
+  headers(h: Record<string, string>): FastifyLikeReply;
+  header(k: string, v: string): FastifyLikeReply;
+  send(body: string): unknown;
+}
 
 /**
  * A fastify `preHandler` (route option or hook).

@@ -56,9 +56,7 @@ export interface VerifiedReceipt {
   paymentReceipt: string;
 }
 
-export type MppDecision =
-  | { kind: 'pass'; receipt: VerifiedReceipt }
-  | { kind: 'respond'; status: number; headers: Record<string, string>; body: string };
+export type MppDecision = { kind: 'pass'; receipt: VerifiedReceipt } | { kind: 'respond'; status: number; headers: Record<string, string>; body: string };
 
 /** Codes of responses the middleware makes itself (the gateway's own codes pass through unchanged). */
 export type MiddlewareErrorCode = 'service_unavailable' | 'payment_pending' | 'receipt_invalid' | 'gateway_error' | 'credential_already_used';
@@ -131,9 +129,7 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
     if (!v.ok) return respond(502, 'receipt_invalid', `the receipt does not verify (${v.reason})`);
     const c = v.claims;
     const mismatch =
-      c.merchant_id !== o.merchantId || c.route_canonical !== o.route || c.request_canonical !== expect.request ||
-      (expect.payer !== undefined && c.payer !== expect.payer.toLowerCase()) ||
-      outer.reference !== c.tx_hash || outer.challengeId !== c.challenge_id;
+      c.merchant_id !== o.merchantId || c.route_canonical !== o.route || c.request_canonical !== expect.request || (expect.payer !== undefined && c.payer !== expect.payer.toLowerCase()) || outer.reference !== c.tx_hash || outer.challengeId !== c.challenge_id;
     if (mismatch) return respond(502, 'receipt_invalid', 'the receipt is for another merchant, route, request or payer');
     return { kind: 'pass', receipt: { claims: c, jws: outer.receipt, paymentReceipt: header! } };
   }
@@ -148,7 +144,9 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
     let challenge: object = {};
     try {
       challenge = JSON.parse(text);
-    } catch { /* the header still carries the challenge */ }
+    } catch {
+      /* the header still carries the challenge */
+    }
     return { kind: 'respond', status: 402, headers, body: JSON.stringify({ ...challenge, ...refusal }) };
   }
 
@@ -189,7 +187,9 @@ export function createMppGuard(o: TollgateMppOptions): MppGuard {
       let code = '';
       try {
         code = String(JSON.parse(text).code ?? '');
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
       return respond(502, 'gateway_error', `the payment gateway refused the route configuration (${r.status}${code ? ` ${code}` : ''})`);
     }
   }

@@ -20,7 +20,10 @@ export class JwksCache {
   private generation = 0;
   private readonly unknown = new Map<string, number>();
 
-  constructor(private readonly url: string, private readonly o: JwksCacheOptions) {}
+  constructor(
+    private readonly url: string,
+    private readonly o: JwksCacheOptions,
+  ) {}
 
   /** Verifies a receipt JWS against the cached set, refreshing it when stale or when the `kid` is new. */
   async verify(jws: string): Promise<MppReceiptVerification> {

@@ -13,9 +13,15 @@ describe('JwksCache', () => {
   const server = createServer((_req, res) => {
     fetches++;
     // A little latency so concurrent verifies overlap with one fetch under way.
-    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-      keys: keys.map((k) => ({ ...k.pub.export({ format: 'jwk' }), kid: k.kid, alg: 'EdDSA', use: 'sig' })),
-    })), 20);
+    setTimeout(
+      () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            keys: keys.map((k) => ({ ...k.pub.export({ format: 'jwk' }), kid: k.kid, alg: 'EdDSA', use: 'sig' })),
+          }),
+        ),
+      20,
+    );
   });
   const addKey = (kid: string) => {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');

@@ -67,9 +67,15 @@ describe('@tollgate/mpp as a package', () => {
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(JSON.parse(run.stdout), EXPECTED);
 
-    writeFileSync(join(app, 'use.ts'), "import { createMppGuard, type TollgateMppOptions } from '@tollgate/mpp';\nconst o: TollgateMppOptions = { gateway: 'http://x', merchantId: 'm', route: 'GET:a' };\nexport const g = createMppGuard(o);\n// @ts-expect-error typed, not any\ng.check(1);\n");
-    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext',
-      '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'use.ts'], { cwd: app, encoding: 'utf8' });
+    writeFileSync(
+      join(app, 'use.ts'),
+      "import { createMppGuard, type TollgateMppOptions } from '@tollgate/mpp';\nconst o: TollgateMppOptions = { gateway: 'http://x', merchantId: 'm', route: 'GET:a' };\nexport const g = createMppGuard(o);\n// @ts-expect-error typed, not any\ng.check(1);\n",
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'use.ts'],
+      { cwd: app, encoding: 'utf8' },
+    );
     assert.equal(tsc.status, 0, `${tsc.stdout}\n${tsc.stderr}`);
   });
 });

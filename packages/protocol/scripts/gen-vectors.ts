@@ -25,8 +25,7 @@ export type SigningVector = {
   sign: string;
 };
 
-type VectorInput = Omit<SigningVector, 'canonical' | 'sign' | 'api_secret' | 'api_key'> &
-  Partial<Pick<SigningVector, 'api_secret' | 'api_key'>>;
+type VectorInput = Omit<SigningVector, 'canonical' | 'sign' | 'api_secret' | 'api_key'> & Partial<Pick<SigningVector, 'api_secret' | 'api_key'>>;
 
 // Fake credentials, published on purpose: never configure them anywhere.
 const SECRET = 'sec_test_vectors_only_9XkPq2Lm';

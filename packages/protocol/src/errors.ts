@@ -131,9 +131,9 @@ export const ERROR_CATALOG = {
   delegate_not_enabled: { status: 400, description: 'DELEGATE settlement is not set up on this chain (no settlement contract or no executor key).' },
   adapter_no_code: { status: 400, description: 'No contract code at `callback_contract` on this chain: deploy the adapter first.' },
   adapter_domain_missing: { status: 400, description: 'The adapter has no EIP-5267 `eip712Domain()`: the settlement contract cannot verify calldata for it.' },
-  adapter_domain_mismatch: { status: 400, description: 'The adapter\'s `eip712Domain()` differs from the registration; the message names the field.' },
-  invalid_calldata_signature: { status: 400, description: 'The signature does not recover to the order\'s `from_address` for its `calldata_sign_request`.' },
-  calldata_signature_expired: { status: 400, description: 'The `deadline` of the order\'s `calldata_sign_request` has passed.' },
+  adapter_domain_mismatch: { status: 400, description: "The adapter's `eip712Domain()` differs from the registration; the message names the field." },
+  invalid_calldata_signature: { status: 400, description: "The signature does not recover to the order's `from_address` for its `calldata_sign_request`." },
+  calldata_signature_expired: { status: 400, description: "The `deadline` of the order's `calldata_sign_request` has passed." },
   calldata_signature_exists: { status: 409, description: 'A different calldata signature was already submitted for this order.' },
   invalid_authorization: { status: 400, description: 'The EIP-3009 authorization does not pay this order or challenge (payer, recipient, amount, nonce, window, signature).' },
   order_not_refundable: { status: 409, description: 'Not refundable now: not paid, already fully refunded, or (DELEGATE) not FAILED with pooled funds; see the message.' },
@@ -153,7 +153,7 @@ export const ERROR_CATALOG = {
   // merchant portal (docs/portal.md)
   login_failed: { status: 401, description: 'The email and password (or the admin token) do not match; the message does not say which.' },
   portal_session_required: { status: 401, description: 'No portal session: the session cookie is missing, expired or signed out; sign in again.' },
-  csrf_token_invalid: { status: 403, description: 'An unsafe portal request without the session\'s `X-CSRF-Token` header, or with a wrong one.' },
+  csrf_token_invalid: { status: 403, description: "An unsafe portal request without the session's `X-CSRF-Token` header, or with a wrong one." },
   invitation_not_usable: { status: 410, description: 'The invitation link is unknown, expired or already used; ask the owner for a new one.' },
   portal_user_exists: { status: 409, description: 'A portal user with this email already exists.' },
   auth_busy: { status: 429, description: 'The server is checking as many passwords as it allows at once; retry after the `Retry-After` header (a second).' },
@@ -184,9 +184,7 @@ export type ErrorCode = keyof typeof ERROR_CATALOG;
  *
  * @example ERROR_CODES.order_already_exists // => 409
  */
-export const ERROR_CODES = Object.freeze(
-  Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, e.status])),
-) as { readonly [K in ErrorCode]: (typeof ERROR_CATALOG)[K]['status'] };
+export const ERROR_CODES = Object.freeze(Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, e.status]))) as { readonly [K in ErrorCode]: (typeof ERROR_CATALOG)[K]['status'] };
 
 /** The body of every error response (docs/errors.md). `error` stays a plain message string. */
 export type ErrorEnvelope = {
@@ -235,10 +233,5 @@ export function errorEnvelope(opts: { code: ErrorCode; message?: string; param?:
 export function isErrorEnvelope(v: unknown): v is ErrorEnvelope {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
-  return (
-    typeof o.error === 'string' &&
-    isErrorCode(o.code) &&
-    typeof o.request_id === 'string' &&
-    (o.param === undefined || typeof o.param === 'string')
-  );
+  return typeof o.error === 'string' && isErrorCode(o.code) && typeof o.request_id === 'string' && (o.param === undefined || typeof o.param === 'string');
 }

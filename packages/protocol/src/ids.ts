@@ -20,7 +20,19 @@ const BASE = 58n;
 
 /** Default random bytes per prefix. A checkout ID is a bearer capability: at least 128 bits; 192 leaves margin. */
 export const ID_DEFAULT_BYTES: Readonly<Record<IdPrefix, number>> = Object.freeze({
-  ord: 16, cs: 24, evt: 16, whd: 16, ch: 16, qps: 16, mch: 16, whe: 16, req: 16, key: 16, prd: 16, pl: 16, rf: 16,
+  ord: 16,
+  cs: 24,
+  evt: 16,
+  whd: 16,
+  ch: 16,
+  qps: 16,
+  mch: 16,
+  whe: 16,
+  req: 16,
+  key: 16,
+  prd: 16,
+  pl: 16,
+  rf: 16,
 });
 
 /**

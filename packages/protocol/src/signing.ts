@@ -245,14 +245,7 @@ export function verifyRequestSignature(apiSecret: string, input: SignInput, sign
  * await fetch(`${base}/api/v1/orders`, { method: 'POST', body: JSON.stringify(body),
  *   headers: { 'Content-Type': 'application/json', ...signedHeaders({ apiKey, apiSecret, body }) } });
  */
-export function signedHeaders(opts: {
-  apiKey: string;
-  apiSecret: string;
-  query?: Record<string, string>;
-  body?: Record<string, unknown>;
-  now?: () => number;
-  nonce?: () => string;
-}): SignedHeaders {
+export function signedHeaders(opts: { apiKey: string; apiSecret: string; query?: Record<string, string>; body?: Record<string, unknown>; now?: () => number; nonce?: () => string }): SignedHeaders {
   const timestamp = String(Math.floor((opts.now ?? Date.now)() / 1000));
   const nonce = (opts.nonce ?? randomUUID)();
   const input: SignInput = { apiKey: opts.apiKey, timestamp, nonce };

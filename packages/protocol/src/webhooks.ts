@@ -97,11 +97,7 @@ const SHA256_HEADER = /^sha256=([0-9a-f]{64})$/;
  *   const envelope = JSON.parse(req.body.toString('utf8')); // dispatch on envelope.event
  * });
  */
-export function verifyWebhookSignature(opts: {
-  secret: string | string[];
-  rawBody: string | Uint8Array;
-  header: string | undefined;
-}): boolean {
+export function verifyWebhookSignature(opts: { secret: string | string[]; rawBody: string | Uint8Array; header: string | undefined }): boolean {
   const body = rawBodyBytes(opts.rawBody);
   const m = typeof opts.header === 'string' ? SHA256_HEADER.exec(opts.header) : null;
   if (!m) return false;
@@ -156,12 +152,7 @@ export type StandardWebhookHeaders = {
  *   timestamp: 1614265330, rawBody: '{"test": 2432232314}' })['webhook-signature']
  * // => 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE='
  */
-export function standardWebhookHeaders(opts: {
-  secret: string;
-  id: string;
-  timestamp: number;
-  rawBody: string | Uint8Array;
-}): StandardWebhookHeaders {
+export function standardWebhookHeaders(opts: { secret: string; id: string; timestamp: number; rawBody: string | Uint8Array }): StandardWebhookHeaders {
   const key = standardWebhookKey(opts.secret);
   if (!key) throw new TypeError('webhook: Standard Webhooks secret must be whsec_<base64>');
   if (typeof opts.id !== 'string' || !/^[\x21-\x7e]+$/.test(opts.id)) throw new TypeError('webhook: id must be a non-empty token');
@@ -193,13 +184,7 @@ export type WebhookDeliveryHeaders = StandardWebhookHeaders & {
  * const headers = webhookDeliveryHeaders({ secret, event: envelope.event, id: envelope.id,
  *   timestamp: Math.floor(Date.now() / 1000), rawBody });
  */
-export function webhookDeliveryHeaders(opts: {
-  secret: string;
-  event: WebhookEventName;
-  id: string;
-  timestamp: number;
-  rawBody: string | Uint8Array;
-}): WebhookDeliveryHeaders {
+export function webhookDeliveryHeaders(opts: { secret: string; event: WebhookEventName; id: string; timestamp: number; rawBody: string | Uint8Array }): WebhookDeliveryHeaders {
   return {
     'Content-Type': 'application/json',
     [HEADER_WEBHOOK_SIGNATURE]: signWebhookBody(opts.secret, opts.rawBody),
@@ -209,9 +194,7 @@ export function webhookDeliveryHeaders(opts: {
 }
 
 /** Headers as node gives them (lowercase keys) or a fetch `Headers`. */
-export type HeaderSource =
-  | Record<string, string | readonly string[] | undefined>
-  | { get(name: string): string | null };
+export type HeaderSource = Record<string, string | readonly string[] | undefined> | { get(name: string): string | null };
 
 function readHeader(headers: HeaderSource, name: string): string | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {
@@ -228,17 +211,9 @@ function readHeader(headers: HeaderSource, name: string): string | undefined {
 }
 
 /** Why {@link verifyStandardWebhook} rejected a delivery. */
-export type StandardWebhookFailure =
-  | 'headers_missing'
-  | 'timestamp_invalid'
-  | 'timestamp_too_old'
-  | 'timestamp_too_new'
-  | 'secret_invalid'
-  | 'signature_mismatch';
+export type StandardWebhookFailure = 'headers_missing' | 'timestamp_invalid' | 'timestamp_too_old' | 'timestamp_too_new' | 'secret_invalid' | 'signature_mismatch';
 
-export type StandardWebhookResult =
-  | { ok: true; id: string; timestamp: number }
-  | { ok: false; reason: StandardWebhookFailure };
+export type StandardWebhookResult = { ok: true; id: string; timestamp: number } | { ok: false; reason: StandardWebhookFailure };
 
 const V1_SIGNATURE = /^v1,([A-Za-z0-9+/]{43}=)$/;
 
@@ -273,7 +248,9 @@ export function verifyStandardWebhook(opts: {
   if (timestamp < nowSeconds - tolerance) return { ok: false, reason: 'timestamp_too_old' };
   if (timestamp > nowSeconds + tolerance) return { ok: false, reason: 'timestamp_too_new' };
 
-  const keys = secretList(opts.secret).map(standardWebhookKey).filter((k): k is Buffer => k !== undefined);
+  const keys = secretList(opts.secret)
+    .map(standardWebhookKey)
+    .filter((k): k is Buffer => k !== undefined);
   if (keys.length === 0) return { ok: false, reason: 'secret_invalid' };
   const given = sigHeader
     .split(' ')

@@ -2,15 +2,7 @@
 import { QuickPayClient } from './quickpay.ts';
 import { Transport } from './transport.ts';
 import { pollOrderUntilTerminal, type WaitForOrderOptions } from './wait.ts';
-import {
-  authorizationBody,
-  calldataSignatureBody,
-  checkoutSessionBody,
-  normalizeCreatedOrder,
-  objectWith,
-  orderCreateBody,
-  pathSegment,
-} from './wire.ts';
+import { authorizationBody, calldataSignatureBody, checkoutSessionBody, normalizeCreatedOrder, objectWith, orderCreateBody, pathSegment } from './wire.ts';
 import type {
   AuthorizationResult,
   CalldataSignatureResult,
@@ -121,8 +113,15 @@ export class TollgateClient {
   async createOrder(params: CreateOrderParams, opts: CallOptions = {}): Promise<CreatedOrder> {
     const body = orderCreateBody(params);
     return this.#transport.call({
-      method: 'POST', path: '/api/v1/orders', body, auth: 'merchant', safe: false, expect: 402,
-      check: (b) => normalizeCreatedOrder(b, params.chainId), reference: { dappOrderId: body.dapp_order_id as string }, ...opts,
+      method: 'POST',
+      path: '/api/v1/orders',
+      body,
+      auth: 'merchant',
+      safe: false,
+      expect: 402,
+      check: (b) => normalizeCreatedOrder(b, params.chainId),
+      reference: { dappOrderId: body.dapp_order_id as string },
+      ...opts,
     });
   }
 
@@ -135,8 +134,13 @@ export class TollgateClient {
    */
   async getOrderStatus(orderId: string, opts: CallOptions = {}): Promise<OrderStatusRecord> {
     return this.#transport.call({
-      method: 'GET', path: `/api/v1/orders/${pathSegment('orderId', orderId)}`, auth: 'merchant', safe: true, expect: 200,
-      check: ORDER_RECORD, ...opts,
+      method: 'GET',
+      path: `/api/v1/orders/${pathSegment('orderId', orderId)}`,
+      auth: 'merchant',
+      safe: true,
+      expect: 200,
+      check: ORDER_RECORD,
+      ...opts,
     });
   }
 
@@ -150,8 +154,13 @@ export class TollgateClient {
    */
   async getOrderProof(orderId: string, opts: CallOptions = {}): Promise<PaymentProof> {
     return this.#transport.call({
-      method: 'GET', path: `/api/v1/orders/${pathSegment('orderId', orderId)}/proof`, auth: 'merchant', safe: true, expect: 200,
-      check: PROOF, ...opts,
+      method: 'GET',
+      path: `/api/v1/orders/${pathSegment('orderId', orderId)}/proof`,
+      auth: 'merchant',
+      safe: true,
+      expect: 200,
+      check: PROOF,
+      ...opts,
     });
   }
 
@@ -166,7 +175,15 @@ export class TollgateClient {
   async cancelOrder(orderId: string, opts: CallOptions = {}): Promise<OrderStatusRecord> {
     const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/cancel`;
     return this.#transport.call({
-      method: 'POST', path, body: {}, auth: 'merchant', safe: false, expect: 200, check: ORDER_RECORD, reference: { orderId }, ...opts,
+      method: 'POST',
+      path,
+      body: {},
+      auth: 'merchant',
+      safe: false,
+      expect: 200,
+      check: ORDER_RECORD,
+      reference: { orderId },
+      ...opts,
     });
   }
 
@@ -187,7 +204,15 @@ export class TollgateClient {
     if (params.txHash !== undefined) body.tx_hash = params.txHash;
     if (params.logIndex !== undefined) body.log_index = params.logIndex;
     return this.#transport.call({
-      method: 'POST', path, body, auth: 'merchant', safe: false, expect: 200, check: ORDER_RECORD, reference: { orderId }, ...opts,
+      method: 'POST',
+      path,
+      body,
+      auth: 'merchant',
+      safe: false,
+      expect: 200,
+      check: ORDER_RECORD,
+      reference: { orderId },
+      ...opts,
     });
   }
 
@@ -232,8 +257,15 @@ export class TollgateClient {
   async submitCalldataSignature(orderId: string, signature: string, opts: CallOptions = {}): Promise<CalldataSignatureResult> {
     const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/calldata-signature`;
     return this.#transport.call({
-      method: 'POST', path, body: calldataSignatureBody(signature), auth: 'merchant', safe: false, expect: 200,
-      check: CALLDATA_OK, reference: { orderId }, ...opts,
+      method: 'POST',
+      path,
+      body: calldataSignatureBody(signature),
+      auth: 'merchant',
+      safe: false,
+      expect: 200,
+      check: CALLDATA_OK,
+      reference: { orderId },
+      ...opts,
     });
   }
 
@@ -250,8 +282,15 @@ export class TollgateClient {
   async submitAuthorization(orderId: string, authorization: Eip3009Authorization, opts: CallOptions = {}): Promise<AuthorizationResult> {
     const path = `/api/v1/orders/${pathSegment('orderId', orderId)}/authorization`;
     return this.#transport.call({
-      method: 'POST', path, body: authorizationBody(authorization), auth: 'merchant', safe: false, expect: 202,
-      check: AUTHORIZATION_OK, reference: { orderId }, ...opts,
+      method: 'POST',
+      path,
+      body: authorizationBody(authorization),
+      auth: 'merchant',
+      safe: false,
+      expect: 202,
+      check: AUTHORIZATION_OK,
+      reference: { orderId },
+      ...opts,
     });
   }
 
@@ -268,8 +307,15 @@ export class TollgateClient {
   async createCheckoutSession(params: CreateCheckoutSessionParams, opts: CallOptions = {}): Promise<CheckoutSession> {
     const body = checkoutSessionBody(params);
     return this.#transport.call({
-      method: 'POST', path: '/api/v1/checkout/sessions', body, auth: 'merchant', safe: false, expect: 200, check: CHECKOUT,
-      reference: { clientReferenceId: body.client_reference_id as string | undefined }, ...opts,
+      method: 'POST',
+      path: '/api/v1/checkout/sessions',
+      body,
+      auth: 'merchant',
+      safe: false,
+      expect: 200,
+      check: CHECKOUT,
+      reference: { clientReferenceId: body.client_reference_id as string | undefined },
+      ...opts,
     });
   }
 
@@ -288,12 +334,23 @@ export class TollgateClient {
   async getMerchant(idOrOpts?: string | CallOptions, maybeOpts: CallOptions = {}): Promise<MerchantConfig | MerchantSelf> {
     if (typeof idOrOpts === 'string') {
       return this.#transport.call({
-        method: 'GET', path: `/merchants/${pathSegment('merchantId', idOrOpts)}`, auth: 'public', safe: true, expect: 200,
-        check: MERCHANT, ...maybeOpts,
+        method: 'GET',
+        path: `/merchants/${pathSegment('merchantId', idOrOpts)}`,
+        auth: 'public',
+        safe: true,
+        expect: 200,
+        check: MERCHANT,
+        ...maybeOpts,
       });
     }
     return this.#transport.call({
-      method: 'GET', path: '/api/v1/merchant', auth: 'merchant', safe: true, expect: 200, check: MERCHANT_SELF, ...idOrOpts,
+      method: 'GET',
+      path: '/api/v1/merchant',
+      auth: 'merchant',
+      safe: true,
+      expect: 200,
+      check: MERCHANT_SELF,
+      ...idOrOpts,
     });
   }
 

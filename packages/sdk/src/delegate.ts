@@ -81,8 +81,13 @@ export async function signEip3009Authorization(
     message,
   });
   return {
-    from: message.from, to: message.to, value: message.value.toString(), validAfter: message.validAfter.toString(),
-    validBefore: message.validBefore.toString(), nonce, signature,
+    from: message.from,
+    to: message.to,
+    value: message.value.toString(),
+    validAfter: message.validAfter.toString(),
+    validBefore: message.validBefore.toString(),
+    nonce,
+    signature,
   };
 }
 

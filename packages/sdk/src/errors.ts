@@ -52,9 +52,7 @@ export class TollgateError extends Error {
   readonly shortMessage: string;
 
   constructor(shortMessage: string, opts: TollgateErrorOptions) {
-    const facts = [opts.status !== undefined ? `HTTP ${opts.status}` : undefined, opts.code, opts.requestId && `request ${opts.requestId}`]
-      .filter(Boolean)
-      .join(', ');
+    const facts = [opts.status !== undefined ? `HTTP ${opts.status}` : undefined, opts.code, opts.requestId && `request ${opts.requestId}`].filter(Boolean).join(', ');
     super(`${shortMessage} (${facts})`, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.shortMessage = shortMessage;
     this.status = opts.status;

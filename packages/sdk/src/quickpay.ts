@@ -165,7 +165,10 @@ export function paymentLinkBody(p: CreatePaymentLinkParams): Record<string, stri
     const opts: unknown = p.options;
     if (!Array.isArray(opts) || opts.length === 0) fail('options', 'a non-empty array of { chainId, tokenSymbol }', opts);
     b.options = opts
-      .map((o: { chainId?: unknown; tokenSymbol?: unknown }, i) => `${integer(`options[${i}].chainId`, o?.chainId, 1)}:${/^[A-Za-z0-9.]{1,11}$/.test(String(o?.tokenSymbol)) ? String(o.tokenSymbol) : fail(`options[${i}].tokenSymbol`, 'a token symbol', o?.tokenSymbol)}`)
+      .map(
+        (o: { chainId?: unknown; tokenSymbol?: unknown }, i) =>
+          `${integer(`options[${i}].chainId`, o?.chainId, 1)}:${/^[A-Za-z0-9.]{1,11}$/.test(String(o?.tokenSymbol)) ? String(o.tokenSymbol) : fail(`options[${i}].tokenSymbol`, 'a token symbol', o?.tokenSymbol)}`,
+      )
       .join(',');
   }
   Object.assign(b, paymentLinkLimits(p));

@@ -34,9 +34,7 @@ export interface MppReceiptJwk {
   use?: string;
 }
 
-export type MppReceiptVerification =
-  | { ok: true; kid: string; claims: MppReceiptClaims }
-  | { ok: false; reason: 'malformed' | 'unsupported_algorithm' | 'not_a_receipt' | 'unknown_kid' | 'bad_signature' };
+export type MppReceiptVerification = { ok: true; kid: string; claims: MppReceiptClaims } | { ok: false; reason: 'malformed' | 'unsupported_algorithm' | 'not_a_receipt' | 'unknown_kid' | 'bad_signature' };
 
 function b64json(part: string): unknown {
   return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));

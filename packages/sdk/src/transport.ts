@@ -15,15 +15,7 @@
 // Every attempt gets a fresh X-Timestamp and X-Nonce (a nonce may be consumed even by a failed
 // attempt: docs/authentication.md). No idempotency key is sent: the merchant API takes none.
 import { signedHeaders, type SignedHeaders } from './protocol.ts';
-import {
-  TollgateApiError,
-  type TollgateError,
-  TollgateNetworkError,
-  TollgateResponseError,
-  TollgateTimeoutError,
-  TollgateUnknownOutcomeError,
-  type UnknownOutcomeDetails,
-} from './errors.ts';
+import { TollgateApiError, type TollgateError, TollgateNetworkError, TollgateResponseError, TollgateTimeoutError, TollgateUnknownOutcomeError, type UnknownOutcomeDetails } from './errors.ts';
 import type { Checker } from './wire.ts';
 
 export const SDK_VERSION = '0.1.0';
@@ -36,9 +28,19 @@ const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
  * closed", EPIPE, unknown codes from a custom fetch) may have happened after the body was written.
  */
 const NEVER_SENT_CODES = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT',
-  'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_NONAME',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
 export interface TransportConfig {
@@ -73,9 +75,7 @@ export interface CallSpec<T> {
   timeoutMs?: number | undefined;
 }
 
-type Attempt =
-  | { kind: 'response'; status: number; headers: Headers; text: string }
-  | { kind: 'failed'; error: TollgateError; neverSent: boolean; aborted: boolean };
+type Attempt = { kind: 'response'; status: number; headers: Headers; text: string } | { kind: 'failed'; error: TollgateError; neverSent: boolean; aborted: boolean };
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or invalid. */
 export function parseRetryAfter(value: string | null, nowMs = Date.now()): number | undefined {
@@ -99,12 +99,7 @@ export function backoffDelay(n: number, baseMs: number, maxMs: number, random = 
  *
  * @example signAttempt(apiKey, apiSecret, { dapp_order_id: 'A-1', chain_id: 2345 })['X-Sign'] // 64 hex chars
  */
-export function signAttempt(
-  apiKey: string,
-  apiSecret: string,
-  body: Record<string, unknown> | undefined,
-  clock: { now?: () => number; nonce?: () => string; query?: Record<string, string> } = {},
-): SignedHeaders {
+export function signAttempt(apiKey: string, apiSecret: string, body: Record<string, unknown> | undefined, clock: { now?: () => number; nonce?: () => string; query?: Record<string, string> } = {}): SignedHeaders {
   return signedHeaders({ apiKey, apiSecret, ...(body ? { body } : {}), ...clock });
 }
 
@@ -227,11 +222,12 @@ export class Transport {
       ...spec.reference,
     };
     const ref = spec.reference?.dappOrderId ?? spec.reference?.clientReferenceId ?? spec.reference?.orderId;
-    throw new TollgateUnknownOutcomeError(
-      `outcome of POST ${spec.path}${ref ? ` (${ref})` : ''} is unknown: ${cause.shortMessage}. It was not retried; reconcile before repeating it`,
-      details,
-      { status: cause.status, requestId: cause.requestId, body: cause.body, cause },
-    );
+    throw new TollgateUnknownOutcomeError(`outcome of POST ${spec.path}${ref ? ` (${ref})` : ''} is unknown: ${cause.shortMessage}. It was not retried; reconcile before repeating it`, details, {
+      status: cause.status,
+      requestId: cause.requestId,
+      body: cause.body,
+      cause,
+    });
   }
 
   async #attempt(spec: CallSpec<unknown>, raw: string | undefined): Promise<Attempt> {

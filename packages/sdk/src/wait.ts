@@ -37,11 +37,7 @@ function isTransient(err: unknown): boolean {
  * @example
  * const final = await pollOrderUntilTerminal((o) => client.getOrderStatus(id, o), id, { intervalMs: 1000 });
  */
-export async function pollOrderUntilTerminal(
-  readStatus: (opts: CallOptions) => Promise<OrderStatusRecord>,
-  orderId: string,
-  opts: WaitForOrderOptions = {},
-): Promise<OrderStatusRecord> {
+export async function pollOrderUntilTerminal(readStatus: (opts: CallOptions) => Promise<OrderStatusRecord>, orderId: string, opts: WaitForOrderOptions = {}): Promise<OrderStatusRecord> {
   const intervalMs = opts.intervalMs ?? 2000;
   if (!Number.isFinite(intervalMs) || intervalMs < 0) throw new TypeError('Tollgate: waitForOrder intervalMs must be a non-negative number');
   if (opts.timeoutMs !== undefined && !(opts.timeoutMs > 0)) throw new TypeError('Tollgate: waitForOrder timeoutMs must be a positive number');

@@ -6,27 +6,13 @@
 // too with a freshness window, so a captured delivery cannot be replayed days later. Only then is
 // the body parsed. A forged or stale delivery is an expected failure: a value, not an exception.
 import { TollgateWebhookError } from './errors.ts';
-import {
-  HEADER_WEBHOOK_SIGNATURE,
-  verifyStandardWebhook,
-  verifyWebhookSignature,
-  WebhookVerificationError,
-  type HeaderSource,
-} from './protocol.ts';
+import { HEADER_WEBHOOK_SIGNATURE, verifyStandardWebhook, verifyWebhookSignature, WebhookVerificationError, type HeaderSource } from './protocol.ts';
 import type { WebhookEvent } from './webhook-events.ts';
 
 export type { HeaderSource };
 
 /** Why a delivery was rejected. */
-export type WebhookRejection =
-  | 'secret_invalid'
-  | 'signature_missing'
-  | 'signature_mismatch'
-  | 'freshness_headers_missing'
-  | 'timestamp_invalid'
-  | 'timestamp_too_old'
-  | 'timestamp_too_new'
-  | 'payload_invalid';
+export type WebhookRejection = 'secret_invalid' | 'signature_missing' | 'signature_mismatch' | 'freshness_headers_missing' | 'timestamp_invalid' | 'timestamp_too_old' | 'timestamp_too_new' | 'payload_invalid';
 
 export type WebhookVerification = { ok: true; event: WebhookEvent } | { ok: false; reason: WebhookRejection };
 
@@ -93,9 +79,7 @@ export function verifyWebhook(opts: VerifyWebhookOptions): WebhookVerification {
     }
     throw new TollgateWebhookError('webhook rawBody must be a string or bytes');
   }
-  const secrets = (typeof opts.secret === 'string' ? [opts.secret] : Array.isArray(opts.secret) ? opts.secret : []).filter(
-    (s): s is string => typeof s === 'string' && s.length > 0,
-  );
+  const secrets = (typeof opts.secret === 'string' ? [opts.secret] : Array.isArray(opts.secret) ? opts.secret : []).filter((s): s is string => typeof s === 'string' && s.length > 0);
   if (secrets.length === 0) return { ok: false, reason: 'secret_invalid' };
 
   const header = readHeader(opts.headers, HEADER_WEBHOOK_SIGNATURE);

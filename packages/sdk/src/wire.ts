@@ -128,8 +128,13 @@ export function authorizationBody(a: Eip3009Authorization): Record<string, strin
     return v;
   };
   return {
-    from: hex('from', 20), to: hex('to', 20), value: uint('value'), validAfter: uint('validAfter'), validBefore: uint('validBefore'),
-    nonce: hex('nonce', 32), signature: hex('signature', 65),
+    from: hex('from', 20),
+    to: hex('to', 20),
+    value: uint('value'),
+    validAfter: uint('validAfter'),
+    validBefore: uint('validBefore'),
+    nonce: hex('nonce', 32),
+    signature: hex('signature', 65),
   };
 }
 

@@ -96,7 +96,9 @@ describe('built package (dist) used from plain JavaScript', () => {
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('emits .js and .d.ts for the SDK and the bundled protocol code; the exports targets exist', () => {
-    const files = walk(join(pkg, 'dist')).map((f) => f.slice(pkg.length + 1)).sort();
+    const files = walk(join(pkg, 'dist'))
+      .map((f) => f.slice(pkg.length + 1))
+      .sort();
     assert.ok(files.includes('dist/sdk/src/index.js') && files.includes('dist/sdk/src/index.d.ts'), files.join('\n'));
     assert.ok(files.includes('dist/protocol/src/signing.js'));
     const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
@@ -104,7 +106,10 @@ describe('built package (dist) used from plain JavaScript', () => {
     for (const target of [manifest.exports['.'].types, manifest.exports['.'].import, manifest.types]) assert.ok(existsSync(join(pkg, target)), target);
     for (const f of files.filter((x) => x.endsWith('.js'))) {
       // code lines only: JSDoc examples legitimately mention '@tollgate/sdk'
-      const js = readFileSync(join(pkg, f), 'utf8').split('\n').filter((l) => !/^\s*(\*|\/\/|\/\*)/.test(l)).join('\n');
+      const js = readFileSync(join(pkg, f), 'utf8')
+        .split('\n')
+        .filter((l) => !/^\s*(\*|\/\/|\/\*)/.test(l))
+        .join('\n');
       assert.doesNotMatch(js, /from\s+["'][^"']+\.ts["']/, `${f} imports a .ts file`);
       assert.doesNotMatch(js, /from\s+["']@tollgate\//, `${f} imports a workspace package`);
     }
@@ -118,14 +123,44 @@ describe('built package (dist) used from plain JavaScript', () => {
     const version = JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')).version;
     assert.deepEqual(out, {
       exports: [
-        'ERROR_CATALOG', 'MoneyError', 'ORDER_STATUSES', 'QuickPayClient', 'SDK_VERSION', 'TERMINAL_ORDER_STATUSES', 'TollgateApiError', 'TollgateClient', 'TollgateError',
-        'TollgateNetworkError', 'TollgateResponseError', 'TollgateTimeoutError', 'TollgateUnknownOutcomeError', 'TollgateWebhookError', 'WEBHOOK_EVENTS',
-        'formatUnits', 'isErrorCode', 'isTerminalOrderStatus', 'parseDecimal', 'paymentLinkBody', 'productBody', 'signCalldataSignRequest', 'signEip3009Authorization', 'verifyMppReceipt', 'verifyWebhook',
+        'ERROR_CATALOG',
+        'MoneyError',
+        'ORDER_STATUSES',
+        'QuickPayClient',
+        'SDK_VERSION',
+        'TERMINAL_ORDER_STATUSES',
+        'TollgateApiError',
+        'TollgateClient',
+        'TollgateError',
+        'TollgateNetworkError',
+        'TollgateResponseError',
+        'TollgateTimeoutError',
+        'TollgateUnknownOutcomeError',
+        'TollgateWebhookError',
+        'WEBHOOK_EVENTS',
+        'formatUnits',
+        'isErrorCode',
+        'isTerminalOrderStatus',
+        'parseDecimal',
+        'paymentLinkBody',
+        'productBody',
+        'signCalldataSignRequest',
+        'signEip3009Authorization',
+        'verifyMppReceipt',
+        'verifyWebhook',
       ],
-      orderId: 'ord_built', payToAddress: '0xb', amountWei: '1000000',
+      orderId: 'ord_built',
+      payToAddress: '0xb',
+      amountWei: '1000000',
       body: '{"dapp_order_id":"b-1","chain_id":2345,"token_symbol":"USDC","from_address":"0x01","amount_wei":"1000000"}',
-      signOk: true, errIsApi: true, errIsBase: true, errCode: 'order_not_found', errRequestId: 'req_b',
-      webhookOk: true, terminal: true, version,
+      signOk: true,
+      errIsApi: true,
+      errIsBase: true,
+      errCode: 'order_not_found',
+      errRequestId: 'req_b',
+      webhookOk: true,
+      terminal: true,
+      version,
     });
   });
 

@@ -139,10 +139,7 @@ for (const backend of backends()) {
         [CHAIN.chainId, USDC, txHash, `0x${'b1'.repeat(32)}`, PAYER, MERCHANT_WALLET, order.amountWei, order.orderId],
       );
       // The watcher claims what it records against an order, in the same transaction (claims ledger).
-      await s.db.query(
-        `INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id, amount_wei, payer) VALUES ($1, $2, 0, 'order', $3, $4, $5)`,
-        [CHAIN.chainId, txHash, order.orderId, order.amountWei, PAYER],
-      );
+      await s.db.query(`INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id, amount_wei, payer) VALUES ($1, $2, 0, 'order', $3, $4, $5)`, [CHAIN.chainId, txHash, order.orderId, order.amountWei, PAYER]);
       const rec = await client.acceptPayment(order.orderId, { txHash, logIndex: 0 });
       assert.equal(rec.status, 'INVOICED');
       assert.equal(rec.tx_hash, txHash);
@@ -159,10 +156,7 @@ for (const backend of backends()) {
       const pub = await client.getMerchant(m.merchantId);
       assert.equal(pub.merchant_id, m.merchantId);
       assert.equal('fee_balance' in pub, false);
-      assert.deepEqual(
-        pub.wallets.map((w) => [w.chain_id, w.token_symbol, w.token_contract, w.address]).sort(),
-        CHAIN.tokens.map((t) => [CHAIN.chainId, t.symbol, t.address, MERCHANT_WALLET]).sort(),
-      );
+      assert.deepEqual(pub.wallets.map((w) => [w.chain_id, w.token_symbol, w.token_contract, w.address]).sort(), CHAIN.tokens.map((t) => [CHAIN.chainId, t.symbol, t.address, MERCHANT_WALLET]).sort());
       const err = await rejection(client.getMerchant('mch_does_not_exist'));
       assert.equal(err.status, 404);
       assert.equal(err.code, 'merchant_not_found');

@@ -70,8 +70,11 @@ describe('@tollgate/sdk as a package', () => {
     assert.deepEqual(JSON.parse(run.stdout), { client: 'function', apiError: 'function', verify: 'function' });
 
     writeFileSync(join(app, 'use.ts'), "import { TollgateClient } from '@tollgate/sdk';\nexport const c: TollgateClient = new TollgateClient({ baseUrl: 'http://x', apiKey: 'k', apiSecret: 's' });\n// @ts-expect-error typed, not any\nc.getOrderStatus(1);\n");
-    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext',
-      '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'use.ts'], { cwd: app, encoding: 'utf8' });
+    const tsc = spawnSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'use.ts'],
+      { cwd: app, encoding: 'utf8' },
+    );
     assert.equal(tsc.status, 0, `${tsc.stdout}\n${tsc.stderr}`);
   });
 });

@@ -46,7 +46,10 @@ for (const backend of backends()) {
       assert.equal(final.tx_hash, hash);
       assert.equal(seen[0], 'CHECKOUT_VERIFIED');
       assert.equal(seen[seen.length - 1], 'INVOICED');
-      assert.ok(seen.every((st) => ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED'].includes(st)), seen.join(','));
+      assert.ok(
+        seen.every((st) => ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'INVOICED'].includes(st)),
+        seen.join(','),
+      );
 
       const proof = await client.getOrderProof(order.orderId);
       const p = proof.payload;

@@ -46,12 +46,31 @@ for (const backend of backends()) {
 
     it('products: create with every field, read, update only what is given, list with a signed limit', async () => {
       const p = await client.quickpay.createProduct({
-        name: 'Espresso cup', description: 'Stoneware, 90 ml', imageUrl: 'https://shop.example/cup.png', price: '9.99', fiatCurrency: 'EUR', fiatAmount: '9.50', inventory: 12, active: true,
+        name: 'Espresso cup',
+        description: 'Stoneware, 90 ml',
+        imageUrl: 'https://shop.example/cup.png',
+        price: '9.99',
+        fiatCurrency: 'EUR',
+        fiatAmount: '9.50',
+        inventory: 12,
+        active: true,
       });
       assert.match(p.product_id, /^prd_/);
-      assert.deepEqual({ ...p, product_id: undefined, created_at: undefined }, {
-        product_id: undefined, created_at: undefined, name: 'Espresso cup', description: 'Stoneware, 90 ml', image_url: 'https://shop.example/cup.png', price: '9.99', fiat_currency: 'EUR', fiat_amount: '9.50', inventory: 12, active: true,
-      });
+      assert.deepEqual(
+        { ...p, product_id: undefined, created_at: undefined },
+        {
+          product_id: undefined,
+          created_at: undefined,
+          name: 'Espresso cup',
+          description: 'Stoneware, 90 ml',
+          image_url: 'https://shop.example/cup.png',
+          price: '9.99',
+          fiat_currency: 'EUR',
+          fiat_amount: '9.50',
+          inventory: 12,
+          active: true,
+        },
+      );
       assert.deepEqual(await client.quickpay.getProduct(p.product_id), p);
       const u = await client.quickpay.updateProduct(p.product_id, { price: '10.50', inventory: -1 });
       assert.deepEqual([u.price, u.inventory, u.name, u.fiat_amount], ['10.50', undefined, 'Espresso cup', '9.50']);
@@ -59,7 +78,11 @@ for (const backend of backends()) {
       assert.equal(off.active, false);
       await client.quickpay.createProduct({ name: 'Second', price: '1' });
       const one = await client.quickpay.listProducts({ limit: 1 });
-      assert.deepEqual(one.data.map((x) => x.name), ['Second'], 'newest first, limit honoured (the query is signed)');
+      assert.deepEqual(
+        one.data.map((x) => x.name),
+        ['Second'],
+        'newest first, limit honoured (the query is signed)',
+      );
       assert.ok((await client.quickpay.listProducts()).data.length >= 2);
     });
 
@@ -72,7 +95,10 @@ for (const backend of backends()) {
       const anyAmount = await client.quickpay.createPaymentLink({ minAmount: '1', maxAmount: '50.5', options: [{ chainId: 31337, tokenSymbol: 'USDC' }] });
       assert.deepEqual([anyAmount.min_amount, anyAmount.max_amount, anyAmount.options], ['1', '50.5', [{ chain_id: 31337, token_symbol: 'USDC' }]]);
       assert.deepEqual(await client.quickpay.getPaymentLink(fixed.link_id), fixed);
-      assert.deepEqual((await client.quickpay.listPaymentLinks({ limit: 2 })).data.map((l) => l.link_id), [anyAmount.link_id, fixed.link_id]);
+      assert.deepEqual(
+        (await client.quickpay.listPaymentLinks({ limit: 2 })).data.map((l) => l.link_id),
+        [anyAmount.link_id, fixed.link_id],
+      );
 
       const until = new Date(s.clock.now() + 3_600_000);
       const changed = await client.quickpay.updatePaymentLink(fixed.link_id, { maxPayments: 5, expiresAt: until });
@@ -85,18 +111,24 @@ for (const backend of backends()) {
       assert.equal(pub.body.state, 'INACTIVE');
     });
 
-    it('link sessions: a payer\'s session with its amount, memo and order, newest first', async () => {
+    it("link sessions: a payer's session with its amount, memo and order, newest first", async () => {
       const link = await client.quickpay.createPaymentLink({ minAmount: '1', maxAmount: '20' });
       const payer = '0x0000000000000000000000000000000000004321';
-      for (const [amount, memo] of [['2.50', 'first'], ['7', 'invoice 88']]) {
+      for (const [amount, memo] of [
+        ['2.50', 'first'],
+        ['7', 'invoice 88'],
+      ]) {
         const r = await s.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: payer, amount, memo } });
         assert.equal(r.status, 200, r.text);
       }
       const { data } = await client.quickpay.listPaymentLinkSessions(link.link_id);
-      assert.deepEqual(data.map((x) => [x.amount, x.memo, x.status, x.rail, x.chain_id, x.token_symbol, x.from_address, x.order_status]), [
-        ['7', 'invoice 88', 'OPEN', 'crypto', 31337, 'USDC', payer, 'CHECKOUT_VERIFIED'],
-        ['2.50', 'first', 'OPEN', 'crypto', 31337, 'USDC', payer, 'CHECKOUT_VERIFIED'],
-      ]);
+      assert.deepEqual(
+        data.map((x) => [x.amount, x.memo, x.status, x.rail, x.chain_id, x.token_symbol, x.from_address, x.order_status]),
+        [
+          ['7', 'invoice 88', 'OPEN', 'crypto', 31337, 'USDC', payer, 'CHECKOUT_VERIFIED'],
+          ['2.50', 'first', 'OPEN', 'crypto', 31337, 'USDC', payer, 'CHECKOUT_VERIFIED'],
+        ],
+      );
       assert.ok(data.every((x) => /^qps_/.test(x.session_id) && /^ord_/.test(x.order_id ?? '')));
       assert.equal((await client.quickpay.listPaymentLinkSessions(link.link_id, { limit: 1 })).data.length, 1);
     });
@@ -122,13 +154,26 @@ for (const backend of backends()) {
       assert.equal((await s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM quickpay_products')).rows[0]!.n, before);
       // the wire shapes, as documented on the builders
       assert.deepEqual(productBody({ name: 'Mug', price: '12.00', fiatCurrency: 'EUR', fiatAmount: '11.00' }, true), { name: 'Mug', price: '12.00', fiat_currency: 'EUR', fiat_amount: '11.00' });
-      assert.deepEqual(paymentLinkBody({ minAmount: '1', maxAmount: '50', paymentRails: ['crypto'], options: [{ chainId: 2345, tokenSymbol: 'USDC' }, { chainId: 1, tokenSymbol: 'USDT' }] }), { min_amount: '1', max_amount: '50', payment_rails: 'crypto', options: '2345:USDC,1:USDT' });
+      assert.deepEqual(
+        paymentLinkBody({
+          minAmount: '1',
+          maxAmount: '50',
+          paymentRails: ['crypto'],
+          options: [
+            { chainId: 2345, tokenSymbol: 'USDC' },
+            { chainId: 1, tokenSymbol: 'USDT' },
+          ],
+        }),
+        { min_amount: '1', max_amount: '50', payment_rails: 'crypto', options: '2345:USDC,1:USDT' },
+      );
     });
 
     it('a create whose answer is lost is an unknown outcome (not retried)', async () => {
       let calls = 0;
       const lossy = new TollgateClient({
-        baseUrl: s.url, apiKey: m.apiKey, apiSecret: m.apiSecret,
+        baseUrl: s.url,
+        apiKey: m.apiKey,
+        apiSecret: m.apiSecret,
         fetch: async (input, init) => {
           calls++;
           await fetch(input, init); // the server does the work …

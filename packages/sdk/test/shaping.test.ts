@@ -44,8 +44,13 @@ describe('request shaping', () => {
 
   it('createOrder, required fields only: exact bytes; undefined and null optionals are omitted', async () => {
     const order = await client.createOrder({
-      dappOrderId: 'A-1', chainId: 31337, tokenSymbol: 'USDC', fromAddress: PAYER, amountWei: 1_000_000n,
-      tokenContract: undefined, callbackCalldata: null as unknown as undefined,
+      dappOrderId: 'A-1',
+      chainId: 31337,
+      tokenSymbol: 'USDC',
+      fromAddress: PAYER,
+      amountWei: 1_000_000n,
+      tokenContract: undefined,
+      callbackCalldata: null as unknown as undefined,
     });
     const r = last();
     assert.equal(r.method, 'POST');
@@ -63,13 +68,16 @@ describe('request shaping', () => {
   it('createOrder, every field: wire names in the documented order, a uint256 bigint as its digits', async () => {
     const max = 2n ** 256n - 1n;
     await client.createOrder({
-      dappOrderId: 'A-2', chainId: 2345, tokenSymbol: 'USDT', tokenContract: '0xE7f1725E7734CE288F8367e1Bb143E90bb3F0512',
-      fromAddress: PAYER, amountWei: max, callbackCalldata: '0xdeadbeef', merchantId: 'mch_1',
+      dappOrderId: 'A-2',
+      chainId: 2345,
+      tokenSymbol: 'USDT',
+      tokenContract: '0xE7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+      fromAddress: PAYER,
+      amountWei: max,
+      callbackCalldata: '0xdeadbeef',
+      merchantId: 'mch_1',
     });
-    assert.equal(
-      last().body,
-      `{"dapp_order_id":"A-2","chain_id":2345,"token_symbol":"USDT","token_contract":"0xE7f1725E7734CE288F8367e1Bb143E90bb3F0512","from_address":"${PAYER}","amount_wei":"${max}","callback_calldata":"0xdeadbeef","merchant_id":"mch_1"}`,
-    );
+    assert.equal(last().body, `{"dapp_order_id":"A-2","chain_id":2345,"token_symbol":"USDT","token_contract":"0xE7f1725E7734CE288F8367e1Bb143E90bb3F0512","from_address":"${PAYER}","amount_wei":"${max}","callback_calldata":"0xdeadbeef","merchant_id":"mch_1"}`);
     assertSigned(last());
   });
 
@@ -117,10 +125,7 @@ describe('request shaping', () => {
     assert.equal(r.url, '/api/v1/orders/ord_1/calldata-signature');
     assert.equal(r.body, `{"signature":"${SIG}"}`);
     assertSigned(r);
-    assert.equal(
-      r.headers['x-sign'],
-      hmacHex(SECRET, `api_key=key_shape&nonce=${r.headers['x-nonce']}&signature=${SIG}&timestamp=${r.headers['x-timestamp']}`),
-    );
+    assert.equal(r.headers['x-sign'], hmacHex(SECRET, `api_key=key_shape&nonce=${r.headers['x-nonce']}&signature=${SIG}&timestamp=${r.headers['x-timestamp']}`));
     assert.deepEqual(out, { status: 'ok', order_id: 'ord_1' });
   });
 

@@ -72,7 +72,17 @@ describe('signatures of requests the SDK actually sends', () => {
   const terms = {
     x402Version: 2,
     resource: { url: 'http://x/api/v1/orders/ord_1', description: 'd', mimeType: 'application/json' },
-    accepts: [{ scheme: 'exact', network: 'eip155:2345', amount: '1000000', asset: '0x5fbdb2315678afecb367f032d93f642f64180aa3', payTo: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720', maxTimeoutSeconds: 600, extra: { flow: 'ERC20_DIRECT', tokenSymbol: 'USDC', decimals: 6 } }],
+    accepts: [
+      {
+        scheme: 'exact',
+        network: 'eip155:2345',
+        amount: '1000000',
+        asset: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+        payTo: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720',
+        maxTimeoutSeconds: 600,
+        extra: { flow: 'ERC20_DIRECT', tokenSymbol: 'USDC', decimals: 6 },
+      },
+    ],
     extensions: { paymentTerms: { destinationChain: 'eip155:2345', expiresAt: 1_900_000_000, paymentMethod: 'transfer', receiveType: 'DIRECT' } },
     order_id: 'ord_1',
     flow: 'ERC20_DIRECT',
@@ -93,12 +103,24 @@ describe('signatures of requests the SDK actually sends', () => {
   });
 
   it('createCheckoutSession with lineItems and metadata: *_json strings signed exactly as transmitted', async () => {
-    const lineItems = [{ name: 'T-shirt & "socks"', quantity: 2, amount: '9.99' }, { name: 'Mug=1', quantity: 1, amount: '5.00' }];
+    const lineItems = [
+      { name: 'T-shirt & "socks"', quantity: 2, amount: '9.99' },
+      { name: 'Mug=1', quantity: 1, amount: '5.00' },
+    ];
     const publicMetadata = { sku: 'TS-1', tags: ['a', 'b'], note: 'ünïcode ✓' };
     const privateMetadata = { customer: 'cus_42', nested: { tier: 3 } };
     await client.createCheckoutSession({
-      paymentRails: ['crypto', 'fiat'], price: '24.98', fiatCurrency: 'EUR', fiatAmount: '23.50', clientReferenceId: 'cart-77',
-      expiresIn: 1800, lineItems, publicMetadata, privateMetadata, successUrl: 'https://shop.example/ok?x=1&y=2', cancelUrl: 'https://shop.example/cancel',
+      paymentRails: ['crypto', 'fiat'],
+      price: '24.98',
+      fiatCurrency: 'EUR',
+      fiatAmount: '23.50',
+      clientReferenceId: 'cart-77',
+      expiresIn: 1800,
+      lineItems,
+      publicMetadata,
+      privateMetadata,
+      successUrl: 'https://shop.example/ok?x=1&y=2',
+      cancelUrl: 'https://shop.example/cancel',
     });
     const r = rec.requests.at(-1)!;
     const li = JSON.stringify(lineItems);
@@ -107,17 +129,38 @@ describe('signatures of requests the SDK actually sends', () => {
     assert.equal(
       r.body,
       JSON.stringify({
-        checkout_type: 'DIRECT', payment_rails: 'crypto,fiat', price: '24.98', fiat_currency: 'EUR', fiat_amount: '23.50',
-        client_reference_id: 'cart-77', expires_in: 1800, line_items_json: li, public_metadata_json: pub, private_metadata_json: priv,
-        success_url: 'https://shop.example/ok?x=1&y=2', cancel_url: 'https://shop.example/cancel',
+        checkout_type: 'DIRECT',
+        payment_rails: 'crypto,fiat',
+        price: '24.98',
+        fiat_currency: 'EUR',
+        fiat_amount: '23.50',
+        client_reference_id: 'cart-77',
+        expires_in: 1800,
+        line_items_json: li,
+        public_metadata_json: pub,
+        private_metadata_json: priv,
+        success_url: 'https://shop.example/ok?x=1&y=2',
+        cancel_url: 'https://shop.example/cancel',
       }),
     );
     const ts = r.headers['x-timestamp'] as string;
     const nonce = r.headers['x-nonce'] as string;
     const byHand = [
-      `api_key=${KEY}`, 'cancel_url=https://shop.example/cancel', 'checkout_type=DIRECT', 'client_reference_id=cart-77', 'expires_in=1800',
-      'fiat_amount=23.50', 'fiat_currency=EUR', `line_items_json=${li}`, `nonce=${nonce}`, 'payment_rails=crypto,fiat', 'price=24.98',
-      `private_metadata_json=${priv}`, `public_metadata_json=${pub}`, 'success_url=https://shop.example/ok?x=1&y=2', `timestamp=${ts}`,
+      `api_key=${KEY}`,
+      'cancel_url=https://shop.example/cancel',
+      'checkout_type=DIRECT',
+      'client_reference_id=cart-77',
+      'expires_in=1800',
+      'fiat_amount=23.50',
+      'fiat_currency=EUR',
+      `line_items_json=${li}`,
+      `nonce=${nonce}`,
+      'payment_rails=crypto,fiat',
+      'price=24.98',
+      `private_metadata_json=${priv}`,
+      `public_metadata_json=${pub}`,
+      'success_url=https://shop.example/ok?x=1&y=2',
+      `timestamp=${ts}`,
     ].join('&');
     assert.equal(canonicalOf(r.body, r.headers), byHand);
     assert.equal(r.headers['x-sign'], hmacHex(SECRET, byHand));

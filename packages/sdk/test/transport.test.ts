@@ -4,16 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
-import {
-  TollgateApiError,
-  TollgateClient,
-  TollgateError,
-  TollgateNetworkError,
-  TollgateResponseError,
-  TollgateTimeoutError,
-  TollgateUnknownOutcomeError,
-  type TollgateClientOptions,
-} from '../src/index.ts';
+import { TollgateApiError, TollgateClient, TollgateError, TollgateNetworkError, TollgateResponseError, TollgateTimeoutError, TollgateUnknownOutcomeError, type TollgateClientOptions } from '../src/index.ts';
 import { canonicalOf, hmacHex } from './helpers/canonical.ts';
 import { sendJson, startRecorder, type Handler, type Recorder } from './helpers/recorder.ts';
 
@@ -111,10 +102,13 @@ describe('reads are retried', () => {
   });
 
   it('an error page without the envelope gets code http_<status>; a redirect is not followed', async () => {
-    const a = await setup((_r, res) => {
-      res.writeHead(502, { 'content-type': 'text/html' });
-      res.end('<html>Bad Gateway</html>');
-    }, { maxAttempts: 1 });
+    const a = await setup(
+      (_r, res) => {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<html>Bad Gateway</html>');
+      },
+      { maxAttempts: 1 },
+    );
     const e1 = await rejection(a.client.getOrderStatus('ord_1'));
     assert.ok(e1 instanceof TollgateApiError);
     assert.equal(e1.code, 'http_502');
@@ -166,7 +160,10 @@ describe('writes are never retried', () => {
     assert.ok(Date.now() - t0 < 2000);
     assert.ok(err instanceof TollgateUnknownOutcomeError);
     assert.ok(err.cause instanceof TollgateTimeoutError);
-    assert.equal(err.walk((e) => e instanceof TollgateTimeoutError), err.cause);
+    assert.equal(
+      err.walk((e) => e instanceof TollgateTimeoutError),
+      err.cause,
+    );
     assert.equal(err.dappOrderId, 'shop-9');
     await settle();
     assert.equal(rec.requests.length, 1);
@@ -187,9 +184,7 @@ describe('writes are never retried', () => {
   });
 
   it('a 5xx answer to a create is an unknown outcome; a 4xx is a plain API error; neither is repeated', async () => {
-    const { rec, client } = await setup((_r, res, n) =>
-      n === 1 ? sendJson(res, 503, envelope('service_unavailable'), { 'retry-after': '1' }) : sendJson(res, 429, envelope('rate_limited'), { 'retry-after': '2' }),
-    );
+    const { rec, client } = await setup((_r, res, n) => (n === 1 ? sendJson(res, 503, envelope('service_unavailable'), { 'retry-after': '1' }) : sendJson(res, 429, envelope('rate_limited'), { 'retry-after': '2' })));
     const e1 = await rejection(client.createOrder(ORDER));
     assert.ok(e1 instanceof TollgateUnknownOutcomeError);
     assert.equal(e1.status, 503);

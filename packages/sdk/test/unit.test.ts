@@ -2,16 +2,7 @@
 // handling of transient failures (against a scripted local server).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  isTerminalOrderStatus,
-  TollgateApiError,
-  TollgateClient,
-  TollgateError,
-  TollgateNetworkError,
-  TollgateResponseError,
-  TollgateTimeoutError,
-  TollgateUnknownOutcomeError,
-} from '../src/index.ts';
+import { isTerminalOrderStatus, TollgateApiError, TollgateClient, TollgateError, TollgateNetworkError, TollgateResponseError, TollgateTimeoutError, TollgateUnknownOutcomeError } from '../src/index.ts';
 import { backoffDelay, parseRetryAfter } from '../src/transport.ts';
 import { normalizeCreatedOrder } from '../src/wire.ts';
 import { sendJson, startRecorder } from './helpers/recorder.ts';
@@ -54,7 +45,11 @@ describe('normalizeCreatedOrder', () => {
       [{ ...TERMS, accepts: [{ ...TERMS.accepts[0], amount: 42 }] }, /amount/],
       [{ ...TERMS, extensions: {} }, /paymentTerms/],
     ];
-    for (const [body, msg] of cases) assert.throws(() => normalizeCreatedOrder(body), (e: unknown) => e instanceof TollgateResponseError && msg.test(e.message));
+    for (const [body, msg] of cases)
+      assert.throws(
+        () => normalizeCreatedOrder(body),
+        (e: unknown) => e instanceof TollgateResponseError && msg.test(e.message),
+      );
   });
 });
 
@@ -70,10 +65,22 @@ describe('retry timing', () => {
   });
 
   it('backoff doubles, is capped, and jitters within [d/2, d]', () => {
-    assert.equal(backoffDelay(1, 500, 8000, () => 1), 500);
-    assert.equal(backoffDelay(1, 500, 8000, () => 0), 250);
-    assert.equal(backoffDelay(3, 500, 8000, () => 1), 2000);
-    assert.equal(backoffDelay(10, 500, 8000, () => 1), 8000);
+    assert.equal(
+      backoffDelay(1, 500, 8000, () => 1),
+      500,
+    );
+    assert.equal(
+      backoffDelay(1, 500, 8000, () => 0),
+      250,
+    );
+    assert.equal(
+      backoffDelay(3, 500, 8000, () => 1),
+      2000,
+    );
+    assert.equal(
+      backoffDelay(10, 500, 8000, () => 1),
+      8000,
+    );
     for (let i = 0; i < 100; i++) {
       const d = backoffDelay(2, 500, 8000);
       assert.ok(d >= 500 && d <= 1000);
@@ -87,7 +94,12 @@ describe('errors', () => {
     const net = new TollgateNetworkError('refused');
     const tmo = new TollgateTimeoutError('slow', { timeoutMs: 5 });
     const unk = new TollgateUnknownOutcomeError('lost', { method: 'POST', path: '/api/v1/orders', requestBody: {}, rawRequestBody: '{}', dappOrderId: 'A' }, { cause: tmo });
-    for (const [e, name, code] of [[api, 'TollgateApiError', 'order_not_found'], [net, 'TollgateNetworkError', 'network_error'], [tmo, 'TollgateTimeoutError', 'timeout'], [unk, 'TollgateUnknownOutcomeError', 'unknown_outcome']] as const) {
+    for (const [e, name, code] of [
+      [api, 'TollgateApiError', 'order_not_found'],
+      [net, 'TollgateNetworkError', 'network_error'],
+      [tmo, 'TollgateTimeoutError', 'timeout'],
+      [unk, 'TollgateUnknownOutcomeError', 'unknown_outcome'],
+    ] as const) {
       assert.ok(e instanceof TollgateError && e instanceof Error);
       assert.equal(e.name, name);
       assert.equal(e.code, code);
@@ -95,9 +107,15 @@ describe('errors', () => {
     assert.equal(api.message, 'order not found (HTTP 404, order_not_found, request req_1)');
     assert.equal(api.shortMessage, 'order not found');
     assert.ok(!(unk instanceof TollgateNetworkError));
-    assert.equal(unk.walk((e) => e instanceof TollgateTimeoutError), tmo);
+    assert.equal(
+      unk.walk((e) => e instanceof TollgateTimeoutError),
+      tmo,
+    );
     assert.equal(unk.walk(), tmo);
-    assert.equal(unk.walk((e) => e instanceof TollgateApiError), undefined);
+    assert.equal(
+      unk.walk((e) => e instanceof TollgateApiError),
+      undefined,
+    );
   });
 
   it('isTerminalOrderStatus: only the four terminal states; unknown values are not terminal', () => {
@@ -130,7 +148,14 @@ describe('waitForOrder (scripted server)', () => {
     const rec = await startRecorder((_r, res, n) => (n === 1 ? sendJson(res, 200, { order_id: 'ord_1', status: 'CHECKOUT_VERIFIED' }) : sendJson(res, 503, {})));
     try {
       const client = new TollgateClient({ baseUrl: rec.url, apiKey: 'k', apiSecret: 's', maxAttempts: 1 });
-      await assert.rejects(client.waitForOrder('ord_1', { onStatusChange: () => { throw new Error('bug in callback'); } }), /bug in callback/);
+      await assert.rejects(
+        client.waitForOrder('ord_1', {
+          onStatusChange: () => {
+            throw new Error('bug in callback');
+          },
+        }),
+        /bug in callback/,
+      );
       rec.requests.splice(0);
       await assert.rejects(client.waitForOrder('ord_1', { intervalMs: 10, timeoutMs: 200 }), (err: unknown) => {
         assert.ok(err instanceof TollgateTimeoutError);

@@ -49,7 +49,10 @@ for (const backend of backends()) {
       assert.equal(final.status, 'INVOICED');
       assert.equal(final.order_id, id);
       assert.ok(final.invoiced_at);
-      assert.deepEqual(seen, [[undefined, 'CHECKOUT_VERIFIED'], ['CHECKOUT_VERIFIED', 'INVOICED']]);
+      assert.deepEqual(seen, [
+        [undefined, 'CHECKOUT_VERIFIED'],
+        ['CHECKOUT_VERIFIED', 'INVOICED'],
+      ]);
     });
 
     it('reports every observed change, in order: CHECKOUT_VERIFIED → PAYMENT_CONFIRMED → CHECKOUT_VERIFIED (reorg) → INVOICED', async () => {

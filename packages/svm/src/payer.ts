@@ -22,12 +22,7 @@ import {
   type Signature,
   type SolanaRpcApi,
 } from '@solana/kit';
-import {
-  findAssociatedTokenPda,
-  getApproveCheckedInstruction,
-  getCreateAssociatedTokenIdempotentInstruction,
-  getTransferCheckedInstruction,
-} from '@solana-program/token';
+import { findAssociatedTokenPda, getApproveCheckedInstruction, getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token';
 
 export type SolanaRpc = Rpc<SolanaRpcApi>;
 
@@ -60,14 +55,9 @@ export async function transferInstructions(req: TransferRequest): Promise<Instru
   const destination = await associatedTokenAddress(req.recipient, req.mint, req.tokenProgram);
   const ixs: Instruction[] = [];
   if (req.createRecipientAccount) {
-    ixs.push(
-      getCreateAssociatedTokenIdempotentInstruction({ payer: req.payer, ata: destination, owner: req.recipient, mint: req.mint, tokenProgram: req.tokenProgram }),
-    );
+    ixs.push(getCreateAssociatedTokenIdempotentInstruction({ payer: req.payer, ata: destination, owner: req.recipient, mint: req.mint, tokenProgram: req.tokenProgram }));
   }
-  const transfer = getTransferCheckedInstruction(
-    { source, mint: req.mint, destination, authority: req.payer, amount: req.amount, decimals: req.decimals },
-    { programAddress: req.tokenProgram },
-  );
+  const transfer = getTransferCheckedInstruction({ source, mint: req.mint, destination, authority: req.payer, amount: req.amount, decimals: req.decimals }, { programAddress: req.tokenProgram });
   ixs.push({
     ...transfer,
     accounts: [...transfer.accounts, ...(req.references ?? []).map((address) => ({ address, role: AccountRole.READONLY }))],
@@ -86,9 +76,7 @@ export async function sendInstructions(rpc: SolanaRpc, feePayer: KeyPairSigner, 
   );
   const signed = await signTransactionMessageWithSigners(message);
   const signature = getSignatureFromTransaction(signed);
-  await rpc
-    .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: opts.skipPreflight ?? false, preflightCommitment: 'confirmed' })
-    .send();
+  await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: opts.skipPreflight ?? false, preflightCommitment: 'confirmed' }).send();
   return signature;
 }
 
@@ -97,15 +85,9 @@ export async function payWithReference(rpc: SolanaRpc, req: TransferRequest): Pr
 }
 
 /** SOL_APPROVE_XFER: the payer lets `delegate` move up to `amount` from its token account. */
-export async function approveDelegate(
-  rpc: SolanaRpc,
-  req: { payer: KeyPairSigner; delegate: Address; mint: Address; tokenProgram: Address; decimals: number; amount: bigint; references?: Address[] },
-): Promise<Signature> {
+export async function approveDelegate(rpc: SolanaRpc, req: { payer: KeyPairSigner; delegate: Address; mint: Address; tokenProgram: Address; decimals: number; amount: bigint; references?: Address[] }): Promise<Signature> {
   const source = await associatedTokenAddress(req.payer.address, req.mint, req.tokenProgram);
-  const ix = getApproveCheckedInstruction(
-    { source, mint: req.mint, delegate: req.delegate, owner: req.payer, amount: req.amount, decimals: req.decimals },
-    { programAddress: req.tokenProgram },
-  );
+  const ix = getApproveCheckedInstruction({ source, mint: req.mint, delegate: req.delegate, owner: req.payer, amount: req.amount, decimals: req.decimals }, { programAddress: req.tokenProgram });
   const withRefs = { ...ix, accounts: [...ix.accounts, ...(req.references ?? []).map((address) => ({ address, role: AccountRole.READONLY }))] };
   return sendInstructions(rpc, req.payer, [withRefs]);
 }

@@ -111,11 +111,7 @@ export function transactionJson(r: TxRecord, encoding: Encoding, version: 'legac
 }
 
 /** An account in the requested encoding; jsonParsed is served for SPL token accounts and mints only. */
-export function accountJson(
-  acc: { lamports: bigint; programAddress: string; data: Uint8Array; executable: boolean },
-  encoding: Encoding,
-  decimalsOf: (mint: Address) => number | undefined,
-) {
+export function accountJson(acc: { lamports: bigint; programAddress: string; data: Uint8Array; executable: boolean }, encoding: Encoding, decimalsOf: (mint: Address) => number | undefined) {
   const base = { lamports: acc.lamports, owner: acc.programAddress, executable: acc.executable, rentEpoch: 18446744073709551615n, space: acc.data.length };
   if (encoding === 'jsonParsed' && isTokenProgram(acc.programAddress)) {
     const program = acc.programAddress === 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA' ? 'spl-token' : 'spl-token-2022';

@@ -4,17 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateKeyPairSigner, type Address } from '@solana/kit';
-import {
-  associatedTokenAddress,
-  payWithReference,
-  rpcClient,
-  startLocalSvm,
-  transferFeeOf,
-  waitForSignature,
-  LOCAL_CAIP2,
-  type LocalSvm,
-  type SolanaRpc,
-} from '../src/index.ts';
+import { associatedTokenAddress, payWithReference, rpcClient, startLocalSvm, transferFeeOf, waitForSignature, LOCAL_CAIP2, type LocalSvm, type SolanaRpc } from '../src/index.ts';
 
 const FEE = { basisPoints: 50, maximumFee: 2_000n };
 
@@ -81,7 +71,11 @@ describe('local SVM over JSON-RPC', () => {
     const idx = keys.indexOf(ata);
     assert.ok(idx >= 0);
     const post = tx.meta!.postTokenBalances!.find((b) => b.accountIndex === idx)!;
-    assert.equal(tx.meta!.preTokenBalances!.find((b) => b.accountIndex === idx), undefined, 'the account did not exist before');
+    assert.equal(
+      tx.meta!.preTokenBalances!.find((b) => b.accountIndex === idx),
+      undefined,
+      'the account did not exist before',
+    );
     const expected = amount - transferFeeOf(amount, FEE);
     assert.equal(post.uiTokenAmount.amount, expected.toString());
     assert.equal(post.owner, merchant);
@@ -102,12 +96,21 @@ describe('local SVM over JSON-RPC', () => {
     for (let i = 0; i < 5; i++) sigs.push(await pay('USDC', merchant, 1_000n + BigInt(i), [reference]));
     svm.ledger.advance(1);
     const all = await rpc.getSignaturesForAddress(reference, { commitment: 'confirmed' }).send();
-    assert.deepEqual(all.map((s) => s.signature), [...sigs].reverse());
+    assert.deepEqual(
+      all.map((s) => s.signature),
+      [...sigs].reverse(),
+    );
     const page1 = await rpc.getSignaturesForAddress(reference, { commitment: 'confirmed', limit: 2 }).send();
     const page2 = await rpc.getSignaturesForAddress(reference, { commitment: 'confirmed', limit: 2, before: page1[1]!.signature }).send();
-    assert.deepEqual([...page1, ...page2].map((s) => s.signature), [sigs[4], sigs[3], sigs[2], sigs[1]]);
+    assert.deepEqual(
+      [...page1, ...page2].map((s) => s.signature),
+      [sigs[4], sigs[3], sigs[2], sigs[1]],
+    );
     const since = await rpc.getSignaturesForAddress(reference, { commitment: 'confirmed', until: sigs[2] as never }).send();
-    assert.deepEqual(since.map((s) => s.signature), [sigs[4], sigs[3]]);
+    assert.deepEqual(
+      since.map((s) => s.signature),
+      [sigs[4], sigs[3]],
+    );
     // finalized readers do not see them yet
     assert.equal((await rpc.getSignaturesForAddress(reference, { commitment: 'finalized' }).send()).length, 0);
     await assert.rejects(rpc.getSignaturesForAddress(reference, { commitment: 'processed' as never }).send(), /commitment/);
@@ -119,10 +122,7 @@ describe('local SVM over JSON-RPC', () => {
     await svm.fund(poor.address, 'USDC', 10n);
     const t = token('USDC');
     const merchant = await fresh();
-    await assert.rejects(
-      payWithReference(rpc, { payer: poor, recipient: merchant, mint: t.mint, tokenProgram: t.program, decimals: 6, amount: 11n, createRecipientAccount: true }),
-      /simulation failed/i,
-    );
+    await assert.rejects(payWithReference(rpc, { payer: poor, recipient: merchant, mint: t.mint, tokenProgram: t.program, decimals: 6, amount: 11n, createRecipientAccount: true }), /simulation failed/i);
     const ata = await associatedTokenAddress(merchant, t.mint, t.program);
     assert.equal((await rpc.getAccountInfo(ata).send()).value, null);
   });

@@ -30,9 +30,7 @@ interface ChainToken {
 }
 
 /** When a payment counts: EVM in blocks on top of the transfer's block, Solana in commitment levels. */
-type DepthPolicy =
-  | { unit: 'blocks'; confirm: number; invoice: number }
-  | { unit: 'commitment'; confirm: 'confirmed' | 'finalized'; invoice: 'finalized' };
+type DepthPolicy = { unit: 'blocks'; confirm: number; invoice: number } | { unit: 'commitment'; confirm: 'confirmed' | 'finalized'; invoice: 'finalized' };
 
 /** What a watcher loop reports after each tick (metrics: head lag per chain). */
 export interface WatcherHooks {

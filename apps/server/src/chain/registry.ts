@@ -14,10 +14,7 @@ export interface ConfiguredChain {
 
 /** Every configured chain of every family, EVM first (the order `config.chains` always had). */
 export function configuredChains(config: Pick<Config, 'chains' | 'solanaChains'>): ConfiguredChain[] {
-  return [
-    ...config.chains.map((chain) => ({ family: evmFamily as unknown as ChainFamily<ChainEntry>, chain })),
-    ...(config.solanaChains ?? []).map((chain) => ({ family: solanaFamily as unknown as ChainFamily<ChainEntry>, chain })),
-  ];
+  return [...config.chains.map((chain) => ({ family: evmFamily as unknown as ChainFamily<ChainEntry>, chain })), ...(config.solanaChains ?? []).map((chain) => ({ family: solanaFamily as unknown as ChainFamily<ChainEntry>, chain }))];
 }
 
 export function chainById(config: Pick<Config, 'chains' | 'solanaChains'>, chainId: number): ConfiguredChain | undefined {

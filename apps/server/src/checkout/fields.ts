@@ -52,8 +52,30 @@ export function parseRailList<C extends 'card' | 'fiat'>(raw: string | undefined
  * rather than guessed (JPY has 0 minor units, KWD 3: "10.5" JPY is not an amount).
  */
 export const FIAT_CURRENCIES: Readonly<Record<string, number>> = Object.freeze({
-  USD: 2, EUR: 2, GBP: 2, JPY: 0, CHF: 2, CAD: 2, AUD: 2, NZD: 2, SGD: 2, HKD: 2, CNY: 2, KRW: 0,
-  INR: 2, BRL: 2, MXN: 2, SEK: 2, NOK: 2, DKK: 2, PLN: 2, CZK: 2, ZAR: 2, AED: 2, KWD: 3, BHD: 3,
+  USD: 2,
+  EUR: 2,
+  GBP: 2,
+  JPY: 0,
+  CHF: 2,
+  CAD: 2,
+  AUD: 2,
+  NZD: 2,
+  SGD: 2,
+  HKD: 2,
+  CNY: 2,
+  KRW: 0,
+  INR: 2,
+  BRL: 2,
+  MXN: 2,
+  SEK: 2,
+  NOK: 2,
+  DKK: 2,
+  PLN: 2,
+  CZK: 2,
+  ZAR: 2,
+  AED: 2,
+  KWD: 3,
+  BHD: 3,
 });
 
 /** The largest decimal string we parse; far above any real price, far below BigInt's slow zone. */

@@ -71,9 +71,23 @@ export async function insertSession(q: Queryable, id: string, merchantId: string
        INSERT INTO checkout_transitions (checkout_id, from_status, to_status, trigger) SELECT id, NULL, 'OPEN', 'create' FROM s
      )
      SELECT * FROM s`,
-    [id, merchantId, d.checkoutType, JSON.stringify(d.paymentRails), d.price ?? null, d.fiatCurrency ?? null, d.fiatAmount ?? null,
-      d.clientReferenceId ?? null, JSON.stringify(d.lineItems), JSON.stringify(d.publicMetadata), JSON.stringify(d.privateMetadata),
-      d.successUrl ?? null, d.cancelUrl ?? null, JSON.stringify(d.paymentOptions), d.expiresAt],
+    [
+      id,
+      merchantId,
+      d.checkoutType,
+      JSON.stringify(d.paymentRails),
+      d.price ?? null,
+      d.fiatCurrency ?? null,
+      d.fiatAmount ?? null,
+      d.clientReferenceId ?? null,
+      JSON.stringify(d.lineItems),
+      JSON.stringify(d.publicMetadata),
+      JSON.stringify(d.privateMetadata),
+      d.successUrl ?? null,
+      d.cancelUrl ?? null,
+      JSON.stringify(d.paymentOptions),
+      d.expiresAt,
+    ],
   );
   return rows[0]!;
 }

@@ -1,15 +1,4 @@
-import {
-  isRefusal,
-  parseFiatCurrency,
-  parseLineItems,
-  parseMetadata,
-  parsePositiveDecimal,
-  parseRailList,
-  refuse,
-  type LineItem,
-  type MetadataValue,
-  type Refusal,
-} from './fields.ts';
+import { isRefusal, parseFiatCurrency, parseLineItems, parseMetadata, parsePositiveDecimal, parseRailList, refuse, type LineItem, type MetadataValue, type Refusal } from './fields.ts';
 import { isReturnUrlAllowed, returnUrlProblem } from './return-urls.ts';
 
 /**

@@ -21,8 +21,24 @@ function int(v: string | undefined, what: string): number | undefined {
   return Number(v);
 }
 
-interface LinkItem { link_id: string; url: string; product_id?: string; min_amount?: string; max_amount?: string; payment_rails: string[]; active: boolean; max_payments?: number }
-interface ProductItem { product_id: string; name: string; price?: string; fiat_currency?: string; fiat_amount?: string; inventory?: number }
+interface LinkItem {
+  link_id: string;
+  url: string;
+  product_id?: string;
+  min_amount?: string;
+  max_amount?: string;
+  payment_rails: string[];
+  active: boolean;
+  max_payments?: number;
+}
+interface ProductItem {
+  product_id: string;
+  name: string;
+  price?: string;
+  fiat_currency?: string;
+  fiat_amount?: string;
+  inventory?: number;
+}
 
 /**
  * `link list` for a person: one line per link with what it sells and for how much (the API's
@@ -32,7 +48,7 @@ function linkTable(links: readonly LinkItem[], products: ReadonlyMap<string, Pro
   if (links.length === 0) return 'no payment links';
   const rows = links.map((l) => {
     const p = l.product_id !== undefined ? products.get(l.product_id) : undefined;
-    const what = p ? p.name : l.product_id ?? 'any amount';
+    const what = p ? p.name : (l.product_id ?? 'any amount');
     const prices = p ? [p.price, p.fiat_amount !== undefined ? `${p.fiat_amount} ${p.fiat_currency}` : undefined].filter(Boolean).join(' / ') : `${l.min_amount}–${l.max_amount}`;
     const limits = [l.max_payments !== undefined ? `max ${l.max_payments} payments` : '', p?.inventory !== undefined ? `inventory ${p.inventory}` : ''].filter(Boolean).join(', ');
     return [l.link_id, what, prices, l.payment_rails.join(','), l.active ? 'active' : 'inactive', limits, l.url];

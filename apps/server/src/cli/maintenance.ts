@@ -119,7 +119,7 @@ async function rotateCommand(c: Config, keyFile: string | undefined, json: boole
   const devKeyFile = process.env.MASTER_KEY ? undefined : join(c.dataDir, 'master.key');
   const result = await withDb(c, async (db) => {
     const s = await migrationStatus(db);
-    if (s.pending.length > 0 || s.unknown.length > 0) throw new CliError('the database is not at this build\'s migrations: run `tollgate migrate status` first');
+    if (s.pending.length > 0 || s.unknown.length > 0) throw new CliError("the database is not at this build's migrations: run `tollgate migrate status` first");
     try {
       return await rotateMasterKey(db, c.masterKey, Buffer.from(hex, 'hex'));
     } catch (err) {
@@ -134,8 +134,6 @@ async function rotateCommand(c: Config, keyFile: string | undefined, json: boole
   const out = { rotated: result.columns, new_key_file: path, ...(created ? { new_key_created: true } : {}), ...(devKeyFile ? { dev_key_file_updated: devKeyFile } : {}) };
   print(out, json);
   if (!json) {
-    console.log(devKeyFile
-      ? '\nThe dev profile\'s key file now holds the new key.'
-      : `\nEvery secret is now under the key in ${path}. Set MASTER_KEY to it for every api and worker process, then start them; the old key opens nothing any more.`);
+    console.log(devKeyFile ? "\nThe dev profile's key file now holds the new key." : `\nEvery secret is now under the key in ${path}. Set MASTER_KEY to it for every api and worker process, then start them; the old key opens nothing any more.`);
   }
 }

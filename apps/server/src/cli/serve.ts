@@ -94,7 +94,16 @@ async function announce(config: Config, tg: Tollgate, chain: DevProfileChain | u
     const { ensureDemoDelegateMerchant, ensureDemoMerchant, ensureDemoPortalUser, writeDevFile } = await import('../dev/profile.ts');
     const demo = await ensureDemoMerchant(tg.deps.db, tg.deps.merchants, config, chain, svm);
     const delegate = await ensureDemoDelegateMerchant(tg.deps.db, tg.deps.merchants, tg.deps.delegate, config, chain);
-    const devFile = writeDevFile(config, tg.url ?? '', chain, [{ ...demo, receiveType: 'DIRECT' }, { ...delegate, receiveType: 'DELEGATE' }], svm);
+    const devFile = writeDevFile(
+      config,
+      tg.url ?? '',
+      chain,
+      [
+        { ...demo, receiveType: 'DIRECT' },
+        { ...delegate, receiveType: 'DELEGATE' },
+      ],
+      svm,
+    );
     const portal = await ensureDemoPortalUser(portalAuth(tg.deps), config.dataDir);
     const payer = chain.payers[0]!;
     const lines = [

@@ -8,4 +8,3 @@ export const SETTLEMENT_USAGE = `  settlement status --chain ID              con
   settlement transfer-ownership 0x… --chain ID --rpc-url URL --contract 0x…   (step 1 of 2)
   settlement accept-ownership --chain ID --rpc-url URL --contract 0x…        (step 2, by the new owner's key)
       owner-key commands read the key from --owner-key-file FILE, else OWNER_KEY, else a prompt`;
-

@@ -112,7 +112,7 @@ export async function runSettlementCommand(argv: string[]): Promise<void> {
     const [owner_, pendingOwner, executor, paused] = await Promise.all([read('owner'), read('pendingOwner'), read('executor'), read('paused')]);
     const out = { chain_id: id, settlement_contract: contract.toLowerCase(), call: call.functionName, tx_hash: hash, owner: String(owner_).toLowerCase(), pending_owner: String(pendingOwner).toLowerCase(), executor: String(executor).toLowerCase(), paused };
     print(out, opts.json!);
-    if (!opts.json && call.functionName === 'setExecutor') console.log('\nSet SETTLEMENT_KEY to the new executor\'s key and restart Tollgate: it refuses to start while they differ.');
+    if (!opts.json && call.functionName === 'setExecutor') console.log("\nSet SETTLEMENT_KEY to the new executor's key and restart Tollgate: it refuses to start while they differ.");
     if (!opts.json && call.functionName === 'transferOwnership') console.log(`\nThe new owner finishes with: tollgate settlement accept-ownership --chain ${id} --rpc-url … --contract ${contract.toLowerCase()}`);
   }
 }

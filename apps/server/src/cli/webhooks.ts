@@ -112,7 +112,10 @@ async function deliveriesCommand(api: AdminClient, sub: string | undefined, rest
 }
 
 function parseEvents(s: string): WebhookEventName[] {
-  const list = s.split(',').map((e) => e.trim()).filter(Boolean);
+  const list = s
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const e of list) if (!isWebhookEvent(e)) throw new CliError(`unknown event ${e}; one of ${WEBHOOK_EVENTS.join(', ')}`);
   return list as WebhookEventName[];
 }
@@ -172,4 +175,3 @@ async function forward(url: string, secret: string, ev: FeedEvent): Promise<stri
     return `error: ${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}`;
   }
 }
-

@@ -98,7 +98,11 @@ function chainFromFile(c: Static<typeof ChainFileSchema>, i: number): ChainConfi
   const tokens = fileTokens.map((t, j) => {
     if (symbols.has(t.symbol)) throw new ConfigError(`chains.${i}.tokens.${j}.symbol`, `duplicate symbol ${t.symbol}`);
     symbols.add(t.symbol);
-    return tokenFromFile(t, presetTokens?.find((p) => p.symbol === t.symbol), `chains.${i}.tokens.${j}`);
+    return tokenFromFile(
+      t,
+      presetTokens?.find((p) => p.symbol === t.symbol),
+      `chains.${i}.tokens.${j}`,
+    );
   });
   return {
     chainId,
@@ -206,9 +210,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined>, cwd = pro
   const ids = new Set<number>();
   (file?.chains ?? []).forEach((raw, i) => {
     const isSolana = typeof raw === 'object' && raw !== null && (raw as { kind?: unknown }).kind === 'solana';
-    const c = isSolana
-      ? solanaChainFromFile(check<SolanaChainFile>(SolanaChainFileSchema, raw, `chains.${i}`), i)
-      : chainFromFile(check<Static<typeof ChainFileSchema>>(ChainFileSchema, raw, `chains.${i}`), i);
+    const c = isSolana ? solanaChainFromFile(check<SolanaChainFile>(SolanaChainFileSchema, raw, `chains.${i}`), i) : chainFromFile(check<Static<typeof ChainFileSchema>>(ChainFileSchema, raw, `chains.${i}`), i);
     if (ids.has(c.chainId)) throw new ConfigError(`chains.${i}.chain_id`, `duplicate chain ${c.chainId}`);
     ids.add(c.chainId);
     if (isSolana) solanaChains.push(c as SolanaChainConfig);

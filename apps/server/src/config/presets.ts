@@ -179,4 +179,6 @@ export const KNOWN_CHAINS: Readonly<Record<number, { name: string; explorer_url:
 };
 
 /** The ids a `"preset"` key accepts (chains with tokens). */
-export const PRESET_IDS: readonly number[] = Object.entries(CHAIN_PRESETS).filter(([, p]) => p.tokens).map(([id]) => Number(id));
+export const PRESET_IDS: readonly number[] = Object.entries(CHAIN_PRESETS)
+  .filter(([, p]) => p.tokens)
+  .map(([id]) => Number(id));

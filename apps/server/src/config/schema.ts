@@ -121,25 +121,40 @@ export const ConfigFileSchema = Type.Object(
     /** EVM entries (ChainFileSchema) and Solana entries (SolanaChainFileSchema, `kind: "solana"`); load.ts checks each against its family's schema */
     chains: Type.Array(Type.Unknown()),
     /** the x402 facilitator (docs/machine-payments.md section 7) */
-    x402: Type.Optional(Type.Object({
-      /**
-       * pay-to addresses it also settles for besides this deployment's merchants' wallets and
-       * settlement contracts (facilitating for others: the executor pays their gas); `"*"` = any
-       */
-      facilitate_for: Type.Array(Type.Union([Address, Type.Literal('*')]), { maxItems: 10_000 }),
-    }, { additionalProperties: false })),
+    x402: Type.Optional(
+      Type.Object(
+        {
+          /**
+           * pay-to addresses it also settles for besides this deployment's merchants' wallets and
+           * settlement contracts (facilitating for others: the executor pays their gas); `"*"` = any
+           */
+          facilitate_for: Type.Array(Type.Union([Address, Type.Literal('*')]), { maxItems: 10_000 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** the card processor (docs/card-payments.md); TEST is refused in production */
-    card: Type.Optional(Type.Object({
-      processor: Type.Union([Type.Literal('TEST'), Type.Literal('STRIPE'), Type.Literal('NONE')]),
-      /** Stripe API endpoint override (a local stand-in in tests); default api.stripe.com:443 https */
-      stripe_api: Type.Optional(Type.Object({
-        host: Type.String({ minLength: 1 }),
-        port: Type.Integer({ minimum: 1, maximum: 65535 }),
-        protocol: Type.Union([Type.Literal('http'), Type.Literal('https')]),
-      }, { additionalProperties: false })),
-      /** maximum age of a Stripe webhook signature (default 300) */
-      webhook_tolerance_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600 })),
-    }, { additionalProperties: false })),
+    card: Type.Optional(
+      Type.Object(
+        {
+          processor: Type.Union([Type.Literal('TEST'), Type.Literal('STRIPE'), Type.Literal('NONE')]),
+          /** Stripe API endpoint override (a local stand-in in tests); default api.stripe.com:443 https */
+          stripe_api: Type.Optional(
+            Type.Object(
+              {
+                host: Type.String({ minLength: 1 }),
+                port: Type.Integer({ minimum: 1, maximum: 65535 }),
+                protocol: Type.Union([Type.Literal('http'), Type.Literal('https')]),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+          /** maximum age of a Stripe webhook signature (default 300) */
+          webhook_tolerance_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -189,9 +204,7 @@ export const EnvSchema = Type.Object({
   SMTP_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
   /** as the file's `x402.facilitate_for`, comma-separated (the variable wins) */
   X402_FACILITATE_FOR: Type.Optional(Type.String({ pattern: '^\\s*(\\*|0x[0-9a-fA-F]{40})\\s*(,\\s*(\\*|0x[0-9a-fA-F]{40})\\s*)*$' })),
-  LOG_LEVEL: Type.Optional(
-    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
-  ),
+  LOG_LEVEL: Type.Optional(Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)))),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -310,10 +323,7 @@ export interface Config {
   card?: CardConfig;
 }
 
-export type CardConfig =
-  | { processor: 'NONE' }
-  | { processor: 'TEST' }
-  | { processor: 'STRIPE'; stripe: StripeSettings };
+export type CardConfig = { processor: 'NONE' } | { processor: 'TEST' } | { processor: 'STRIPE'; stripe: StripeSettings };
 
 /** Stripe credentials behind a wrapper that prints as [redacted] (like the signers, signers/port.ts). */
 export class StripeSettings {
@@ -348,7 +358,10 @@ export class StripeSettings {
 /** SMTP_URL + SMTP_FROM, kept like the signers (signers/port.ts): the URL's credentials never print. */
 export class SmtpSettings {
   readonly #url: string;
-  constructor(url: string, readonly from: string) {
+  constructor(
+    url: string,
+    readonly from: string,
+  ) {
     this.#url = url;
   }
   url(): string {

@@ -102,7 +102,10 @@ export class KeyedBatcher<I, O> {
     let results: O[] | undefined;
     let failure: unknown;
     try {
-      results = await this.run(key, batch.map((p) => p.item));
+      results = await this.run(
+        key,
+        batch.map((p) => p.item),
+      );
       if (results.length !== batch.length) failure = new Error(`batch returned ${results.length} results for ${batch.length} items`);
     } catch (err) {
       failure = err;
@@ -124,4 +127,3 @@ export class KeyedBatcher<I, O> {
     process.nextTick(() => batch.forEach((p, i) => (failure === undefined ? p.resolve(results![i]!) : p.reject(failure))));
   }
 }
-

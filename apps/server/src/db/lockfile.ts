@@ -4,10 +4,7 @@ import { join } from 'node:path';
 /** Another process holds the embedded database. */
 export class DataDirLockedError extends Error {
   constructor(dataDir: string, pid: number) {
-    super(
-      `the embedded database in ${dataDir} is in use by process ${pid}. PGlite allows one process per ` +
-        `directory: stop that process, use another DATA_DIR, or set DATABASE_URL to share PostgreSQL.`,
-    );
+    super(`the embedded database in ${dataDir} is in use by process ${pid}. PGlite allows one process per ` + `directory: stop that process, use another DATA_DIR, or set DATABASE_URL to share PostgreSQL.`);
     this.name = 'DataDirLockedError';
   }
 }

@@ -27,11 +27,15 @@ export function logSafeError(err: unknown): Record<string, string | number> {
     }
     return out;
   }
-  const name =
-    typeof err !== 'object' || err === null ? typeof err : typeof e.name === 'string' && e.name ? e.name : typeof e.constructor === 'function' && e.constructor.name ? e.constructor.name : 'object';
+  const name = typeof err !== 'object' || err === null ? typeof err : typeof e.name === 'string' && e.name ? e.name : typeof e.constructor === 'function' && e.constructor.name ? e.constructor.name : 'object';
   const out: Record<string, string | number> = { type: name.slice(0, 80) };
   if (code) out.code = code.slice(0, 80);
   if (typeof e.message === 'string') out.message = e.message.replace(/(["'`])(?:(?!\1).)*\1/g, '$1…$1').slice(0, 200);
-  if (typeof e.stack === 'string') out.stack = e.stack.split('\n').filter((l) => /^\s+at /.test(l)).slice(0, 12).join('\n');
+  if (typeof e.stack === 'string')
+    out.stack = e.stack
+      .split('\n')
+      .filter((l) => /^\s+at /.test(l))
+      .slice(0, 12)
+      .join('\n');
   return out;
 }

@@ -15,7 +15,9 @@ export interface Migration {
 
 /** Reads `migrations/NNNN_name.sql` in order; numbering must be dense from 1. */
 export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  const files = readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   return files.map((f, i) => {
     const version = Number(f.slice(0, 4));
     if (version !== i + 1) throw new Error(`migration numbering has a gap or duplicate at ${f}`);
@@ -35,9 +37,7 @@ export interface MigrationStatus {
 /** Reads `schema_migrations` (a database never migrated has none: everything is pending). */
 export async function migrationStatus(db: Queryable, migrations = listMigrations()): Promise<MigrationStatus> {
   const { rows: exists } = await db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
-  const rows = exists[0]?.t
-    ? (await db.query<{ version: number; name: string; applied_at: Date }>('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')).rows
-    : [];
+  const rows = exists[0]?.t ? (await db.query<{ version: number; name: string; applied_at: Date }>('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')).rows : [];
   const known = new Set(migrations.map((m) => m.version));
   const applied = new Set(rows.map((r) => r.version));
   return {

@@ -28,7 +28,16 @@ export async function openDatabase(opts: { databaseUrl?: string | undefined; dat
     withoutWasmTierUp();
     try {
       const inner = await openPglite(join(opts.dataDir, 'pgdata'), { migrate: true });
-      db = { ...inner, close: async () => { try { await inner.close(); } finally { release(); } } };
+      db = {
+        ...inner,
+        close: async () => {
+          try {
+            await inner.close();
+          } finally {
+            release();
+          }
+        },
+      };
     } catch (err) {
       release();
       throw err;
@@ -59,7 +68,16 @@ export async function openForMaintenance(opts: { databaseUrl?: string | undefine
   const release = acquireDataDirLock(opts.dataDir);
   try {
     const inner = await connectPglite(dir);
-    return { ...inner, close: async () => { try { await inner.close(); } finally { release(); } } };
+    return {
+      ...inner,
+      close: async () => {
+        try {
+          await inner.close();
+        } finally {
+          release();
+        }
+      },
+    };
   } catch (err) {
     release();
     throw err;

@@ -16,7 +16,10 @@ import { fileURLToPath } from 'node:url';
 export function templateDirFor(initdbOptions: unknown): string | undefined {
   if (process.env.TOLLGATE_PGLITE_TEMPLATE === '0') return undefined;
   try {
-    const key = createHash('sha256').update(`${pgliteVersion()}\n${JSON.stringify(initdbOptions)}`).digest('hex').slice(0, 16);
+    const key = createHash('sha256')
+      .update(`${pgliteVersion()}\n${JSON.stringify(initdbOptions)}`)
+      .digest('hex')
+      .slice(0, 16);
     const root = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
     return join(root, 'tollgate', `pglite-template-${key}`);
   } catch {

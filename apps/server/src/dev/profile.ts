@@ -24,15 +24,7 @@ export const DEMO_DELEGATE_MERCHANT_ID = 'demo-delegate';
  * `shop.example` domain is the one the README and SDK examples use, so they run as written.
  * Set only when the merchant is created: later changes (`tollgate merchant return-urls`) are kept.
  */
-export const DEMO_RETURN_URLS = [
-  'http://localhost',
-  'http://127.0.0.1',
-  'http://localhost:3000',
-  'http://127.0.0.1:3000',
-  'http://localhost:5173',
-  'http://localhost:8080',
-  'https://shop.example',
-] as const;
+export const DEMO_RETURN_URLS = ['http://localhost', 'http://127.0.0.1', 'http://localhost:3000', 'http://127.0.0.1:3000', 'http://localhost:5173', 'http://localhost:8080', 'https://shop.example'] as const;
 
 /** The dev chain with DELEGATE set up: the settlement contract and the example callback adapter. */
 export type DevProfileChain = DevChain & {
@@ -162,14 +154,7 @@ export async function ensureDemoDelegateMerchant(db: Database, merchants: Mercha
   return demo;
 }
 
-async function ensureMerchant(
-  db: Database,
-  merchants: MerchantService,
-  config: Config,
-  chain: DevChain,
-  m: { id: string; name: string; receiveType: 'DIRECT' | 'DELEGATE' },
-  svm?: LocalSvm,
-): Promise<DemoMerchant> {
+async function ensureMerchant(db: Database, merchants: MerchantService, config: Config, chain: DevChain, m: { id: string; name: string; receiveType: 'DIRECT' | 'DELEGATE' }, svm?: LocalSvm): Promise<DemoMerchant> {
   const wallet = chain.payers[chain.payers.length - 1]!.address.toLowerCase();
   await merchants.createMerchant({ name: m.name, merchantId: m.id, receiveType: m.receiveType, returnUrls: [...DEMO_RETURN_URLS] });
   for (const t of chain.tokens) await merchants.addWallet(m.id, { chainId: chain.chainId, tokenSymbol: t.symbol, address: wallet });
@@ -179,10 +164,7 @@ async function ensureMerchant(
   const floor = 100n * 10n ** BigInt(FEE_DECIMALS);
   if (balance && balance.available < floor) await merchants.topUp(m.id, floor - balance.available);
   // The dev profile prints the demo secret at every start; it reads it back from the encrypted row.
-  const { rows } = await db.query<{ api_key: string; secret_ciphertext: string }>(
-    'SELECT api_key, secret_ciphertext FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL ORDER BY created_at LIMIT 1',
-    [m.id],
-  );
+  const { rows } = await db.query<{ api_key: string; secret_ciphertext: string }>('SELECT api_key, secret_ciphertext FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL ORDER BY created_at LIMIT 1', [m.id]);
   const key = rows[0];
   if (!key) throw new Error(`${m.id} merchant has no active API key; delete the data directory to recreate it`);
   return { merchantId: m.id, apiKey: key.api_key, apiSecret: decryptSecret(config.masterKey, key.secret_ciphertext, key.api_key), wallet };
@@ -195,13 +177,7 @@ async function ensureMerchant(
  * the local SVM's RPC URL, its mints and a payer funded with SOL and both tokens, whose keypair is
  * in the Solana CLI's file format (64 bytes: seed ‖ public key).
  */
-export function writeDevFile(
-  config: Config,
-  baseUrl: string,
-  chain: DevProfileChain,
-  merchants: (DemoMerchant & { receiveType: 'DIRECT' | 'DELEGATE' })[],
-  svm?: LocalSvm,
-): string {
+export function writeDevFile(config: Config, baseUrl: string, chain: DevProfileChain, merchants: (DemoMerchant & { receiveType: 'DIRECT' | 'DELEGATE' })[], svm?: LocalSvm): string {
   const payer = chain.payers[0]!;
   const cluster = config.solanaChains?.[0];
   const file = {

@@ -37,15 +37,9 @@ async function move(tx: Queryable, kind: Kind, merchantId: string, amount: bigin
   // Column names come from the fixed MOVES table above, never from input.
   const dec = from === 'external' ? '' : `${from} = ${from} - $2::numeric,`;
   const guard = from === 'external' ? '' : `AND ${from} >= $2::numeric`;
-  const upd = await tx.query(
-    `UPDATE fee_accounts SET ${dec} ${to} = ${to} + $2::numeric WHERE merchant_id = $1 ${guard}`,
-    [merchantId, amount.toString()],
-  );
+  const upd = await tx.query(`UPDATE fee_accounts SET ${dec} ${to} = ${to} + $2::numeric WHERE merchant_id = $1 ${guard}`, [merchantId, amount.toString()]);
   if (upd.rowCount !== 1) return false;
-  await tx.query(
-    `INSERT INTO fee_ledger (merchant_id, kind, from_account, to_account, amount, order_id) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [merchantId, kind, from, to, amount.toString(), orderId],
-  );
+  await tx.query(`INSERT INTO fee_ledger (merchant_id, kind, from_account, to_account, amount, order_id) VALUES ($1, $2, $3, $4, $5, $6)`, [merchantId, kind, from, to, amount.toString(), orderId]);
   return true;
 }
 
@@ -80,10 +74,7 @@ export function releaseFee(tx: Queryable, merchantId: string, orderId: string, a
 }
 
 export async function getFeeBalance(q: Queryable, merchantId: string): Promise<FeeBalance | undefined> {
-  const { rows } = await q.query<{ available: string; reserved: string; captured: string }>(
-    'SELECT available, reserved, captured FROM fee_accounts WHERE merchant_id = $1',
-    [merchantId],
-  );
+  const { rows } = await q.query<{ available: string; reserved: string; captured: string }>('SELECT available, reserved, captured FROM fee_accounts WHERE merchant_id = $1', [merchantId]);
   const r = rows[0];
   return r && { available: BigInt(r.available), reserved: BigInt(r.reserved), captured: BigInt(r.captured) };
 }

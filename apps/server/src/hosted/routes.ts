@@ -9,17 +9,7 @@ import { COMMON_HEADERS, sendAsset, serveBundle } from './bundle.ts';
  * The page's policy: only its own script and stylesheet, API calls only to this origin, images from
  * this origin, https (the merchant logo) or data: (EIP-6963 wallet icons); never framed.
  */
-export const CHECKOUT_CSP = [
-  "default-src 'self'",
-  "img-src 'self' https: data:",
-  "connect-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "object-src 'none'",
-].join('; ');
+export const CHECKOUT_CSP = ["default-src 'self'", "img-src 'self' https: data:", "connect-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'", "object-src 'none'"].join('; ');
 
 /**
  * Registers `GET /checkout/pay` (the page), `GET /checkout` (GOAT's SDK entry: a redirect to it), `GET /checkout/assets/{app.js,app.css,favicon.svg}`

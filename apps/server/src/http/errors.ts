@@ -49,7 +49,10 @@ function send(reply: FastifyReply, status: number, code: ErrorCode, message: str
   if (param) body.param = param;
   if (code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
   const wire = (reply.request.routeOptions?.config as { errorWire?: ErrorWire } | undefined)?.errorWire;
-  return reply.status(status).type('application/json').send(wire ? wire.body(body) : body);
+  return reply
+    .status(status)
+    .type('application/json')
+    .send(wire ? wire.body(body) : body);
 }
 
 /** Maps an ajv validation error to its field name (`/chain_id` → `chain_id`). */
@@ -119,7 +122,9 @@ export function installErrorHandling(app: FastifyInstance, routePatterns: () => 
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';
-    const allowed = routePatterns().filter((r) => r.regex.test(path)).map((r) => r.method);
+    const allowed = routePatterns()
+      .filter((r) => r.regex.test(path))
+      .map((r) => r.method);
     if (allowed.length > 0) {
       reply.header('allow', [...new Set(allowed)].join(', '));
       return send(reply, 405, 'method_not_allowed', `method ${req.method} not allowed on this path`);

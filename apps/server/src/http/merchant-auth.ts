@@ -19,7 +19,6 @@ export interface AuthedMerchant {
   nonce: NonceClaim;
 }
 
-
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;

@@ -19,10 +19,7 @@ export function installObservability(app: FastifyInstance, deps: { db: Database 
     registers: [registry],
   });
   app.addHook('onResponse', async (req, reply) => {
-    duration.observe(
-      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+    duration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
 
   installBatchMetrics(registry, batchers);

@@ -121,9 +121,7 @@ export interface RouteDef<B extends TSchema | undefined = TSchema | undefined, Q
   handler(req: RouteRequest<StaticOr<B, undefined>, StaticOr<Q, Record<string, string>>, StaticOr<P, Record<string, string>>>, reply: FastifyReply, deps: RouteDeps): Promise<unknown>;
 }
 
-export function defineRoute<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, P extends TSchema | undefined = undefined>(
-  def: RouteDef<B, Q, P>,
-): RouteDef<B, Q, P> {
+export function defineRoute<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, P extends TSchema | undefined = undefined>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
   return def;
 }
 
@@ -163,13 +161,7 @@ function refuseNul(v: unknown, where: string, path = '', depth = 0): void {
  * Registers the routes of the readable list in `main.ts` with their auth hooks and, when `limits`
  * is given, their rate limits (@fastify/rate-limit must be registered before, with `global: false`).
  */
-export function registerRoutes(
-  app: FastifyInstance,
-  routes: readonly RouteDef<any, any, any>[],
-  deps: RouteDeps,
-  limits?: Readonly<Record<RateLimitClass, RateLimit>>,
-  portal?: PortalAuthenticator,
-): void {
+export function registerRoutes(app: FastifyInstance, routes: readonly RouteDef<any, any, any>[], deps: RouteDeps, limits?: Readonly<Record<RateLimitClass, RateLimit>>, portal?: PortalAuthenticator): void {
   for (const r of routes) {
     if (r.auth === 'portal' && !portal) throw new Error(`route ${r.method} ${r.url} needs the portal's authentication (buildHttpApp's plugins.portal)`);
     const limit = r.rateLimit && limits ? limits[r.rateLimit] : undefined;
@@ -184,9 +176,7 @@ export function registerRoutes(
       // A deferred nonce must be settled even when the body fails validation: the handler runs
       // and rethrows the validation error after settling (see below).
       ...(deferNonce ? { attachValidation: true } : {}),
-      ...(limit || r.rawBody || r.errorWire
-        ? { config: { ...(limit ? { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } : {}), ...(r.rawBody ? { rawBody: true } : {}), ...(r.errorWire ? { errorWire: r.errorWire } : {}) } }
-        : {}),
+      ...(limit || r.rawBody || r.errorWire ? { config: { ...(limit ? { rateLimit: { max: limit.max, timeWindow: limit.timeWindowMs } } : {}), ...(r.rawBody ? { rawBody: true } : {}), ...(r.errorWire ? { errorWire: r.errorWire } : {}) } } : {}),
       schema: {
         summary: r.summary,
         tags: r.tags,

@@ -18,10 +18,7 @@ function writeEnvelope(socket: Socket, code: ErrorCode, message: string, request
   const body: ErrorEnvelope = { error: message, code, request_id: requestId };
   const text = JSON.stringify(body);
   if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${code.replaceAll('_', ' ')}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n` +
-        `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${text}`,
-    );
+    socket.write(`HTTP/1.1 ${status} ${code.replaceAll('_', ' ')}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n` + `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${text}`);
   }
   socket.end();
   // end() lets the answer flush; a peer that never reads must not keep the socket.

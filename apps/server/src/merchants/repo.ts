@@ -20,10 +20,7 @@ export interface WalletRow {
   address: string;
 }
 
-export async function insertMerchant(
-  q: Queryable,
-  m: { id: string; name: string; receiveType: string; logoUrl?: string | undefined; returnUrls: string[] },
-): Promise<boolean> {
+export async function insertMerchant(q: Queryable, m: { id: string; name: string; receiveType: string; logoUrl?: string | undefined; returnUrls: string[] }): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO merchants (id, name, receive_type, logo_url, return_urls) VALUES ($1, $2, $3, $4, $5::jsonb)
      ON CONFLICT (id) DO NOTHING`,
@@ -38,10 +35,7 @@ export async function getMerchant(q: Queryable, id: string): Promise<MerchantRow
 }
 
 export async function listWallets(q: Queryable, merchantId: string): Promise<WalletRow[]> {
-  const { rows } = await q.query<WalletRow>(
-    'SELECT merchant_id, chain_id, token_symbol, address FROM merchant_wallets WHERE merchant_id = $1 ORDER BY chain_id, token_symbol',
-    [merchantId],
-  );
+  const { rows } = await q.query<WalletRow>('SELECT merchant_id, chain_id, token_symbol, address FROM merchant_wallets WHERE merchant_id = $1 ORDER BY chain_id, token_symbol', [merchantId]);
   return rows;
 }
 
@@ -64,19 +58,12 @@ export interface ApiKeyRow {
 }
 
 export async function findApiKey(q: Queryable, apiKey: string): Promise<ApiKeyRow | undefined> {
-  const { rows } = await q.query<ApiKeyRow>(
-    `SELECT k.*, m.receive_type FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = $1`,
-    [apiKey],
-    { name: 'api_key_find' },
-  );
+  const { rows } = await q.query<ApiKeyRow>(`SELECT k.*, m.receive_type FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = $1`, [apiKey], { name: 'api_key_find' });
   return rows[0];
 }
 
 export async function listApiKeys(q: Queryable, merchantId: string): Promise<ApiKeyRow[]> {
-  const { rows } = await q.query<ApiKeyRow>(
-    `SELECT k.*, m.receive_type FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.merchant_id = $1 ORDER BY k.created_at`,
-    [merchantId],
-  );
+  const { rows } = await q.query<ApiKeyRow>(`SELECT k.*, m.receive_type FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.merchant_id = $1 ORDER BY k.created_at`, [merchantId]);
   return rows;
 }
 
@@ -86,10 +73,7 @@ export async function insertApiKey(q: Queryable, k: { apiKey: string; merchantId
 
 /** Revokes a key (idempotent); false when the merchant has no such key. */
 export async function revokeApiKey(q: Queryable, merchantId: string, apiKey: string): Promise<boolean> {
-  const r = await q.query(
-    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE merchant_id = $1 AND api_key = $2',
-    [merchantId, apiKey],
-  );
+  const r = await q.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE merchant_id = $1 AND api_key = $2', [merchantId, apiKey]);
   return r.rowCount === 1;
 }
 

@@ -20,15 +20,9 @@ export interface MerchantCreateInput {
   returnUrls?: string[] | undefined;
 }
 
-export type CreateMerchantOutcome =
-  | { kind: 'created'; merchantId: string; apiKey: string; apiSecret: string }
-  | { kind: 'duplicate' };
+export type CreateMerchantOutcome = { kind: 'created'; merchantId: string; apiKey: string; apiSecret: string } | { kind: 'duplicate' };
 
-export type AddWalletOutcome =
-  | { kind: 'added'; wallet: WalletView }
-  | { kind: 'merchant_not_found' }
-  | { kind: 'chain_not_supported' }
-  | { kind: 'token_not_supported' };
+export type AddWalletOutcome = { kind: 'added'; wallet: WalletView } | { kind: 'merchant_not_found' } | { kind: 'chain_not_supported' } | { kind: 'token_not_supported' };
 
 export interface WalletView {
   chain_id: number;

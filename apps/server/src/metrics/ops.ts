@@ -37,7 +37,6 @@ export interface RecordedAttempt {
   refused: boolean;
 }
 
-
 /**
  * How old the counts of terminal orders may be. Live statuses are counted at every scrape (an index
  * range); the terminal ones need the whole table (bench/metrics-scrape.ts at a million orders:
@@ -149,13 +148,7 @@ export class OpsMetrics {
       const { db, clock } = this.source;
       try {
         const now = clock.now();
-        const [live, backlog, cursors, settlements, oldestTransactionS] = await Promise.all([
-          countLiveOrders(db),
-          webhookBacklog(db, new Date(now)),
-          chainCursors(db),
-          settlementBacklog(db, new Date(now)),
-          oldestOpenTransactionAgeS(db),
-        ]);
+        const [live, backlog, cursors, settlements, oldestTransactionS] = await Promise.all([countLiveOrders(db), webhookBacklog(db, new Date(now)), chainCursors(db), settlementBacklog(db, new Date(now)), oldestOpenTransactionAgeS(db)]);
         if (!this.terminal || now - this.terminal.at >= Math.max(TERMINAL_COUNT_MAX_AGE_MS, TERMINAL_COUNT_DUTY * this.terminal.tookMs)) {
           const started = performance.now();
           const rows = (await countOrders(db)).filter((r) => isOrderStatus(r.status) && isTerminalOrderStatus(r.status));
@@ -199,11 +192,8 @@ export class OpsMetrics {
     gauge('tollgate_webhook_backlog_due', 'Undelivered deliveries due now and not in flight (a healthy dispatcher keeps this near 0)', [], (g, s) => g.set(s.backlog.due));
     gauge('tollgate_webhook_oldest_pending_age_seconds', 'Age of the oldest undelivered delivery (0 when none)', [], (g, s) => g.set(Math.max(0, s.backlog.oldest_age_s)));
     gauge('tollgate_webhook_oldest_due_age_seconds', 'How long the most overdue delivery has been due (0 when none): the dispatcher lag', [], (g, s) => g.set(Math.max(0, s.backlog.oldest_due_s)));
-    gauge(
-      'tollgate_db_oldest_transaction_age_seconds',
-      'Age of the oldest open transaction on the database server this role can see: the webhook event feed serves an event only after every older transaction has ended',
-      [],
-      (g, s) => g.set(s.oldestTransactionS),
+    gauge('tollgate_db_oldest_transaction_age_seconds', 'Age of the oldest open transaction on the database server this role can see: the webhook event feed serves an event only after every older transaction has ended', [], (g, s) =>
+      g.set(s.oldestTransactionS),
     );
     // Every chain with a watcher cursor gets a series (0 when idle): an absent series alerts on nothing.
     const settlementChains = (s: Snapshot) => new Set([...s.cursors.map((c) => c.chain_id), ...s.settlements.keys()]);

@@ -75,9 +75,7 @@ export interface CursorRow {
 
 /** Every chain's scan cursor: how far the watcher has scanned, in blocks and in chain time. */
 export async function chainCursors(q: Queryable): Promise<CursorRow[]> {
-  const { rows } = await q.query<CursorRow>(
-    'SELECT chain_id, block_number, EXTRACT(EPOCH FROM block_timestamp)::float8 AS block_ts FROM chain_cursors',
-  );
+  const { rows } = await q.query<CursorRow>('SELECT chain_id, block_number, EXTRACT(EPOCH FROM block_timestamp)::float8 AS block_ts FROM chain_cursors');
   return rows;
 }
 

@@ -72,6 +72,6 @@ export function createEvmTxLookup(chain: Pick<ChainConfig, 'rpcUrl' | 'rpcUrls' 
         if (t) transfers.push(t);
       }
       return { status: receipt.status, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, blockTimestamp, head, transfers };
-    }
+    },
   };
 }

@@ -26,11 +26,7 @@ interface ChallengeBody {
   route_pricing_version: number;
 }
 
-export type IssueOutcome =
-  | { kind: 'issued'; body: ChallengeBody; wwwAuthenticate: string }
-  | { kind: 'merchant_not_found' }
-  | { kind: 'route_not_priced' }
-  | { kind: 'invalid_request_canonical' };
+export type IssueOutcome = { kind: 'issued'; body: ChallengeBody; wwwAuthenticate: string } | { kind: 'merchant_not_found' } | { kind: 'route_not_priced' } | { kind: 'invalid_request_canonical' };
 
 export interface IssueInput {
   merchantId: string;

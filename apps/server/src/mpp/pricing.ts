@@ -30,14 +30,7 @@ function routePriceView(r: repo.RouteRow): RoutePriceView {
   };
 }
 
-export type SetPriceOutcome =
-  | { kind: 'set'; route: RoutePriceView }
-  | { kind: 'invalid_route' }
-  | { kind: 'invalid_amount' }
-  | { kind: 'merchant_not_found' }
-  | { kind: 'chain_not_supported' }
-  | { kind: 'token_not_supported' }
-  | { kind: 'wallet_not_found' };
+export type SetPriceOutcome = { kind: 'set'; route: RoutePriceView } | { kind: 'invalid_route' } | { kind: 'invalid_amount' } | { kind: 'merchant_not_found' } | { kind: 'chain_not_supported' } | { kind: 'token_not_supported' } | { kind: 'wallet_not_found' };
 
 const MAX_UINT256 = (1n << 256n) - 1n;
 

@@ -77,8 +77,7 @@ export async function insertChallenge(q: Queryable, c: Omit<ChallengeRow, 'statu
     `INSERT INTO mpp_challenges (id, merchant_id, route_canonical, request_canonical, payer_addr, chain_id, token_contract, recipient,
        amount_wei, route_pricing_version, mac, issued_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-    [c.id, c.merchant_id, c.route_canonical, c.request_canonical, c.payer_addr, c.chain_id, c.token_contract, c.recipient,
-      c.amount_wei, c.route_pricing_version, c.mac, c.issued_at, c.expires_at],
+    [c.id, c.merchant_id, c.route_canonical, c.request_canonical, c.payer_addr, c.chain_id, c.token_contract, c.recipient, c.amount_wei, c.route_pricing_version, c.mac, c.issued_at, c.expires_at],
   );
 }
 
@@ -249,10 +248,7 @@ export async function rotateReceiptKey(q: Queryable, k: { kid: string; privateCi
 
 /** Inserts the first key unless one is already active (two processes starting at once: one wins). */
 export async function insertFirstReceiptKey(q: Queryable, k: { kid: string; privateCiphertext: string; publicJwk: object }): Promise<boolean> {
-  const r = await q.query(
-    `INSERT INTO mpp_receipt_keys (kid, private_ciphertext, public_jwk) VALUES ($1, $2, $3::jsonb) ON CONFLICT DO NOTHING`,
-    [k.kid, k.privateCiphertext, JSON.stringify(k.publicJwk)],
-  );
+  const r = await q.query(`INSERT INTO mpp_receipt_keys (kid, private_ciphertext, public_jwk) VALUES ($1, $2, $3::jsonb) ON CONFLICT DO NOTHING`, [k.kid, k.privateCiphertext, JSON.stringify(k.publicJwk)]);
   return r.rowCount === 1;
 }
 

@@ -190,8 +190,18 @@ export class PaymentVerifier {
       const r = await this.claims.claim({
         merchantId: row.merchant_id,
         claims,
-        id: row.id, chainId: row.chain_id, txHash: tx, logIndex: t.logIndex, blockNumber: mined.blockNumber, paidAmountWei: t.value, receiptJws: jws, paidAt: new Date(this.clock.now()),
-        token: t.token, payer: t.from, recipient: t.to, blockTime: new Date(Number(mined.blockTimestamp) * 1000),
+        id: row.id,
+        chainId: row.chain_id,
+        txHash: tx,
+        logIndex: t.logIndex,
+        blockNumber: mined.blockNumber,
+        paidAmountWei: t.value,
+        receiptJws: jws,
+        paidAt: new Date(this.clock.now()),
+        token: t.token,
+        payer: t.from,
+        recipient: t.to,
+        blockTime: new Date(Number(mined.blockTimestamp) * 1000),
       });
       if (r === 'claimed') {
         return { kind: 'paid', claims, jws, transfer: { tokenContract: row.token_contract, blockNumber: Number(mined.blockNumber), blockTimestamp: Number(mined.blockTimestamp) } };
@@ -220,15 +230,7 @@ export class PaymentVerifier {
  * What a mined transaction means for a challenge: a refusal, pending finality, or the matching
  * transfers (lowest log index first) of a final transaction.
  */
-function judge(
-  mined: MinedTx,
-  row: repo.ChallengeRow,
-  payer: string,
-  issuedSec: bigint,
-  expiresSec: bigint,
-  finality: number,
-  retryAfterSeconds: number,
-): VerifyOutcome | { kind: 'final'; enough: TransferLog[]; mined: MinedTx } {
+function judge(mined: MinedTx, row: repo.ChallengeRow, payer: string, issuedSec: bigint, expiresSec: bigint, finality: number, retryAfterSeconds: number): VerifyOutcome | { kind: 'final'; enough: TransferLog[]; mined: MinedTx } {
   if (mined.status !== 'success') return { kind: 'transfer_not_found', reason: 'the transaction reverted' };
   if (mined.blockTimestamp > expiresSec) return { kind: 'challenge_expired' };
   if (mined.blockTimestamp < issuedSec) return { kind: 'transfer_not_found', reason: 'the transaction was mined before the challenge was issued' };
@@ -238,9 +240,7 @@ function judge(
   if (enough.length === 0) {
     return {
       kind: 'transfer_not_found',
-      reason: toUs.length
-        ? `the transfer of ${toUs[0]!.value} is less than the price ${price}`
-        : 'the transaction holds no transfer of the token from the payer to the recipient',
+      reason: toUs.length ? `the transfer of ${toUs[0]!.value} is less than the price ${price}` : 'the transaction holds no transfer of the token from the payer to the recipient',
     };
   }
   const depth = mined.head - mined.blockNumber + 1n;

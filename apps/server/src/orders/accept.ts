@@ -54,14 +54,17 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
   // A node's answer (commitment families) is read before the transaction: see orders/finality.ts.
   const pre = await repo.getOrderForMerchant(db, a.merchantId, a.orderId);
   const rule = pre ? a.finality(pre.chain_id) : undefined;
-  const nodeFinal = pre ? await askNode(rule, (await repo.listRecordedTransfers(db, pre.id)).filter((t) => t.accepted_at === null).map((t) => t.tx_hash)) : new Set<string>();
+  const nodeFinal = pre
+    ? await askNode(
+        rule,
+        (await repo.listRecordedTransfers(db, pre.id)).filter((t) => t.accepted_at === null).map((t) => t.tx_hash),
+      )
+    : new Set<string>();
   try {
     return await db.transaction(async (tx): Promise<AcceptOutcome> => {
       const o = await repo.lockOrderForMerchant(tx, a.merchantId, a.orderId);
       if (!o) return { kind: 'not_found' };
-      const chosen = (await repo.listRecordedTransfers(tx, o.id)).filter(
-        (t) => (txHash === undefined || t.tx_hash === txHash) && (a.logIndex === undefined || t.log_index === a.logIndex),
-      );
+      const chosen = (await repo.listRecordedTransfers(tx, o.id)).filter((t) => (txHash === undefined || t.tx_hash === txHash) && (a.logIndex === undefined || t.log_index === a.logIndex));
       if (o.status === 'INVOICED') {
         const same = chosen.find((t) => t.accepted_at !== null && Number(o.transfer_id) === t.id);
         return same ? { kind: 'accepted', order: o, repeated: true } : { kind: 'nothing', reason: 'the order is already INVOICED by its own payment' };

@@ -76,11 +76,7 @@ export async function claimHolder(q: Queryable, k: TransferKey): Promise<ClaimHo
  * claimed as a whole before it was broadcast) may pay it; for any other order it is spent. Under a concurrent claim of the same key the insert waits for the other
  * transaction and then sees its row (no error, no second claim).
  */
-export async function claimForOrder(
-  q: Queryable,
-  k: TransferKey,
-  c: { orderId: string; amountWei: bigint; payer: string },
-): Promise<'claimed' | ClaimHolder> {
+export async function claimForOrder(q: Queryable, k: TransferKey, c: { orderId: string; amountWei: bigint; payer: string }): Promise<'claimed' | ClaimHolder> {
   const { rows } = await q.query(
     `INSERT INTO transfer_claims (chain_id, tx_ref, log_index, purpose, purpose_id, amount_wei, payer)
      SELECT $1, $2, $3, 'order', $4, $5, $6
@@ -101,12 +97,7 @@ export async function claimForOrder(
  * claims it again when it attributes it.
  */
 export async function releaseOrderClaim(q: Queryable, k: TransferKey, orderId: string): Promise<void> {
-  await q.query(`DELETE FROM transfer_claims WHERE chain_id = $1 AND tx_ref = $2 AND log_index = $3 AND purpose = 'order' AND purpose_id = $4`, [
-    k.chainId,
-    k.txRef,
-    k.index,
-    orderId,
-  ]);
+  await q.query(`DELETE FROM transfer_claims WHERE chain_id = $1 AND tx_ref = $2 AND log_index = $3 AND purpose = 'order' AND purpose_id = $4`, [k.chainId, k.txRef, k.index, orderId]);
 }
 
 /**

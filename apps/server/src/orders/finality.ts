@@ -11,9 +11,7 @@
  */
 import { depthOf } from './states.ts';
 
-export type FinalityRule =
-  | { unit: 'blocks'; needed: number }
-  | { unit: 'commitment'; level: 'finalized'; isFinal: (txHash: string) => Promise<boolean> };
+export type FinalityRule = { unit: 'blocks'; needed: number } | { unit: 'commitment'; level: 'finalized'; isFinal: (txHash: string) => Promise<boolean> };
 
 export interface Finality {
   final: boolean;

@@ -88,8 +88,10 @@ export type OrderToCreate = Omit<NewOrder, 'payToAddress'> & {
  * input plus what the statement decided (the pay-to address); not the whole row, because reading
  * ~30 columns back (timestamps and numerics parsed per row) cost more than the insert's own work.
  */
-export type CreatedOrder = Pick<OrderRow, 'id' | 'merchant_id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract'
-  | 'decimals' | 'from_address' | 'pay_to_address' | 'amount_wei' | 'fee_amount' | 'status' | 'expires_at' | 'checkout_id'>;
+export type CreatedOrder = Pick<
+  OrderRow,
+  'id' | 'merchant_id' | 'dapp_order_id' | 'flow' | 'chain_id' | 'pay_to_chain_id' | 'token_symbol' | 'token_contract' | 'decimals' | 'from_address' | 'pay_to_address' | 'amount_wei' | 'fee_amount' | 'status' | 'expires_at' | 'checkout_id'
+>;
 
 /** Per input order, in input order: the created order, or why there is none. */
 export type CreateRowOutcome = { order: CreatedOrder } | { missing: 'nonce_used' | 'key_revoked' | 'wallet' | 'fee_account' | 'fee_short' | 'conflict' };
@@ -192,13 +194,31 @@ export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderT
        CASE WHEN ins.id IS NOT NULL THEN true ELSE c.merchant_id IN (SELECT merchant_id FROM ok) END AS fee_ok
      FROM checked c LEFT JOIN ins ON ins.id = c.id
      ORDER BY c.ord`,
-    [JSON.stringify(os.map((o) => ({
-      id: o.id, merchant_id: o.merchantId, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId,
-      token_symbol: o.tokenSymbol, token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, amount_wei: o.amountWei.toString(),
-      fee_amount: o.feeAmount.toString(), expires_at: o.expiresAt.toISOString(), callback_calldata: o.callbackCalldata ?? null,
-      checkout_id: o.checkoutId ?? null, api_key: o.nonce?.apiKey ?? null, nonce: o.nonce?.nonce ?? null,
-      pay_to_override: o.payToAddress ?? null, callback_id: o.callbackId ?? null,
-    })))],
+    [
+      JSON.stringify(
+        os.map((o) => ({
+          id: o.id,
+          merchant_id: o.merchantId,
+          dapp_order_id: o.dappOrderId,
+          flow: o.flow,
+          chain_id: o.chainId,
+          pay_to_chain_id: o.payToChainId,
+          token_symbol: o.tokenSymbol,
+          token_contract: o.tokenContract,
+          decimals: o.decimals,
+          from_address: o.fromAddress,
+          amount_wei: o.amountWei.toString(),
+          fee_amount: o.feeAmount.toString(),
+          expires_at: o.expiresAt.toISOString(),
+          callback_calldata: o.callbackCalldata ?? null,
+          checkout_id: o.checkoutId ?? null,
+          api_key: o.nonce?.apiKey ?? null,
+          nonce: o.nonce?.nonce ?? null,
+          pay_to_override: o.payToAddress ?? null,
+          callback_id: o.callbackId ?? null,
+        })),
+      ),
+    ],
     { name: 'orders_insert_batch' },
   );
   return rows.map((r, i): CreateRowOutcome => {
@@ -210,9 +230,22 @@ export async function insertOrdersReservingFee(q: Queryable, os: readonly OrderT
     const o = os[i]!;
     return {
       order: {
-        id: o.id, merchant_id: o.merchantId, dapp_order_id: o.dappOrderId, flow: o.flow, chain_id: o.chainId, pay_to_chain_id: o.payToChainId,
-        token_symbol: o.tokenSymbol, token_contract: o.tokenContract, decimals: o.decimals, from_address: o.fromAddress, pay_to_address: r.pay_to_address,
-        amount_wei: o.amountWei.toString(), fee_amount: o.feeAmount.toString(), status: 'CHECKOUT_VERIFIED', expires_at: o.expiresAt, checkout_id: o.checkoutId ?? null,
+        id: o.id,
+        merchant_id: o.merchantId,
+        dapp_order_id: o.dappOrderId,
+        flow: o.flow,
+        chain_id: o.chainId,
+        pay_to_chain_id: o.payToChainId,
+        token_symbol: o.tokenSymbol,
+        token_contract: o.tokenContract,
+        decimals: o.decimals,
+        from_address: o.fromAddress,
+        pay_to_address: r.pay_to_address,
+        amount_wei: o.amountWei.toString(),
+        fee_amount: o.feeAmount.toString(),
+        status: 'CHECKOUT_VERIFIED',
+        expires_at: o.expiresAt,
+        checkout_id: o.checkoutId ?? null,
       },
     };
   });
@@ -235,8 +268,24 @@ export async function insertOrder(q: Queryable, o: NewOrder): Promise<OrderRow> 
        from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, callback_calldata, checkout_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'CHECKOUT_VERIFIED', $14, $15, $16)
      RETURNING *`,
-    [o.id, o.merchantId, o.dappOrderId, o.flow, o.chainId, o.payToChainId, o.tokenSymbol, o.tokenContract, o.decimals,
-      o.fromAddress, o.payToAddress, o.amountWei.toString(), o.feeAmount.toString(), o.expiresAt, o.callbackCalldata ?? null, o.checkoutId ?? null],
+    [
+      o.id,
+      o.merchantId,
+      o.dappOrderId,
+      o.flow,
+      o.chainId,
+      o.payToChainId,
+      o.tokenSymbol,
+      o.tokenContract,
+      o.decimals,
+      o.fromAddress,
+      o.payToAddress,
+      o.amountWei.toString(),
+      o.feeAmount.toString(),
+      o.expiresAt,
+      o.callbackCalldata ?? null,
+      o.checkoutId ?? null,
+    ],
   );
   return rows[0]!;
 }
@@ -254,11 +303,26 @@ export async function getOrder(q: Queryable, orderId: string): Promise<OrderRow 
 
 /** Columns a transition may set besides status (whitelist: names are interpolated into SQL). */
 const PATCHABLE = [
-  'transfer_id', 'tx_hash', 'log_index', 'block_number', 'block_hash', 'paid_amount_wei', 'confirmations',
-  'payment_seen_at', 'confirmed_at', 'invoiced_at', 'failure_reason',
+  'transfer_id',
+  'tx_hash',
+  'log_index',
+  'block_number',
+  'block_hash',
+  'paid_amount_wei',
+  'confirmations',
+  'payment_seen_at',
+  'confirmed_at',
+  'invoiced_at',
+  'failure_reason',
   // card rail (rails/card/service.ts); held_reasons takes a JSON string
-  'payment_reference', 'held_reasons', 'refunded_amount', 'dispute_status',
-  'callback_status', 'settlement_tx_hash', 'settled_at', 'refund_tx_hash',
+  'payment_reference',
+  'held_reasons',
+  'refunded_amount',
+  'dispute_status',
+  'callback_status',
+  'settlement_tx_hash',
+  'settled_at',
+  'refund_tx_hash',
 ] as const;
 export type OrderPatch = Partial<Record<(typeof PATCHABLE)[number], unknown>>;
 
@@ -299,9 +363,7 @@ export async function patchOrder(q: Queryable, orderId: string, expected: OrderS
 }
 
 export async function insertTransition(q: Queryable, t: { orderId: string; from: OrderStatus | null; to: OrderStatus; trigger: string; detail?: unknown }): Promise<void> {
-  await q.query('INSERT INTO order_transitions (order_id, from_status, to_status, trigger, detail) VALUES ($1, $2, $3, $4, $5::jsonb)', [
-    t.orderId, t.from, t.to, t.trigger, t.detail === undefined ? null : JSON.stringify(t.detail),
-  ]);
+  await q.query('INSERT INTO order_transitions (order_id, from_status, to_status, trigger, detail) VALUES ($1, $2, $3, $4, $5::jsonb)', [t.orderId, t.from, t.to, t.trigger, t.detail === undefined ? null : JSON.stringify(t.detail)]);
 }
 
 export interface ObservedTransfer {

@@ -169,9 +169,8 @@ export class OrderService {
     if (input.nonce && !(out.kind === 'insufficient_fee' && !out.nonceSettled)) input.nonce.settled = true;
     switch (out.kind) {
       case 'created': {
-        const signRequest = plan.callbackId && input.callbackCalldata !== undefined && this.ports.signRequests
-          ? await this.ports.signRequests.signRequestFor({ ...out.order, callback_id: plan.callbackId, callback_calldata: input.callbackCalldata })
-          : undefined;
+        const signRequest =
+          plan.callbackId && input.callbackCalldata !== undefined && this.ports.signRequests ? await this.ports.signRequests.signRequestFor({ ...out.order, callback_id: plan.callbackId, callback_calldata: input.callbackCalldata }) : undefined;
         return { kind: 'created', order: out.order, ...(signRequest ? { calldataSignRequest: signRequest } : {}) };
       }
       case 'replay':

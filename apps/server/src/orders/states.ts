@@ -60,11 +60,7 @@ export function depthOf(blockNumber: bigint, head: bigint): number {
  * The trigger the depth of a paying transfer calls for, or undefined when nothing changes. Moves
  * straight to INVOICED when finality is reached, whatever intermediate status was visible.
  */
-export function depthTrigger(
-  status: OrderStatus,
-  depth: number,
-  t: { confirmations: number; finality: number; /** false for DELEGATE orders: INVOICED comes from their settlement's finality */ invoices?: boolean },
-): 'confirm' | 'invoice' | undefined {
+export function depthTrigger(status: OrderStatus, depth: number, t: { confirmations: number; finality: number /** false for DELEGATE orders: INVOICED comes from their settlement's finality */; invoices?: boolean }): 'confirm' | 'invoice' | undefined {
   if (status !== 'CHECKOUT_VERIFIED' && status !== 'PAYMENT_CONFIRMED') return undefined;
   if (t.invoices !== false && depth >= t.finality && depth >= 1) return 'invoice';
   if (t.invoices === false && status === 'CHECKOUT_VERIFIED' && depth >= Math.min(t.confirmations, t.finality) && depth >= 1) return 'confirm';

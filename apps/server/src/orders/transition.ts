@@ -69,7 +69,7 @@ class IllegalTransitionError extends Error {
  */
 export async function transitionOrder(
   tx: Queryable,
-  args: { orderId: string; from: OrderStatus; trigger: OrderTrigger; patch?: repo.OrderPatch; detail?: unknown; /** the caller's clock (events' created_at) */ now?: Date },
+  args: { orderId: string; from: OrderStatus; trigger: OrderTrigger; patch?: repo.OrderPatch; detail?: unknown /** the caller's clock (events' created_at) */; now?: Date },
 ): Promise<repo.OrderRow | undefined> {
   const to = nextStatus(args.from, args.trigger);
   if (!to) throw new IllegalTransitionError(args.from, args.trigger);

@@ -46,16 +46,20 @@ export const OrderStatusRecordSchema = Type.Object({
   settlement_tx_hash: Type.Optional(Type.String({ description: 'DELEGATE: the settlement transaction (payout and callback in one transaction)' })),
   settled_at: Type.Optional(Type.String({ description: 'DELEGATE: when the settlement transaction reached finality' })),
   refund_tx_hash: Type.Optional(Type.String({ description: 'DELEGATE: the operator refund of a FAILED order to its payer' })),
-  needs_reconciliation: Type.Optional(Type.Boolean({
-    description: 'present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned: accept it (POST /api/v1/orders/{order_id}/accept-payment) or refund the payer',
-  })),
+  needs_reconciliation: Type.Optional(
+    Type.Boolean({
+      description: 'present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned: accept it (POST /api/v1/orders/{order_id}/accept-payment) or refund the payer',
+    }),
+  ),
   observed_transfers: Type.Optional(Type.Array(ObservedTransferSchema, { description: 'transfers recorded against the order: its payment, and late, under- or duplicate payments' })),
   fiat_currency: Type.Optional(Type.String({ description: 'card orders: the currency charged (ISO 4217)' })),
   fiat_amount: Type.Optional(Type.String({ description: 'card orders: the amount charged, a decimal string' })),
   payment_reference: Type.Optional(Type.String({ description: "card orders: the processor's payment reference" })),
-  held_reasons: Type.Optional(Type.Array(Type.String(), {
-    description: 'card orders: present while a paid card order is held in PAYMENT_CONFIRMED; each of duplicate_payment, conflict, refund, dispute, balance (docs/card-payments.md)',
-  })),
+  held_reasons: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'card orders: present while a paid card order is held in PAYMENT_CONFIRMED; each of duplicate_payment, conflict, refund, dispute, balance (docs/card-payments.md)',
+    }),
+  ),
   refunded_amount: Type.Optional(Type.String({ description: 'the amount refunded so far (succeeded refunds of any rail, docs/refunds.md), a decimal string' })),
   dispute_status: Type.Optional(Type.String({ description: 'card orders: opened, won or lost' })),
 });

@@ -175,7 +175,13 @@ export class PortalAuth {
    * attempt, per account and address, before hashing), and every other session of the user ends,
    * so a session an attacker holds does not outlive the change.
    */
-  async changePassword(input: { userId: string; sessionId: string; current: string; next: string; ip: string }): Promise<{ kind: 'changed'; endedSessions: number } | { kind: 'wrong_password' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' } | PasswordRefused> {
+  async changePassword(input: {
+    userId: string;
+    sessionId: string;
+    current: string;
+    next: string;
+    ip: string;
+  }): Promise<{ kind: 'changed'; endedSessions: number } | { kind: 'wrong_password' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' } | PasswordRefused> {
     const problem = passwordProblem(input.next);
     if (problem) return { kind: 'password_invalid', reason: problem };
     const user = await repo.findUserById(this.db, input.userId);
@@ -251,9 +257,12 @@ export class PortalAuth {
    * lookup, not a scrypt; every attempt counts against the address like a sign-in (a wrong token
    * is a failed credential), and a success takes it back.
    */
-  async acceptInvitation(input: { token: string; password: string; ip: string; presented?: string | undefined }): Promise<
-    { kind: 'ok'; session: NewSession; email: string } | { kind: 'not_usable' } | { kind: 'exists' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' } | PasswordRefused
-  > {
+  async acceptInvitation(input: {
+    token: string;
+    password: string;
+    ip: string;
+    presented?: string | undefined;
+  }): Promise<{ kind: 'ok'; session: NewSession; email: string } | { kind: 'not_usable' } | { kind: 'exists' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' } | PasswordRefused> {
     const problem = passwordProblem(input.password);
     if (problem) return { kind: 'password_invalid', reason: problem };
     const ipKey = `ip:${input.ip}`;
@@ -267,20 +276,22 @@ export class PortalAuth {
       await repo.uncountAttempt(this.db, [ipKey]);
       return { kind: 'busy' };
     }
-    return this.db.transaction(async (tx) => {
-      await repo.uncountAttempt(tx, [ipKey]);
-      const inv = await repo.consumeInvitation(tx, sha256(input.token), this.now());
-      if (!inv) return { kind: 'not_usable' } as const;
-      const userId = `usr_${randomBytes(12).toString('hex')}`;
-      if (!(await repo.insertUser(tx, { id: userId, merchantId: inv.merchant_id, email: inv.email, passwordHash, role: inv.role, now: this.now() }))) {
-        // Roll back the consumption: the invitation stays usable once the conflicting user is gone.
-        throw new ExistsError();
-      }
-      return { kind: 'ok', email: inv.email, session: await this.openSession(tx, { userId, merchantId: inv.merchant_id, role: inv.role, replacing: input.presented }) } as const;
-    }).catch((err: unknown) => {
-      if (err instanceof ExistsError) return { kind: 'exists' } as const;
-      throw err;
-    });
+    return this.db
+      .transaction(async (tx) => {
+        await repo.uncountAttempt(tx, [ipKey]);
+        const inv = await repo.consumeInvitation(tx, sha256(input.token), this.now());
+        if (!inv) return { kind: 'not_usable' } as const;
+        const userId = `usr_${randomBytes(12).toString('hex')}`;
+        if (!(await repo.insertUser(tx, { id: userId, merchantId: inv.merchant_id, email: inv.email, passwordHash, role: inv.role, now: this.now() }))) {
+          // Roll back the consumption: the invitation stays usable once the conflicting user is gone.
+          throw new ExistsError();
+        }
+        return { kind: 'ok', email: inv.email, session: await this.openSession(tx, { userId, merchantId: inv.merchant_id, role: inv.role, replacing: input.presented }) } as const;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof ExistsError) return { kind: 'exists' } as const;
+        throw err;
+      });
   }
 }
 

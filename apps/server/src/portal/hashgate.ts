@@ -59,7 +59,10 @@ export class HashGate {
   private readonly held = new Map<string, number>();
   private readonly recent = new Map<string, { n: number; since: number }>();
 
-  constructor(o: HashGateOptions = {}, private readonly now: () => number = Date.now) {
+  constructor(
+    o: HashGateOptions = {},
+    private readonly now: () => number = Date.now,
+  ) {
     this.concurrency = o.concurrency ?? 1;
     this.queue = o.queue ?? 8;
     this.perAddress = o.perAddress ?? 2;

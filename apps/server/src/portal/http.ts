@@ -93,8 +93,15 @@ export async function authenticatePortal(req: FastifyRequest, deps: PortalDeps, 
   }
   if (ROLE_RANK[s.role] < ROLE_RANK[minRole]) throw new AppError('forbidden', `this needs the ${minRole} role; you are ${s.role}`);
   return {
-    sessionHash: sha256(id!), role: s.role, userId: s.user_id, email: s.email, merchantId: s.merchant_id, merchantName: s.merchant_name, csrfToken: s.csrf_token,
-    totpEnabled: s.totp_enabled === true, totpEnrollment: s.totp_enrollment,
+    sessionHash: sha256(id!),
+    role: s.role,
+    userId: s.user_id,
+    email: s.email,
+    merchantId: s.merchant_id,
+    merchantName: s.merchant_name,
+    csrfToken: s.csrf_token,
+    totpEnabled: s.totp_enabled === true,
+    totpEnrollment: s.totp_enrollment,
   };
 }
 

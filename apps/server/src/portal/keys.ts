@@ -20,4 +20,3 @@ export async function rotateApiKey(deps: PortalDeps, merchantId: string, oldKey:
   if (out.kind === 'rotated') await deps.merchants.revokeApiKey(merchantId, oldKey);
   return out;
 }
-

@@ -7,10 +7,7 @@ export async function setPendingTotp(q: Queryable, userId: string, encrypted: st
 
 /** The pending secret becomes the user's factor (the confirming code's step is recorded as used). */
 export async function enableTotp(q: Queryable, userId: string, step: number): Promise<boolean> {
-  const { rowCount } = await q.query(
-    'UPDATE portal_users SET totp_secret_ciphertext = totp_pending_ciphertext, totp_pending_ciphertext = NULL, totp_last_step = $2 WHERE id = $1 AND totp_pending_ciphertext IS NOT NULL',
-    [userId, step],
-  );
+  const { rowCount } = await q.query('UPDATE portal_users SET totp_secret_ciphertext = totp_pending_ciphertext, totp_pending_ciphertext = NULL, totp_last_step = $2 WHERE id = $1 AND totp_pending_ciphertext IS NOT NULL', [userId, step]);
   return rowCount === 1;
 }
 
@@ -25,10 +22,7 @@ export async function disableTotp(q: Queryable, userId: string): Promise<void> {
  * both pass.
  */
 export async function useTotpStep(q: Queryable, userId: string, step: number): Promise<boolean> {
-  const { rowCount } = await q.query(
-    'UPDATE portal_users SET totp_last_step = $2 WHERE id = $1 AND totp_secret_ciphertext IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)',
-    [userId, step],
-  );
+  const { rowCount } = await q.query('UPDATE portal_users SET totp_last_step = $2 WHERE id = $1 AND totp_secret_ciphertext IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)', [userId, step]);
   return rowCount === 1;
 }
 
@@ -67,10 +61,7 @@ export async function endEnrollment(q: Queryable, userId: string): Promise<void>
 export async function insertReset(q: Queryable, r: { tokenHash: string; userId: string; issuedBy: 'operator' | 'email'; now: Date; expiresAt: Date }): Promise<void> {
   // A new link replaces the user's unused ones: only the newest works.
   await q.query('UPDATE portal_password_resets SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL', [r.userId, r.now]);
-  await q.query(
-    'INSERT INTO portal_password_resets (token_hash, user_id, issued_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
-    [r.tokenHash, r.userId, r.issuedBy, r.now, r.expiresAt],
-  );
+  await q.query('INSERT INTO portal_password_resets (token_hash, user_id, issued_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [r.tokenHash, r.userId, r.issuedBy, r.now, r.expiresAt]);
 }
 
 /** The user of a live, unused link (no side effect). */
@@ -85,10 +76,7 @@ export async function findUsableReset(q: Queryable, tokenHash: string, now: Date
 
 /** Marks the link used; its user, or undefined when it was used meanwhile. */
 export async function consumeReset(q: Queryable, tokenHash: string, now: Date): Promise<{ user_id: string } | undefined> {
-  const { rows } = await q.query<{ user_id: string }>(
-    'UPDATE portal_password_resets SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id',
-    [tokenHash, now],
-  );
+  const { rows } = await q.query<{ user_id: string }>('UPDATE portal_password_resets SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id', [tokenHash, now]);
   return rows[0];
 }
 

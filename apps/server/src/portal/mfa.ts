@@ -33,7 +33,10 @@ function recoveryCode(): string {
   return `${s.slice(0, 4)}-${s.slice(4, 8)}-${s.slice(8, 12)}`;
 }
 const normalizeRecovery = (c: string) => c.trim().toLowerCase().replace(/[\s-]/g, '');
-const hashRecovery = (c: string) => createHash('sha256').update(`tollgate recovery\0${normalizeRecovery(c)}`).digest('hex');
+const hashRecovery = (c: string) =>
+  createHash('sha256')
+    .update(`tollgate recovery\0${normalizeRecovery(c)}`)
+    .digest('hex');
 
 /** A 6-digit code (spaces allowed, as apps show `123 456`); anything else is a recovery code. */
 const asTotpCode = (c: string) => {

@@ -7,17 +7,7 @@ import { serveBundle } from '../hosted/bundle.ts';
  * Only the page's own script and stylesheet, API calls to this origin, no inline anything, never
  * framed, forms post nowhere (the page sends JSON with fetch).
  */
-export const PORTAL_CSP = [
-  "default-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "object-src 'none'",
-].join('; ');
+export const PORTAL_CSP = ["default-src 'self'", "img-src 'self' data:", "connect-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'", "object-src 'none'"].join('; ');
 
 /**
  * `GET /portal` (→ /portal/), `GET /portal/` and `GET /portal/assets/*`. Built once per process on

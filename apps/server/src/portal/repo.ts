@@ -90,10 +90,17 @@ export async function insertSession(
   q: Queryable,
   s: { idHash: string; userId: string | null; merchantId: string | null; role: SessionRole; csrfToken: string; now: Date; expiresAt: Date; operatorKeyFp?: string | undefined; totpEnrollment?: boolean | undefined },
 ): Promise<void> {
-  await q.query(
-    `INSERT INTO portal_sessions (id_hash, user_id, merchant_id, role, csrf_token, created_at, expires_at, operator_key_fp, totp_enrollment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [s.idHash, s.userId, s.merchantId, s.role, s.csrfToken, s.now, s.expiresAt, s.operatorKeyFp ?? null, s.totpEnrollment ?? false],
-  );
+  await q.query(`INSERT INTO portal_sessions (id_hash, user_id, merchant_id, role, csrf_token, created_at, expires_at, operator_key_fp, totp_enrollment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+    s.idHash,
+    s.userId,
+    s.merchantId,
+    s.role,
+    s.csrfToken,
+    s.now,
+    s.expiresAt,
+    s.operatorKeyFp ?? null,
+    s.totpEnrollment ?? false,
+  ]);
 }
 
 /** Ends every session of a user but `keep` (a session id hash); returns how many ended. */
@@ -138,18 +145,12 @@ export async function pruneSessions(q: Queryable, now: Date): Promise<number> {
 
 /** The operator's session looks at another merchant; false when the merchant does not exist. */
 export async function selectSessionMerchant(q: Queryable, idHash: string, merchantId: string): Promise<boolean> {
-  const { rowCount } = await q.query(
-    `UPDATE portal_sessions SET merchant_id = m.id FROM merchants m WHERE portal_sessions.id_hash = $1 AND portal_sessions.role = 'operator' AND m.id = $2`,
-    [idHash, merchantId],
-  );
+  const { rowCount } = await q.query(`UPDATE portal_sessions SET merchant_id = m.id FROM merchants m WHERE portal_sessions.id_hash = $1 AND portal_sessions.role = 'operator' AND m.id = $2`, [idHash, merchantId]);
   return rowCount === 1;
 }
 
 export async function insertInvitation(q: Queryable, i: { tokenHash: string; merchantId: string; email: string; role: UserRole; invitedBy: string | null; now: Date; expiresAt: Date }): Promise<void> {
-  await q.query(
-    `INSERT INTO portal_invitations (token_hash, merchant_id, email, role, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [i.tokenHash, i.merchantId, i.email, i.role, i.invitedBy, i.now, i.expiresAt],
-  );
+  await q.query(`INSERT INTO portal_invitations (token_hash, merchant_id, email, role, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [i.tokenHash, i.merchantId, i.email, i.role, i.invitedBy, i.now, i.expiresAt]);
 }
 
 // An invitation is usable while unused, unexpired, and its sender (if a user) is not disabled:
@@ -166,10 +167,7 @@ export async function findUsableInvitation(q: Queryable, tokenHash: string, now:
 
 /** Marks a usable invitation used and returns it; undefined otherwise (single use). */
 export async function consumeInvitation(q: Queryable, tokenHash: string, now: Date): Promise<{ merchant_id: string; email: string; role: UserRole } | undefined> {
-  const { rows } = await q.query<{ merchant_id: string; email: string; role: UserRole }>(
-    `UPDATE portal_invitations SET used_at = $2 WHERE token_hash = $1 AND ${USABLE} RETURNING merchant_id, email, role`,
-    [tokenHash, now],
-  );
+  const { rows } = await q.query<{ merchant_id: string; email: string; role: UserRole }>(`UPDATE portal_invitations SET used_at = $2 WHERE token_hash = $1 AND ${USABLE} RETURNING merchant_id, email, role`, [tokenHash, now]);
   return rows[0];
 }
 
@@ -180,10 +178,7 @@ export async function revokeInvitations(q: Queryable, merchantId: string, email:
 }
 
 export async function listOpenInvitations(q: Queryable, merchantId: string, now: Date): Promise<{ email: string; role: UserRole; created_at: Date; expires_at: Date }[]> {
-  const { rows } = await q.query<{ email: string; role: UserRole; created_at: Date; expires_at: Date }>(
-    `SELECT email, role, created_at, expires_at FROM portal_invitations WHERE merchant_id = $1 AND ${USABLE} ORDER BY created_at`,
-    [merchantId, now],
-  );
+  const { rows } = await q.query<{ email: string; role: UserRole; created_at: Date; expires_at: Date }>(`SELECT email, role, created_at, expires_at FROM portal_invitations WHERE merchant_id = $1 AND ${USABLE} ORDER BY created_at`, [merchantId, now]);
   return rows;
 }
 

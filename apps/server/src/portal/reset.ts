@@ -66,7 +66,8 @@ export class PasswordResets {
     if (!user || user.disabled_at) return { kind: 'accepted' };
     if ((await mrepo.countMailedResets(this.db, user.id, new Date(this.clock.now() - 3600_000))) >= MAILED_RESETS_PER_HOUR) return { kind: 'accepted' };
     const { url } = await this.issue(user.id, 'email', MAILED_RESET_TTL_SECONDS);
-    const text = `Someone (hopefully you) asked to reset the password of ${user.email} on the Tollgate merchant portal.\n\n` +
+    const text =
+      `Someone (hopefully you) asked to reset the password of ${user.email} on the Tollgate merchant portal.\n\n` +
       `Set a new password here within ${MAILED_RESET_TTL_SECONDS / 60} minutes (the link works once):\n${url}\n\n` +
       'If you did not ask for this, ignore this mail: your password stays as it is.\n';
     // After the answer: its timing must not depend on whether the account exists. The log line
@@ -83,9 +84,7 @@ export class PasswordResets {
    * Sets a new password with a link. The token is checked before any hashing (a bogus link costs a
    * lookup); each try counts against the address like a sign-in.
    */
-  async complete(input: { token: string; password: string; ip: string }): Promise<
-    { kind: 'reset'; email: string; endedSessions: number } | { kind: 'not_usable' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' } | PasswordRefused
-  > {
+  async complete(input: { token: string; password: string; ip: string }): Promise<{ kind: 'reset'; email: string; endedSessions: number } | { kind: 'not_usable' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'busy' } | PasswordRefused> {
     const problem = passwordProblem(input.password);
     if (problem) return { kind: 'password_invalid', reason: problem };
     const ipKey = `ip:${input.ip}`;

@@ -27,5 +27,4 @@ export function holderKey(masterKey: Buffer, clientAddress: string): string {
 }
 
 /** Whether sessions of this link hold a unit of a limit (the link's count or the product's stock). */
-export const isLimited = (link: { max_payments: number | null }, product: { inventory: number | null } | undefined) =>
-  link.max_payments !== null || product?.inventory != null;
+export const isLimited = (link: { max_payments: number | null }, product: { inventory: number | null } | undefined) => link.max_payments !== null || product?.inventory != null;

@@ -15,7 +15,6 @@ const MANIFEST_TYPE = 'tollgate.quickpay.link';
 
 type PublicLink = Static<typeof PublicLinkSchema>;
 
-
 /**
  * The published shape of the manifest (served in OpenAPI with the route): a client validates the
  * signed payload against it before following it. Additional properties are allowed so a newer

@@ -91,10 +91,7 @@ export async function updateProduct(q: Queryable, id: string, merchantId: string
 }
 
 export async function getProduct(q: Queryable, id: string, merchantId?: string): Promise<ProductRow | undefined> {
-  const { rows } = await q.query<ProductRow>(
-    merchantId === undefined ? 'SELECT * FROM quickpay_products WHERE id = $1' : 'SELECT * FROM quickpay_products WHERE id = $1 AND merchant_id = $2',
-    merchantId === undefined ? [id] : [id, merchantId],
-  );
+  const { rows } = await q.query<ProductRow>(merchantId === undefined ? 'SELECT * FROM quickpay_products WHERE id = $1' : 'SELECT * FROM quickpay_products WHERE id = $1 AND merchant_id = $2', merchantId === undefined ? [id] : [id, merchantId]);
   return rows[0];
 }
 
@@ -116,18 +113,12 @@ export async function insertLink(q: Queryable, id: string, merchantId: string, d
 
 /** Updates the mutable part of a link (limits, expiry, activity). */
 export async function updateLink(q: Queryable, id: string, merchantId: string, d: Pick<LinkDraft, 'max_payments' | 'expires_at' | 'active'>): Promise<LinkRow | undefined> {
-  const { rows } = await q.query<LinkRow>(
-    'UPDATE quickpay_links SET max_payments = $3, expires_at = $4, active = $5, updated_at = now() WHERE id = $1 AND merchant_id = $2 RETURNING *',
-    [id, merchantId, d.max_payments, d.expires_at, d.active],
-  );
+  const { rows } = await q.query<LinkRow>('UPDATE quickpay_links SET max_payments = $3, expires_at = $4, active = $5, updated_at = now() WHERE id = $1 AND merchant_id = $2 RETURNING *', [id, merchantId, d.max_payments, d.expires_at, d.active]);
   return rows[0];
 }
 
 export async function getLink(q: Queryable, id: string, merchantId?: string): Promise<LinkRow | undefined> {
-  const { rows } = await q.query<LinkRow>(
-    merchantId === undefined ? 'SELECT * FROM quickpay_links WHERE id = $1' : 'SELECT * FROM quickpay_links WHERE id = $1 AND merchant_id = $2',
-    merchantId === undefined ? [id] : [id, merchantId],
-  );
+  const { rows } = await q.query<LinkRow>(merchantId === undefined ? 'SELECT * FROM quickpay_links WHERE id = $1' : 'SELECT * FROM quickpay_links WHERE id = $1 AND merchant_id = $2', merchantId === undefined ? [id] : [id, merchantId]);
   return rows[0];
 }
 
@@ -344,7 +335,6 @@ export async function markCompleted(q: Queryable, id: string, orderId: string, m
   );
   return rows[0];
 }
-
 
 /**
  * Crypto sessions whose order is not paid by one transfer but whose recorded, not yet accepted

@@ -28,7 +28,9 @@ export type { LinkState };
 
 /** The session creation fields a repeated idempotency key must match (hex SHA-256). */
 function requestHash(rail: string, amount: string, memo: string | null, r: RailRequest): string {
-  return createHash('sha256').update(JSON.stringify([rail, amount, memo, r.chain_id ?? null, r.token_symbol ?? null, r.from_address?.toLowerCase() ?? null])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([rail, amount, memo, r.chain_id ?? null, r.token_symbol ?? null, r.from_address?.toLowerCase() ?? null]))
+    .digest('hex');
 }
 
 /**
@@ -179,9 +181,7 @@ export class QuickPayService {
         const l = await repo.lockLink(tx, link.id);
         const p = l?.product_id ? await repo.lockProduct(tx, l.product_id) : undefined;
         if (!l) return refused('link_not_found', 'payment link not found', 'link_id');
-        const returning = choice.fromAddress !== null && choice.chainId !== null && choice.tokenSymbol !== null
-          ? { fromAddress: choice.fromAddress, chainId: choice.chainId, tokenSymbol: choice.tokenSymbol, amount }
-          : undefined;
+        const returning = choice.fromAddress !== null && choice.chainId !== null && choice.tokenSymbol !== null ? { fromAddress: choice.fromAddress, chainId: choice.chainId, tokenSymbol: choice.tokenSymbol, amount } : undefined;
         const state = await this.linkState(l, p, tx, returning);
         if (state !== 'ACTIVE') return stateRefusal(state);
         if (holder !== null && (await repo.countUnpaidHolds(tx, holder, { linkId: l.id, productId: l.product_id }, new Date(now), returning)) >= MAX_UNPAID_HOLDS)
@@ -257,7 +257,6 @@ function stateRefusal(state: Exclude<LinkState, 'ACTIVE'>): Refused {
       return refused('link_sold_out', 'this payment link reached its payment limit or its product is out of stock');
   }
 }
-
 
 const services = new WeakMap<object, QuickPayService>();
 

@@ -160,11 +160,7 @@ export function parseOptions(raw: string | undefined, wallets: readonly LinkOpti
  * update of a stored link (`base`): an update may change limits, expiry and activity, never what
  * the link sells (a shared URL must keep meaning the same thing; make a new link instead).
  */
-export function draftLink(
-  b: LinkBody,
-  ctx: { wallets: readonly LinkOption[]; cardEnabled: boolean; product: { price: string | null; fiat_amount: string | null } | undefined; nowMs: number },
-  base?: LinkDraft,
-): LinkDraft | Refusal {
+export function draftLink(b: LinkBody, ctx: { wallets: readonly LinkOption[]; cardEnabled: boolean; product: { price: string | null; fiat_amount: string | null } | undefined; nowMs: number }, base?: LinkDraft): LinkDraft | Refusal {
   if (base) {
     for (const f of ['product_id', 'min_amount', 'max_amount', 'payment_rails', 'options'] as const) {
       if (b[f] !== undefined) return refuse(f, `${f} cannot change on an existing link (create a new link)`);

@@ -128,12 +128,7 @@ export const PublicLinkSchema = Type.Object({
   expires_at: Type.Optional(Type.Integer()),
 });
 
-export function publicLinkView(
-  a: { link: LinkRow; product: ProductRow | undefined; merchant: { id: string; name: string; logo_url: string | null } },
-  state: LinkState,
-  options: ReturnType<typeof paymentOptions>,
-  baseUrl: string,
-) {
+export function publicLinkView(a: { link: LinkRow; product: ProductRow | undefined; merchant: { id: string; name: string; logo_url: string | null } }, state: LinkState, options: ReturnType<typeof paymentOptions>, baseUrl: string) {
   const { link: l, product: p, merchant: m } = a;
   const v = linkView(l, baseUrl);
   return {
@@ -167,7 +162,7 @@ const CardTermsSchema = Type.Object({
   expires_at: Type.Integer({ description: 'Unix seconds: the card payment must start before it (a payment the processor is still processing then keeps the session OPEN until it answers)' }),
   payment_state: Type.String({ description: 'pending, processing (do not pay again), declined (the payer may retry), succeeded or refunded' }),
   next_action: Type.Object({
-    type: Type.String({ description: 'card_form: POST the card to /quickpay/v1/sessions/{session_id}/card/test-payment (TEST processor); redirect: send the payer to url (the processor\'s hosted page)' }),
+    type: Type.String({ description: "card_form: POST the card to /quickpay/v1/sessions/{session_id}/card/test-payment (TEST processor); redirect: send the payer to url (the processor's hosted page)" }),
     url: Type.Optional(Type.String()),
   }),
 });

@@ -59,17 +59,12 @@ export async function insertRefund(tx: Queryable, r: NewRefund): Promise<RefundR
        CASE WHEN $6 = 'pending' THEN NULL ELSE now() END
        FROM orders o WHERE o.id = $2
      RETURNING *`,
-    [r.id, r.orderId, r.merchantId, r.rail, r.amount.toString(), r.status, r.processorRefundId ?? null, r.reason ?? null, r.requestedBy,
-      r.chainId ?? null, r.tokenContract ?? null, r.fromAddress ?? null, r.toAddress ?? null, r.txHash ?? null],
+    [r.id, r.orderId, r.merchantId, r.rail, r.amount.toString(), r.status, r.processorRefundId ?? null, r.reason ?? null, r.requestedBy, r.chainId ?? null, r.tokenContract ?? null, r.fromAddress ?? null, r.toAddress ?? null, r.txHash ?? null],
   );
   return rows[0]!;
 }
 
-export async function updateRefund(
-  tx: Queryable,
-  id: string,
-  patch: { status?: RefundStatus; processorRefundId?: string; txHash?: string; transferId?: number },
-): Promise<RefundRow | undefined> {
+export async function updateRefund(tx: Queryable, id: string, patch: { status?: RefundStatus; processorRefundId?: string; txHash?: string; transferId?: number }): Promise<RefundRow | undefined> {
   const { rows } = await tx.query<RefundRow>(
     `UPDATE refunds SET status = coalesce($2, status), processor_refund_id = coalesce($3, processor_refund_id),
        tx_hash = coalesce($4, tx_hash), transfer_id = coalesce($5, transfer_id), updated_at = now(),

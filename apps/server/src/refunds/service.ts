@@ -8,10 +8,7 @@ import { delegateFlowNamed } from '../settlement/flows/index.ts';
 import * as repo from './repo.ts';
 import { refundRecord, type RefundRecord } from './views.ts';
 
-export type RefundRequestOutcome =
-  | { kind: 'refund'; refund: RefundRecord }
-  | { kind: 'not_found' }
-  | { kind: 'refused'; code: ErrorCode; message: string; param?: string | undefined };
+export type RefundRequestOutcome = { kind: 'refund'; refund: RefundRecord } | { kind: 'not_found' } | { kind: 'refused'; code: ErrorCode; message: string; param?: string | undefined };
 
 export interface RefundRequest {
   merchantId: string;

@@ -47,7 +47,7 @@ export function refundRecord(r: RefundRow, o: OrderRow): RefundRecord {
     rail: r.rail,
     amount: fmt(BigInt(r.amount)),
     amount_base_units: BigInt(r.amount).toString(),
-    currency: r.currency ?? (r.rail === 'card' ? o.fiat_currency ?? '' : o.token_symbol),
+    currency: r.currency ?? (r.rail === 'card' ? (o.fiat_currency ?? '') : o.token_symbol),
     status: r.status,
     ...opt('reason', r.reason),
     requested_by: r.requested_by,

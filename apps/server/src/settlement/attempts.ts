@@ -138,10 +138,7 @@ export async function adoptGenesis(db: Database, chainId: number, genesis: strin
  */
 export async function resetEpoch(db: Database, chainId: number, fromEpoch: number, genesis: string, reason: string): Promise<EpochOutcome> {
   return db.transaction(async (tx) => {
-    const up = await tx.query<{ epoch: number }>(
-      'UPDATE executor_epochs SET epoch = epoch + 1, genesis = $3, updated_at = now() WHERE chain_id = $1 AND epoch = $2 RETURNING epoch',
-      [chainId, fromEpoch, genesis.toLowerCase()],
-    );
+    const up = await tx.query<{ epoch: number }>('UPDATE executor_epochs SET epoch = epoch + 1, genesis = $3, updated_at = now() WHERE chain_id = $1 AND epoch = $2 RETURNING epoch', [chainId, fromEpoch, genesis.toLowerCase()]);
     if (!up.rows[0]) {
       const { rows } = await tx.query<{ epoch: number }>('SELECT epoch FROM executor_epochs WHERE chain_id = $1', [chainId]);
       return { kind: 'same', epoch: Number(rows[0]!.epoch) };
@@ -219,10 +216,7 @@ export interface CompanionInsert {
 
 /** Marks pending rows sent, many in one statement (the executor's group commit of broadcasts). */
 export async function markSentMany(q: Queryable, ids: readonly number[]): Promise<SettlementRecord[]> {
-  const { rows } = await q.query<Row>(
-    `UPDATE settlements SET status = 'sent', updated_at = now() WHERE id = ANY($1::bigint[]) AND status = 'pending' RETURNING ${COLUMNS}`,
-    [[...ids]],
-  );
+  const { rows } = await q.query<Row>(`UPDATE settlements SET status = 'sent', updated_at = now() WHERE id = ANY($1::bigint[]) AND status = 'pending' RETURNING ${COLUMNS}`, [[...ids]]);
   return rows.map(toRecord);
 }
 
@@ -231,12 +225,7 @@ export async function markSentMany(q: Queryable, ids: readonly number[]): Promis
  * (order, kind) replaced, in ONE statement: there is never a moment when two attempts of a
  * settlement are finished, or one is finished while a sibling still looks sendable.
  */
-export async function finishAttempt(
-  q: Queryable,
-  id: number,
-  to: 'confirmed' | 'failed',
-  extra: { blockNumber?: number; failureReason?: string } = {},
-): Promise<SettlementRecord | undefined> {
+export async function finishAttempt(q: Queryable, id: number, to: 'confirmed' | 'failed', extra: { blockNumber?: number; failureReason?: string } = {}): Promise<SettlementRecord | undefined> {
   const { rows } = await q.query<Row>(
     `WITH w AS (
        UPDATE settlements SET status = $2, block_number = coalesce($3, block_number), failure_reason = coalesce($4, failure_reason), updated_at = now()
@@ -272,7 +261,9 @@ type OrderStatusOfSettlement = 'CHECKOUT_VERIFIED' | 'PAYMENT_CONFIRMED' | 'INVO
 /** Finished settlement rows (confirmed or failed) whose order has not moved yet. */
 export async function finishedUnapplied(q: Queryable, chainId: number, limit: number): Promise<(SettlementRecord & { orderStatus: OrderStatusOfSettlement; callbackId: string | null })[]> {
   const { rows } = await q.query<Row & { order_status: OrderStatusOfSettlement; callback_id: string | null }>(
-    `SELECT ${COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}, o.status AS order_status, o.callback_id
+    `SELECT ${COLUMNS.split(', ')
+      .map((c) => `s.${c}`)
+      .join(', ')}, o.status AS order_status, o.callback_id
        FROM settlements s JOIN orders o ON o.id = s.order_id
       WHERE s.chain_id = $1 AND s.kind = 'settle' AND s.status IN ('confirmed', 'failed') AND o.status IN ('CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED')
       ORDER BY s.id LIMIT $2`,

@@ -115,12 +115,7 @@ function callDataOf(auth: Eip3009Authorization): Hex | undefined {
   }
 }
 
-export async function relayAuthorization(
-  deps: { db: Database; clock: Clock; executorFor(chainId: number): SettlementExecutor | undefined },
-  merchantId: string,
-  orderId: string,
-  auth: Eip3009Authorization,
-): Promise<AuthorizationOutcome> {
+export async function relayAuthorization(deps: { db: Database; clock: Clock; executorFor(chainId: number): SettlementExecutor | undefined }, merchantId: string, orderId: string, auth: Eip3009Authorization): Promise<AuthorizationOutcome> {
   const order = await orders.getOrderForMerchant(deps.db, merchantId, orderId);
   if (!order) return { kind: 'order_not_found' };
   if (!delegateFlowNamed(order.flow)?.relaysAuthorization) return { kind: 'not_relayable' };

@@ -93,8 +93,7 @@ export async function checkSettlementContract(reader: ContractReader, opts: { ch
     if (!runtimeCodeMatches(code, TollgateSettlementArtifact)) {
       return fail('code_mismatch', `the code at this address is not the shipped TollgateSettlement (${(code.length - 2) / 2} bytes, expected ${(TollgateSettlementArtifact.deployedBytecode.length - 2) / 2})`);
     }
-    const read = <T>(functionName: 'owner' | 'pendingOwner' | 'executor' | 'paused') =>
-      reader.readContract({ address: opts.address, abi: TollgateSettlementArtifact.abi, functionName }) as Promise<T>;
+    const read = <T>(functionName: 'owner' | 'pendingOwner' | 'executor' | 'paused') => reader.readContract({ address: opts.address, abi: TollgateSettlementArtifact.abi, functionName }) as Promise<T>;
     const [owner, pendingOwner, executor, paused] = await Promise.all([read<Hex>('owner'), read<Hex>('pendingOwner'), read<Hex>('executor'), read<boolean>('paused')]);
     const state: SettlementState = { owner: lower(owner), pendingOwner: pendingOwner === ZERO ? null : lower(pendingOwner), executor: lower(executor), paused };
     if (state.executor !== base.expectedExecutor) {
@@ -129,18 +128,11 @@ export class SettlementContractError extends Error {
  * downtime; settlements on that chain wait until it answers (and `tollgate settlement status` /
  * `tollgate doctor` show it).
  */
-export async function verifySettlementContracts(
-  config: Pick<Config, 'chains' | 'settlement'>,
-  opts: { warn: (line: string) => void; readerFor?: (rpcUrl: string) => ContractReader },
-): Promise<SettlementContractCheck[]> {
+export async function verifySettlementContracts(config: Pick<Config, 'chains' | 'settlement'>, opts: { warn: (line: string) => void; readerFor?: (rpcUrl: string) => ContractReader }): Promise<SettlementContractCheck[]> {
   const signer = config.settlement;
   if (!signer) return [];
   const readerFor = opts.readerFor ?? ((url: string) => createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) }));
-  const checks = await Promise.all(
-    config.chains
-      .filter((c) => c.settlementContract)
-      .map((c) => checkSettlementContract(readerFor(c.rpcUrl), { chainId: c.chainId, address: c.settlementContract!, expectedExecutor: signer.executorAddress })),
-  );
+  const checks = await Promise.all(config.chains.filter((c) => c.settlementContract).map((c) => checkSettlementContract(readerFor(c.rpcUrl), { chainId: c.chainId, address: c.settlementContract!, expectedExecutor: signer.executorAddress })));
   const fatal = checks.find((r) => r.problem && r.problem.code !== 'unreachable');
   if (fatal) throw new SettlementContractError(fatal);
   for (const r of checks) if (r.problem || r.warnings.length > 0) opts.warn(`tollgate: warning: ${describeSettlementCheck(r)}`);

@@ -46,18 +46,9 @@ export type RegisterOutcome =
   /** the chain says the adapter cannot be called as registered (settlement/adapter-check.ts) */
   | { kind: 'adapter_invalid'; problem: AdapterProblem };
 
-export type RefundOutcome =
-  | { kind: 'refund'; orderId: string; refundTxHash: string; refundId?: string }
-  | { kind: 'order_not_found' }
-  | { kind: 'not_refundable'; reason: string; already?: true };
+export type RefundOutcome = { kind: 'refund'; orderId: string; refundTxHash: string; refundId?: string } | { kind: 'order_not_found' } | { kind: 'not_refundable'; reason: string; already?: true };
 
-export type SignatureOutcome =
-  | { kind: 'accepted'; orderId: string }
-  | { kind: 'order_not_found' }
-  | { kind: 'no_sign_request' }
-  | { kind: 'expired' }
-  | { kind: 'invalid_signature' }
-  | { kind: 'signature_exists' };
+export type SignatureOutcome = { kind: 'accepted'; orderId: string } | { kind: 'order_not_found' } | { kind: 'no_sign_request' } | { kind: 'expired' } | { kind: 'invalid_signature' } | { kind: 'signature_exists' };
 
 /**
  * DELEGATE mode's merchant-facing decisions: callback registrations, the flow and pay-to address
@@ -70,7 +61,6 @@ export class DelegateService implements DelegatePlanner, SignRequestSource {
     private readonly config: Config,
     private readonly clock: Clock,
   ) {}
-
 
   /**
    * The one executor of a chain in this process (the worker's and the refund route's: one nonce
@@ -101,12 +91,8 @@ export class DelegateService implements DelegatePlanner, SignRequestSource {
     const ex = this.executorFor(o.chain_id);
     if (!ex) return { kind: 'not_refundable', reason: `DELEGATE settlement is not set up on chain ${o.chain_id}` };
     const requestedBy = by.merchantId !== undefined ? 'merchant' : 'operator';
-    const record = (q: Queryable, txHash: string) =>
-      Promise.all([repo.markRefundSent(q, o.id, txHash), recordDelegateRefund(q, { id: newId('rf'), orderId: o.id, txHash, requestedBy, reason: by.reason })]);
-    const p = await ex.prepareRefund(
-      { orderId: o.id, payer: o.from_address, token: o.token_contract, amount: BigInt(o.amount_wei) },
-      { also: (q, rec) => record(q, rec.txHash).then(() => undefined) },
-    );
+    const record = (q: Queryable, txHash: string) => Promise.all([repo.markRefundSent(q, o.id, txHash), recordDelegateRefund(q, { id: newId('rf'), orderId: o.id, txHash, requestedBy, reason: by.reason })]);
+    const p = await ex.prepareRefund({ orderId: o.id, payer: o.from_address, token: o.token_contract, amount: BigInt(o.amount_wei) }, { also: (q, rec) => record(q, rec.txHash).then(() => undefined) });
     if (p.kind === 'refused') return { kind: 'not_refundable', reason: `the settlement contract refuses the refund (${p.error})` };
     if (p.kind === 'existing' && requestedBy === 'merchant') return { kind: 'not_refundable', reason: 'this order is already refunded', already: true };
     const [, refund] = p.kind === 'existing' ? await this.db.transaction((tx) => record(tx, p.record.txHash)) : [undefined, undefined];

@@ -9,17 +9,7 @@ import { AttemptTracker } from './tracker.ts';
 import { refusalOf } from './revert-reason.ts';
 import type { AlsoRecord, ExecutorOptions, Plan, PrepareOutcome, SettleRequest } from './types.ts';
 import { processLog } from '../log.ts';
-import {
-  adoptGenesis,
-  findSettlement,
-  insertSettlement,
-  recordedNonces,
-  resetEpoch,
-  markSentMany,
-  settlementAttempts,
-  unfinishedSettlements,
-  type SettlementRecord,
-} from './repo.ts';
+import { adoptGenesis, findSettlement, insertSettlement, recordedNonces, resetEpoch, markSentMany, settlementAttempts, unfinishedSettlements, type SettlementRecord } from './repo.ts';
 
 /**
  * The DELEGATE executor of one chain: turns "settle order X" into exactly one on-chain
@@ -125,10 +115,7 @@ export class SettlementExecutor {
   /** Steps 1–2 of a settlement: simulate, sign with the next nonce, record (pending). Sends nothing. */
   prepare(req: SettleRequest, opts: { also?: AlsoRecord } = {}): Promise<PrepareOutcome> {
     const abi = TollgateSettlementArtifact.abi;
-    const args = [
-      { orderId: orderIdToBytes32(req.orderId), payer: req.payer, token: req.token, amount: req.amount, payee: req.payee, callback: req.callback === true },
-      req.cb ?? NO_CALLBACK_DATA,
-    ] as const;
+    const args = [{ orderId: orderIdToBytes32(req.orderId), payer: req.payer, token: req.token, amount: req.amount, payee: req.payee, callback: req.callback === true }, req.cb ?? NO_CALLBACK_DATA] as const;
     const functionName = req.source === 'allowance' ? 'settleFromAllowance' : 'settle';
     return this.#prepare({
       kind: 'settle',

@@ -31,10 +31,7 @@ export interface CallbackRow {
  * Registers a callback for (merchant, chain), closing the active one in the same transaction
  * (one active registration per chain; older rows stay, orders point at them).
  */
-export async function insertCallback(
-  q: Queryable,
-  r: { id: string; merchantId: string; chainId: number; callbackContract: string; eip712Name: string; eip712Version: string },
-): Promise<CallbackRow> {
+export async function insertCallback(q: Queryable, r: { id: string; merchantId: string; chainId: number; callbackContract: string; eip712Name: string; eip712Version: string }): Promise<CallbackRow> {
   await q.query('UPDATE merchant_callbacks SET replaced_at = now() WHERE merchant_id = $1 AND chain_id = $2 AND replaced_at IS NULL', [r.merchantId, r.chainId]);
   const { rows } = await q.query<CallbackRow>(
     `INSERT INTO merchant_callbacks (id, merchant_id, chain_id, callback_contract, eip712_name, eip712_version)
@@ -89,10 +86,7 @@ export async function releaseWorkerLease(q: Queryable, name: string, holder: str
  * (equal to `signature` when it was stored now or before).
  */
 export async function storeCalldataSignature(q: Queryable, orderId: string, signature: string): Promise<string | undefined> {
-  const { rows } = await q.query<{ calldata_signature: string }>(
-    'UPDATE orders SET calldata_signature = coalesce(calldata_signature, $2), updated_at = now() WHERE id = $1 RETURNING calldata_signature',
-    [orderId, signature],
-  );
+  const { rows } = await q.query<{ calldata_signature: string }>('UPDATE orders SET calldata_signature = coalesce(calldata_signature, $2), updated_at = now() WHERE id = $1 RETURNING calldata_signature', [orderId, signature]);
   return rows[0]?.calldata_signature;
 }
 
@@ -167,10 +161,7 @@ export async function unsignedExpiredOrders(q: Queryable, chainId: number, flows
 
 /** Records the settlement transaction on its order (no status change: INVOICED comes at finality). */
 export async function markSettlementSent(q: Queryable, orderId: string, txHash: string): Promise<void> {
-  await q.query(
-    `UPDATE orders SET settlement_tx_hash = $2, callback_status = CASE WHEN callback_id IS NOT NULL THEN 'pending' END, updated_at = now() WHERE id = $1`,
-    [orderId, txHash],
-  );
+  await q.query(`UPDATE orders SET settlement_tx_hash = $2, callback_status = CASE WHEN callback_id IS NOT NULL THEN 'pending' END, updated_at = now() WHERE id = $1`, [orderId, txHash]);
 }
 
 /**

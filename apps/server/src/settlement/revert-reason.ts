@@ -1,10 +1,4 @@
-import {
-  ExampleCreditAdapterArtifact,
-  TestCallbackAdapterArtifact,
-  TestTetherTokenArtifact,
-  TestTokenArtifact,
-  TollgateSettlementArtifact,
-} from '@tollgate/contracts';
+import { ExampleCreditAdapterArtifact, TestCallbackAdapterArtifact, TestTetherTokenArtifact, TestTokenArtifact, TollgateSettlementArtifact } from '@tollgate/contracts';
 import { BaseError, ContractFunctionRevertedError, decodeErrorResult, toFunctionSelector, type Abi, type Hex } from 'viem';
 
 type AbiError = Extract<Abi[number], { type: 'error' }>;
@@ -26,7 +20,7 @@ const KNOWN_ERRORS: Abi = (() => {
     for (const item of a.abi as Abi) {
       if (item.type !== 'error') continue;
       const sel = toFunctionSelector(`${item.name}(${item.inputs.map((i) => i.type).join(',')})`);
-      if (!seen.has(sel)) (seen.add(sel), out.push(item));
+      if (!seen.has(sel)) seen.add(sel), out.push(item);
     }
   }
   return out;

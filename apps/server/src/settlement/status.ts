@@ -71,11 +71,7 @@ export async function settlementStatus(deps: { config: Config; db: Database }, c
     orNull(client.getBalance({ address: executor })),
     orNull(client.getTransactionCount({ address: executor, blockTag: 'latest' })),
     orNull(client.getTransactionCount({ address: executor, blockTag: 'pending' })),
-    Promise.all(
-      contract
-        ? chain.tokens.map(async (t) => ({ symbol: t.symbol, token: t.address, amount_wei: (await orNull(client.readContract({ address: t.address, abi: erc20Abi, functionName: 'balanceOf', args: [contract] })))?.toString() ?? null }))
-        : [],
-    ),
+    Promise.all(contract ? chain.tokens.map(async (t) => ({ symbol: t.symbol, token: t.address, amount_wei: (await orNull(client.readContract({ address: t.address, abi: erc20Abi, functionName: 'balanceOf', args: [contract] })))?.toString() ?? null })) : []),
     unfinishedSettlements(deps.db, chainId, 100),
   ]);
   const nonces = latest !== null && pending !== null ? { latest, pending } : undefined;

@@ -37,10 +37,7 @@ import { signRequestOf } from './sign-request.ts';
  */
 
 /** Contract errors that mean "this order's callback cannot succeed": the order fails. */
-const CALLBACK_FAILURES = new Set([
-  'CallbackReverted', 'CallbackRejected', 'CallbackNotContract', 'CallbackDomainUnsupported',
-  'InvalidCalldataSignature', 'CalldataSignatureExpired', 'UnsignedCalldata', 'CalldataTooLarge',
-]);
+const CALLBACK_FAILURES = new Set(['CallbackReverted', 'CallbackRejected', 'CallbackNotContract', 'CallbackDomainUnsupported', 'InvalidCalldataSignature', 'CalldataSignatureExpired', 'UnsignedCalldata', 'CalldataTooLarge']);
 /** Orders handled per step and tick; the rest wait for the next tick. */
 const BATCH = 50;
 /** An approve-and-pull is not started this close to the order's expiry (the pull must be seen before it). */
@@ -177,19 +174,22 @@ class SettlementWorker {
       const req = cbRow && chain.settlementContract ? signRequestOf(o, cbRow, chain.settlementContract) : undefined;
       if (req) cb = callbackDataFor(req, o.callback_calldata as Hex, o.calldata_signature);
     }
-    const p = await this.#ex.prepare({
-      orderId: o.id,
-      payer: o.from_address,
-      token: o.token_contract,
-      amount: BigInt(o.amount_wei),
-      payee,
-      callback: cbRow !== undefined,
-      ...(cb ? { cb } : {}),
-      source,
-    }, {
-      // In the recording transaction (one commit for the whole batch of settlements).
-      also: (q, rec) => repo.markSettlementSent(q, o.id, rec.txHash),
-    });
+    const p = await this.#ex.prepare(
+      {
+        orderId: o.id,
+        payer: o.from_address,
+        token: o.token_contract,
+        amount: BigInt(o.amount_wei),
+        payee,
+        callback: cbRow !== undefined,
+        ...(cb ? { cb } : {}),
+        source,
+      },
+      {
+        // In the recording transaction (one commit for the whole batch of settlements).
+        also: (q, rec) => repo.markSettlementSent(q, o.id, rec.txHash),
+      },
+    );
     if (p.kind === 'refused') {
       // A callback that cannot succeed fails the order now, with nothing sent. Anything else (a
       // pool not yet holding the funds, an allowance withdrawn) is retried on a later tick.
@@ -211,7 +211,10 @@ class SettlementWorker {
       if (this.#callbacks.size >= 1_000) this.#callbacks.clear();
       p = repo.getCallback(this.#o.db, id);
       this.#callbacks.set(id, p);
-      p.then((row) => row ?? this.#callbacks.delete(id), () => this.#callbacks.delete(id));
+      p.then(
+        (row) => row ?? this.#callbacks.delete(id),
+        () => this.#callbacks.delete(id),
+      );
     }
     return p;
   }
@@ -250,7 +253,13 @@ export function startSettlementWorkers(deps: { db: Database; config: { chains: C
     if (!deps.delegate.executorFor(chain.chainId)) continue;
     const w = new SettlementWorker({ db: deps.db, chain, delegate: deps.delegate, clock: deps.clock, ...(opts.onTick ? { onTick: opts.onTick } : {}) });
     const [loop] = startWorkers([{ name: `settlement-${chain.chainId}`, intervalMs: chain.pollIntervalMs, run: async () => void (await w.tick()) }]);
-    workers.push({ name: loop!.name, stop: async () => { await loop!.stop(); await w.release(); } });
+    workers.push({
+      name: loop!.name,
+      stop: async () => {
+        await loop!.stop();
+        await w.release();
+      },
+    });
   }
   return workers;
 }

@@ -10,17 +10,7 @@ import ipaddr from 'ipaddr.js';
  * NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are judged by the IPv4 address inside: the kernel or a
  * translator may route them to it, so `::ffff:127.0.0.1` is loopback.
  */
-export type AddressClass =
-  | 'public'
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'shared'
-  | 'link_local'
-  | 'unique_local'
-  | 'multicast'
-  | 'reserved'
-  | 'invalid';
+export type AddressClass = 'public' | 'unspecified' | 'loopback' | 'private' | 'shared' | 'link_local' | 'unique_local' | 'multicast' | 'reserved' | 'invalid';
 
 type Table<A> = [range: [A, number], cls: AddressClass][];
 

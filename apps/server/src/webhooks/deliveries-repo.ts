@@ -185,10 +185,7 @@ export async function lockDelivery(q: Queryable, merchantId: string, id: string)
 }
 
 export async function getDelivery(q: Queryable, id: string): Promise<DeliveryRow | undefined> {
-  const { rows } = await q.query<DeliveryRow>(
-    'SELECT d.*, ep.url FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id WHERE d.id = $1',
-    [id],
-  );
+  const { rows } = await q.query<DeliveryRow>('SELECT d.*, ep.url FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id WHERE d.id = $1', [id]);
   return rows[0];
 }
 

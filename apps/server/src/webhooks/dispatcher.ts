@@ -185,25 +185,25 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
     const batch = buffer;
     buffer = [];
     writing = batch.length;
-    recording = recordResults(deps.db, o.workerId, batch).then(
-      () => opts.onRecorded?.(batch),
-      (err) => {
-        // Keep them for the next try; their leases cover the wait.
-        if (buffer.length === 0) bufferSince = Date.now();
-        buffer = batch.concat(buffer);
-        recordRetryAt = Date.now() + 1000;
-        log('webhook dispatcher: could not record attempts; retrying', err);
-      },
-    ).finally(() => {
-      writing = 0;
-      recording = undefined;
-      wake?.();
-    });
+    recording = recordResults(deps.db, o.workerId, batch)
+      .then(
+        () => opts.onRecorded?.(batch),
+        (err) => {
+          // Keep them for the next try; their leases cover the wait.
+          if (buffer.length === 0) bufferSince = Date.now();
+          buffer = batch.concat(buffer);
+          recordRetryAt = Date.now() + 1000;
+          log('webhook dispatcher: could not record attempts; retrying', err);
+        },
+      )
+      .finally(() => {
+        writing = 0;
+        recording = undefined;
+        wake?.();
+      });
   };
   // A full batch, or whatever is there once nothing is in flight or the oldest result waited FLUSH_MS.
-  const recordDue = () =>
-    !recording && buffer.length > 0 && Date.now() >= recordRetryAt &&
-    (buffer.length >= o.batchSize || inFlight === 0 || Date.now() - bufferSince >= FLUSH_MS);
+  const recordDue = () => !recording && buffer.length > 0 && Date.now() >= recordRetryAt && (buffer.length >= o.batchSize || inFlight === 0 || Date.now() - bufferSince >= FLUSH_MS);
 
   const loop = async () => {
     while (!stopped) {

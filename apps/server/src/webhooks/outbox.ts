@@ -83,7 +83,11 @@ export async function emitEvent(tx: Queryable, e: EmittedEvent): Promise<{ event
  */
 export async function emitEvents(tx: Queryable, events: readonly EmittedEvent[]): Promise<number> {
   if (events.length === 0) return 0;
-  return writeEvents(tx, events, events.map(() => newId('evt')));
+  return writeEvents(
+    tx,
+    events,
+    events.map(() => newId('evt')),
+  );
 }
 
 async function writeEvents(tx: Queryable, events: readonly EmittedEvent[], ids: readonly string[]): Promise<number> {

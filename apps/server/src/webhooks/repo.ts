@@ -90,9 +90,6 @@ export async function listEventsAfter(q: Queryable, merchantId: string, after: s
 
 /** The newest settled event of a merchant: where a feed that starts "now" begins. */
 export async function latestEventId(q: Queryable, merchantId: string): Promise<string | undefined> {
-  const { rows } = await q.query<{ id: string }>(
-    `SELECT id FROM webhook_events WHERE merchant_id = $1 AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
-    [merchantId],
-  );
+  const { rows } = await q.query<{ id: string }>(`SELECT id FROM webhook_events WHERE merchant_id = $1 AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`, [merchantId]);
   return rows[0]?.id;
 }

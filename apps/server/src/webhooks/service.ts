@@ -11,11 +11,7 @@ import * as repo from './repo.ts';
 import { samplePayload } from './samples.ts';
 import { checkEndpointUrl, type Resolver } from './url-policy.ts';
 
-export type CreateEndpointOutcome =
-  | { kind: 'created'; endpoint: repo.EndpointRow; secret: string }
-  | { kind: 'merchant_not_found' }
-  | { kind: 'limit' }
-  | { kind: 'url_refused'; code: 'invalid_request' | 'webhook_url_not_allowed'; reason: string };
+export type CreateEndpointOutcome = { kind: 'created'; endpoint: repo.EndpointRow; secret: string } | { kind: 'merchant_not_found' } | { kind: 'limit' } | { kind: 'url_refused'; code: 'invalid_request' | 'webhook_url_not_allowed'; reason: string };
 
 export type RedeliverOutcome =
   /** a delivered or dead delivery: a new delivery row was queued (the old one stays as history) */
@@ -125,7 +121,10 @@ export class WebhookService {
   async listDeliveries(merchantId: string, filter: dq.DeliveryFilter): Promise<DeliveryWithAttempts[] | undefined> {
     if (!(await getMerchant(this.db, merchantId))) return undefined;
     const rows = await dq.listDeliveries(this.db, merchantId, filter);
-    const attempts = await dq.listAttempts(this.db, rows.map((r) => r.id));
+    const attempts = await dq.listAttempts(
+      this.db,
+      rows.map((r) => r.id),
+    );
     const byDelivery = new Map<string, dq.AttemptRow[]>();
     for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
     return rows.map((r) => ({ ...r, attempts: byDelivery.get(r.id) ?? [] }));
@@ -168,7 +167,11 @@ export class WebhookService {
     if (status === 'failed') return { requeued: requeued.length, redelivered: 0, more: false };
     return this.db.transaction(async (tx) => {
       const dead = await dq.listRedeliverableDead(tx, merchantId, since, MAX_BULK_REDELIVERIES);
-      await dq.insertRedeliveries(tx, dead.map((of) => ({ newId: newId('whd'), of })), now);
+      await dq.insertRedeliveries(
+        tx,
+        dead.map((of) => ({ newId: newId('whd'), of })),
+        now,
+      );
       return { requeued: requeued.length, redelivered: dead.length, more: dead.length === MAX_BULK_REDELIVERIES };
     });
   }

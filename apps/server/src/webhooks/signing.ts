@@ -27,13 +27,7 @@ export function envelopeBody(id: string, event: WebhookEventName, payloadJson: s
  * against both secrets during the window (`verifyWebhookSignature({ secret: [next, prev] })`).
  * The Standard Webhooks header carries both: `v1,<new> v1,<old>`, as that spec prescribes.
  */
-export function deliveryHeaders(opts: {
-  secrets: SigningSecrets;
-  event: WebhookEventName;
-  eventId: string;
-  timestampSeconds: number;
-  rawBody: string;
-}): Record<string, string> {
+export function deliveryHeaders(opts: { secrets: SigningSecrets; event: WebhookEventName; eventId: string; timestampSeconds: number; rawBody: string }): Record<string, string> {
   const { secrets, event, eventId, timestampSeconds, rawBody } = opts;
   const base = webhookDeliveryHeaders({ secret: secrets.current, event, id: eventId, timestamp: timestampSeconds, rawBody });
   if (!secrets.previous) return base;

@@ -85,7 +85,15 @@ export function publicOnlyLookup(base: LookupAll = dns.lookup as LookupAll): Loo
     base(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const allowed = addresses.filter((a) => isPublicAddress(a.address));
-      if (allowed.length === 0) return callback(new AddressNotAllowedError(hostname, addresses.map((a) => a.address)) as NodeJS.ErrnoException, '', 0);
+      if (allowed.length === 0)
+        return callback(
+          new AddressNotAllowedError(
+            hostname,
+            addresses.map((a) => a.address),
+          ) as NodeJS.ErrnoException,
+          '',
+          0,
+        );
       if (options.all) return callback(null, allowed);
       return callback(null, allowed[0]!.address, allowed[0]!.family);
     });

@@ -20,12 +20,7 @@ export interface ClaimRow {
 export type ClaimKey = Pick<ClaimRow, 'chain_id' | 'token' | 'payer' | 'nonce'>;
 
 export async function findClaim(q: Queryable, k: ClaimKey): Promise<ClaimRow | undefined> {
-  const { rows } = await q.query<ClaimRow>('SELECT * FROM x402_authorizations WHERE chain_id = $1 AND token = $2 AND payer = $3 AND nonce = $4', [
-    k.chain_id,
-    k.token,
-    k.payer,
-    k.nonce,
-  ]);
+  const { rows } = await q.query<ClaimRow>('SELECT * FROM x402_authorizations WHERE chain_id = $1 AND token = $2 AND payer = $3 AND nonce = $4', [k.chain_id, k.token, k.payer, k.nonce]);
   return rows[0];
 }
 

@@ -26,10 +26,7 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
 
   before(async () => {
     stripe = await new StripeStandIn(WHSEC).start();
-    [stack, browser] = await Promise.all([
-      startStack({ config: { card: { processor: 'STRIPE', stripe: new StripeSettings('sk_test_standin', WHSEC, { host: '127.0.0.1', port: stripe.port, protocol: 'http' }, 300) } } }),
-      launchBrowser(),
-    ]);
+    [stack, browser] = await Promise.all([startStack({ config: { card: { processor: 'STRIPE', stripe: new StripeSettings('sk_test_standin', WHSEC, { host: '127.0.0.1', port: stripe.port, protocol: 'http' }, 300) } } }), launchBrowser()]);
     stripe.notifyUrl = `${stack.server.url}/card/v1/notifications/stripe`;
     const on = await stack.server.admin('POST', `/admin/v1/merchants/${stack.creds.merchantId}/card-rail`, { enabled: true });
     assert.equal(on.status, 200, on.text);
@@ -90,7 +87,10 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
     assert.equal(created.cancel_url, `${link.url}?card_return=cancelled#${sessionId}`);
     // Stripe's page closes with Tollgate's window where Stripe allows (at least 30 minutes).
     assert.ok(created.expires_at >= st0.terms.expires_at && created.expires_at - Math.floor(Date.now() / 1000) <= 36 * 60, `expires_at ${created.expires_at}`);
-    assert.equal(watch.requests.some((u) => u.includes('/card/test-payment')), false);
+    assert.equal(
+      watch.requests.some((u) => u.includes('/card/test-payment')),
+      false,
+    );
     await screenshot(page, 'stripe-01-processor-page');
 
     stripe.notifyDelayMs = 1500; // the notification trails the payer: the page waits for it
@@ -102,8 +102,15 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
     await page.locator('[data-screen="completed"]').waitFor({ timeout: 30_000 });
     await page.getByText('Tollgate has confirmed your card payment.').waitFor();
     await screenshot(page, 'stripe-03-completed');
-    assert.deepEqual(stripe.notified.filter(([, status]) => status !== 200), [], 'every notification verified and accepted');
-    assert.deepEqual(stripe.notified.map(([type]) => type), ['checkout.session.completed', 'payment_intent.succeeded']);
+    assert.deepEqual(
+      stripe.notified.filter(([, status]) => status !== 200),
+      [],
+      'every notification verified and accepted',
+    );
+    assert.deepEqual(
+      stripe.notified.map(([type]) => type),
+      ['checkout.session.completed', 'payment_intent.succeeded'],
+    );
 
     const st = await quickpay(sessionId);
     assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
@@ -123,7 +130,7 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
     assert.deepEqual(await watch.cspViolations(page), []);
   });
 
-  test('quick-pay link: the payer cancels on the processor\'s page → offered to continue (not sent back by itself), same Checkout Session, then pays', async () => {
+  test("quick-pay link: the payer cancels on the processor's page → offered to continue (not sent back by itself), same Checkout Session, then pays", async () => {
     const link = await cardLink('Mug (cancel first)');
     const { page } = await newPage();
     await page.goto(link.url);
@@ -135,7 +142,7 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
     await page.locator('[data-screen="card-redirect"]').waitFor();
     await page.getByText('You left the card payment page without paying.').waitFor();
     await new Promise((r) => setTimeout(r, 1000));
-    assert.ok(page.url().startsWith(link.url), 'still on Tollgate\'s page: no automatic redirect');
+    assert.ok(page.url().startsWith(link.url), "still on Tollgate's page: no automatic redirect");
     await screenshot(page, 'stripe-04-cancelled');
     await assertAxeClean(page, 'card redirect (cancelled)');
     const sessionId = new URL(page.url()).hash.slice(1);

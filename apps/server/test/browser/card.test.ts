@@ -50,7 +50,9 @@ describe('hosted checkout page: card payments (browser)', { skip, timeout: 240_0
   }
 
   const events = async (orderId: string) =>
-    (await stack.server.db.query<{ event: string; payload: any }>('SELECT event, payload FROM webhook_events WHERE order_id = $1 ORDER BY seq', [orderId])).rows.map((r) => [r.event, typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload] as [string, any]);
+    (await stack.server.db.query<{ event: string; payload: any }>('SELECT event, payload FROM webhook_events WHERE order_id = $1 ORDER BY seq', [orderId])).rows.map(
+      (r) => [r.event, typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload] as [string, any],
+    );
   const orderOf = async (checkoutId: string) => (await stack.server.request('GET', `/checkout/v1/sessions/${checkoutId}/status`)).body as { status: string; order_id: string; order_status: string };
 
   test('pick card on a crypto,fiat session, pay with the success card: INVOICED, COMPLETED, the three events; then refund and dispute', async () => {
@@ -78,7 +80,10 @@ describe('hosted checkout page: card payments (browser)', { skip, timeout: 240_0
     const st = await orderOf(s.checkout_id);
     assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
     const evs = await events(st.order_id);
-    assert.deepEqual(evs.map(([e]) => e), ['fiat.payment.succeeded', 'order.invoiced', 'quickpay.checkout.completed']);
+    assert.deepEqual(
+      evs.map(([e]) => e),
+      ['fiat.payment.succeeded', 'order.invoiced', 'quickpay.checkout.completed'],
+    );
     assert.equal(evs[0]![1].held, false);
     // The delivered completion webhook (the stack's endpoint subscribes to it).
     const deadline = Date.now() + 20_000;
@@ -89,7 +94,10 @@ describe('hosted checkout page: card payments (browser)', { skip, timeout: 240_0
     // Same origin only, no CSP violation; the card number never appears in a URL.
     assert.deepEqual(await watch.cspViolations(page), []);
     const origin = new URL(stack.server.url).origin;
-    assert.deepEqual(watch.requests.filter((u) => !u.startsWith(origin) && !u.startsWith(stack.logoUrl) && !u.startsWith(stack.shop.url)), []);
+    assert.deepEqual(
+      watch.requests.filter((u) => !u.startsWith(origin) && !u.startsWith(stack.logoUrl) && !u.startsWith(stack.shop.url)),
+      [],
+    );
     assert.ok(!watch.requests.some((u) => u.includes('4242')));
 
     // Refund (merchant API) and a dispute lost after INVOICED: recorded, notified, no regress.
@@ -111,7 +119,10 @@ describe('hosted checkout page: card payments (browser)', { skip, timeout: 240_0
     await page.getByText('Card ending 0002 was declined').waitFor();
     await screenshot(page, 'card-declined');
     assert.equal((await orderOf(s.checkout_id)).order_status, 'CHECKOUT_VERIFIED');
-    assert.deepEqual((await events((await orderOf(s.checkout_id)).order_id)).map(([e]) => e), []);
+    assert.deepEqual(
+      (await events((await orderOf(s.checkout_id)).order_id)).map(([e]) => e),
+      [],
+    );
     assert.equal(await page.getByLabel('Card number').inputValue(), '', 'the number is cleared after it was sent');
     await fillCard(page, '4242424242424242');
     await page.locator('[data-screen="completed"]').waitFor();
@@ -129,7 +140,10 @@ describe('hosted checkout page: card payments (browser)', { skip, timeout: 240_0
     const st = await orderOf(s.checkout_id);
     assert.deepEqual([st.status, st.order_status], ['OPEN', 'PAYMENT_CONFIRMED']);
     let evs = await events(st.order_id);
-    assert.deepEqual(evs.map(([e]) => e), ['fiat.payment.succeeded', 'fiat.payment.succeeded', 'order.payment_confirmed']);
+    assert.deepEqual(
+      evs.map(([e]) => e),
+      ['fiat.payment.succeeded', 'fiat.payment.succeeded', 'order.payment_confirmed'],
+    );
     assert.ok(evs.slice(0, 2).every(([, p]) => p.held === true));
     // A reload resumes the held state (no second payment offered).
     await page.reload();

@@ -97,7 +97,11 @@ describe('GOAT checkout SDK channel (browser)', { skip, timeout: 240_000 }, () =
     const shop = await parent(allowed, sdkUrl);
     await waitEvent(shop.page, 'goat:ready');
     const u = new URL(shop.popup.url());
-    assert.deepEqual([u.pathname, u.hash, u.searchParams.has('cs'), u.searchParams.get('o'), u.searchParams.get('client_reference_id')], ['/checkout/pay', `#${s.checkout_id}`, false, allowed.url, 'cart-7'], 'the id moved to the fragment; o, n and the rest stay');
+    assert.deepEqual(
+      [u.pathname, u.hash, u.searchParams.has('cs'), u.searchParams.get('o'), u.searchParams.get('client_reference_id')],
+      ['/checkout/pay', `#${s.checkout_id}`, false, allowed.url, 'cart-7'],
+      'the id moved to the fragment; o, n and the rest stay',
+    );
     assert.deepEqual(await axeSerious(shop.popup), [], 'axe on the checkout opened by the SDK');
     await screenshot(shop.popup, 'goat-sdk-popup-choose');
 
@@ -115,7 +119,11 @@ describe('GOAT checkout SDK channel (browser)', { skip, timeout: 240_000 }, () =
     }
     await waitEvent(shop.page, 'goat:success');
     const got = (await events(shop.page)) as Record<string, unknown>[];
-    assert.deepEqual(got.map((e) => e.type), ['goat:ready', 'goat:success'], 'one ready, one terminal event');
+    assert.deepEqual(
+      got.map((e) => e.type),
+      ['goat:ready', 'goat:success'],
+      'one ready, one terminal event',
+    );
     const success = got[1]!;
     assert.equal(success.session_id, s.checkout_id);
     assert.equal(success.status, 'PAYMENT_CONFIRMED');
@@ -136,7 +144,10 @@ describe('GOAT checkout SDK channel (browser)', { skip, timeout: 240_000 }, () =
     await waitEvent(shop.page, 'goat:ready');
     await shop.popup.getByRole('link', { name: /^Cancel/ }).click();
     await waitEvent(shop.page, 'goat:cancel');
-    assert.deepEqual(((await events(shop.page)) as { type: string }[]).map((e) => e.type), ['goat:ready', 'goat:cancel']);
+    assert.deepEqual(
+      ((await events(shop.page)) as { type: string }[]).map((e) => e.type),
+      ['goat:ready', 'goat:cancel'],
+    );
     // A checkout without return URLs names no origin: nobody is told anything.
     const bare = await stack.createSession({ price: '1.25', line_items_json: JSON.stringify([{ name: 'Cookie', quantity: 1, amount: '1.25' }]), success_url: '', cancel_url: '' });
     const shop2 = await parent(allowed, `${stack.server.url}/checkout?cs=${bare.checkout_id}`);
@@ -145,6 +156,9 @@ describe('GOAT checkout SDK channel (browser)', { skip, timeout: 240_000 }, () =
     // sent before it would have too.
     await shop2.popup.evaluate(() => (window.opener as Window).postMessage('test-marker', '*'));
     await shop2.page.waitForFunction(() => (window as unknown as { raw: { data: unknown }[] }).raw.some((m) => m.data === 'test-marker'));
-    assert.deepEqual(((await raw(shop2.page)) as { data: unknown }[]).map((m) => m.data), ['test-marker']);
+    assert.deepEqual(
+      ((await raw(shop2.page)) as { data: unknown }[]).map((m) => m.data),
+      ['test-marker'],
+    );
   });
 });

@@ -11,15 +11,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext } from 'playwright-core';
-import {
-  generateKeyPairSigner,
-  getBase58Encoder,
-  getBase64EncodedWireTransaction,
-  getBase64Encoder,
-  getTransactionDecoder,
-  signTransaction,
-  type Address,
-} from '@solana/kit';
+import { generateKeyPairSigner, getBase58Encoder, getBase64EncodedWireTransaction, getBase64Encoder, getTransactionDecoder, signTransaction, type Address } from '@solana/kit';
 import { payWithReference, rpcClient, startLocalSvm, type LocalSvm } from '@tollgate/svm';
 import { referenceOf } from '../../src/chain/solana/reference.ts';
 import { solanaChainFromFile } from '../../src/config/solana.ts';

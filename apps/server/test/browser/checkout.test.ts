@@ -97,7 +97,13 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal((await page.request.get(icon)).status(), 200);
     // The public view carries the configured network name and explorer.
     const view = await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}`);
-    assert.deepEqual(view.body.payment_options.map((o: { chain_name: string; explorer_url: string }) => [o.chain_name, o.explorer_url]), [[CHAIN_NAME, EXPLORER_URL], [CHAIN_NAME, EXPLORER_URL]]);
+    assert.deepEqual(
+      view.body.payment_options.map((o: { chain_name: string; explorer_url: string }) => [o.chain_name, o.explorer_url]),
+      [
+        [CHAIN_NAME, EXPLORER_URL],
+        [CHAIN_NAME, EXPLORER_URL],
+      ],
+    );
     // Before a payment starts the timer is the checkout's window, named as such: the order's
     // shorter window after the bind is "Time left to pay" (the number changes with its name).
     assert.match((await page.locator('[role="timer"]').textContent())!, /^Checkout open for: (59|60):\d\d$/);
@@ -111,7 +117,10 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await page.getByRole('radio', { name: /USDT/ }).check();
     assert.equal(await page.locator('.total').textContent(), 'Total 12.50 USDT');
     assert.equal(await page.locator('#choose-h').textContent(), `Pay 12.50 USDT on ${CHAIN_NAME}`);
-    assert.deepEqual((await lines()).map((l) => l[2]), ['9.00 USDT', '3.50 USDT']);
+    assert.deepEqual(
+      (await lines()).map((l) => l[2]),
+      ['9.00 USDT', '3.50 USDT'],
+    );
     await page.getByRole('radio', { name: /USDC/ }).check();
     // The other wallet declines the connection: the page says so and stays usable.
     await page.getByRole('button', { name: 'Pay with Other Wallet' }).click();
@@ -152,15 +161,18 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.match((await page.locator('[data-screen="completed"]').textContent())!, /This page is not a proof of payment/);
     assert.equal(await page.locator('#explorer-done').getAttribute('href'), `${EXPLORER_URL}/tx/${tx.hash}`);
     const receipt = Object.fromEntries(await page.locator('.receipt dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling!.firstChild!.textContent])));
-    assert.deepEqual({ ...receipt, Date: undefined }, {
-      'Paid to': 'Acme Coffee',
-      For: '2 × Flat white, Almond croissant',
-      Amount: '12.50 USDC',
-      'Paid with': `USDC on ${CHAIN_NAME}`,
-      'Order reference': orderId,
-      Date: undefined,
-      Transaction: tx.hash,
-    });
+    assert.deepEqual(
+      { ...receipt, Date: undefined },
+      {
+        'Paid to': 'Acme Coffee',
+        For: '2 × Flat white, Almond croissant',
+        Amount: '12.50 USDC',
+        'Paid with': `USDC on ${CHAIN_NAME}`,
+        'Order reference': orderId,
+        Date: undefined,
+        Transaction: tx.hash,
+      },
+    );
     assert.equal(await page.getByRole('button', { name: 'Print receipt' }).count(), 1);
     assert.equal(await page.locator('#download-receipt').getAttribute('download'), `receipt-${orderId}.txt`);
     await screenshot(page, '03-completed-desktop');
@@ -211,10 +223,18 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     const seen: string[] = [];
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press('Tab');
-      seen.push(await page.evaluate(() => { const e = document.activeElement as HTMLElement; return `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}:${e.getAttribute('type') ?? ''}:${e.textContent?.trim() ?? ''}`; }));
+      seen.push(
+        await page.evaluate(() => {
+          const e = document.activeElement as HTMLElement;
+          return `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}:${e.getAttribute('type') ?? ''}:${e.textContent?.trim() ?? ''}`;
+        }),
+      );
       if (seen.at(-1)!.startsWith('input#payer')) break;
     }
-    assert.ok(seen.some((x) => x.startsWith('input:radio')), `radios reachable: ${seen.join(' | ')}`);
+    assert.ok(
+      seen.some((x) => x.startsWith('input:radio')),
+      `radios reachable: ${seen.join(' | ')}`,
+    );
     assert.ok(seen.at(-1)!.startsWith('input#payer'), `address field reachable: ${seen.join(' | ')}`);
 
     await page.keyboard.type('0x1234');
@@ -241,7 +261,10 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await screenshot(page, '07-qr-mobile');
     await assertAxeClean(page, 'pay (QR, mobile)');
     // Copy buttons put the exact values on the clipboard (not the formatted text around them).
-    for (const [name, value, said] of [['Copy address', MERCHANT_WALLET, 'Address copied.'], ['Copy amount', '3.25', 'Amount copied.']] as const) {
+    for (const [name, value, said] of [
+      ['Copy address', MERCHANT_WALLET, 'Address copied.'],
+      ['Copy amount', '3.25', 'Amount copied.'],
+    ] as const) {
       const button = page.getByRole('button', { name });
       assert.equal(await button.getAttribute('data-copy'), value);
       await button.click();

@@ -81,7 +81,10 @@ describe('hosted checkout routes', () => {
   test('the hosted routes are not in the OpenAPI document; HEAD works; unknown assets are 404 envelopes', async () => {
     const doc = await server.request('GET', '/openapi.json');
     const paths = Object.keys(doc.body.paths);
-    assert.ok(paths.every((p) => !p.startsWith('/checkout/pay') && !p.startsWith('/checkout/assets') && p !== '/favicon.ico'), paths.join(', '));
+    assert.ok(
+      paths.every((p) => !p.startsWith('/checkout/pay') && !p.startsWith('/checkout/assets') && p !== '/favicon.ico'),
+      paths.join(', '),
+    );
     const head = await fetch(`${server.url}/checkout/pay`, { method: 'HEAD' });
     assert.equal(head.status, 200);
     const missing = await server.request('GET', '/checkout/assets/other.js');
@@ -99,10 +102,12 @@ describe('hosted checkout routes', () => {
 async function rawGet(url: string, headers: Record<string, string>): Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   const http = await import('node:http');
   return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-    }).on('error', reject);
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
   });
 }

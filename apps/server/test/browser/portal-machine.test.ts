@@ -51,7 +51,10 @@ describe('portal: machine payments (browser)', { skip, timeout: 240_000 }, () =>
     await page.getByRole('heading', { level: 1, name: 'Machine payments' }).waitFor();
   }
 
-  for (const [w, h] of [[1280, 900], [375, 812]] as const) {
+  for (const [w, h] of [
+    [1280, 900],
+    [375, 812],
+  ] as const) {
     test(`${w} px: the payment with its receipt, the settlement with its transaction`, async () => {
       const context = await browser.newContext({ viewport: { width: w, height: h }, ...(w < 700 ? { isMobile: true, hasTouch: true } : {}) });
       const watch = await watchPage(context);

@@ -41,10 +41,7 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     // Fixture: a DELEGATE order as the settlement worker leaves a reverted callback (the real path,
     // on anvil, is integration/delegate-settlement.test.ts); this test checks how the page shows it.
     delegate = (await s.signed(m, 'POST', '/api/v1/orders', { body: buildOrderBody() })).body.order_id;
-    await s.db.query(
-      `UPDATE orders SET flow = 'ERC20_3009', status = 'FAILED', callback_status = 'failed', failure_reason = $2, settlement_tx_hash = $3, refund_tx_hash = $4 WHERE id = $1`,
-      [delegate, FAILURE, `0x${'5e'.repeat(32)}`, `0x${'4f'.repeat(32)}`],
-    );
+    await s.db.query(`UPDATE orders SET flow = 'ERC20_3009', status = 'FAILED', callback_status = 'failed', failure_reason = $2, settlement_tx_hash = $3, refund_tx_hash = $4 WHERE id = $1`, [delegate, FAILURE, `0x${'5e'.repeat(32)}`, `0x${'4f'.repeat(32)}`]);
   });
   after(async () => {
     await browser?.close();
@@ -77,7 +74,7 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     assert.ok(ticks.includes('0') && ticks.includes(label), `axis labels: ${ticks.join(' | ')}`);
     const eur = await page.locator('svg.chart').nth(1).getAttribute('aria-label');
     assert.match(eur!, /Paid volume in EUR .* 9\.5 EUR in total/);
-    assert.match(await page.getByRole('table', { name: 'Paid volume by currency or token' }).textContent() ?? '', /EUR9\.501/);
+    assert.match((await page.getByRole('table', { name: 'Paid volume by currency or token' }).textContent()) ?? '', /EUR9\.501/);
     await clean(page, watch, 'overview');
     await screenshot(page, 'portal-rails-overview-1280');
 
@@ -126,7 +123,14 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     await screenshot(page, 'portal-rails-overview-375');
     await page.getByRole('link', { name: 'Orders' }).click();
     await page.getByRole('heading', { name: 'Orders' }).waitFor();
-    assert.equal(await page.locator('.table-wrap tr').nth(1).evaluate((el) => getComputedStyle(el).display), 'block', 'rows are cards');
+    assert.equal(
+      await page
+        .locator('.table-wrap tr')
+        .nth(1)
+        .evaluate((el) => getComputedStyle(el).display),
+      'block',
+      'rows are cards',
+    );
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `no sideways scroll at 375 px (${overflow})`);
     const clipped = await page.locator('.table-wrap').evaluate((el) => el.scrollWidth - el.clientWidth);
@@ -164,13 +168,18 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     await page.getByLabel('Crypto price').fill('13');
     await page.getByRole('button', { name: 'Save Espresso beans' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved product Espresso beans' }).waitFor();
-    const { rows: [prod] } = await s.db.query<{ id: string; price: string }>('SELECT id, price FROM quickpay_products WHERE merchant_id = $1', [m.merchantId]);
+    const {
+      rows: [prod],
+    } = await s.db.query<{ id: string; price: string }>('SELECT id, price FROM quickpay_products WHERE merchant_id = $1', [m.merchantId]);
     assert.equal(prod!.price, '13');
 
     await page.getByLabel('Sells').selectOption({ label: 'Espresso beans' });
     await page.getByLabel('Rails').fill('crypto,card');
     await page.getByRole('button', { name: 'Create link' }).click();
-    await page.getByRole('status').filter({ hasText: /Created payment link pl_/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Created payment link pl_/ })
+      .waitFor();
     const link = (await s.signed(m, 'GET', '/api/v1/payment-links')).body.data[0];
     await page.locator(`[data-share="${link.link_id}"]`).click();
     const qr = page.getByRole('img', { name: `QR code of ${link.url}` });

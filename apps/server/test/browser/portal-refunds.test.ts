@@ -47,7 +47,10 @@ describe('portal: refund an order (browser)', { skip, timeout: 240_000 }, () => 
     assert.deepEqual(await watch.cspViolations(page), [], `CSP on ${what}`);
   }
 
-  for (const [width, height] of [[1280, 900], [375, 812]] as const) {
+  for (const [width, height] of [
+    [1280, 900],
+    [375, 812],
+  ] as const) {
     test(`${width} px: an owner refunds 2.00 EUR, then an over-refund is refused with the reason; nothing sideways`, async () => {
       const context = await browser.newContext({ viewport: { width, height }, ...(width < 500 ? { isMobile: true, hasTouch: true } : {}) });
       const watch = await watchPage(context);
@@ -58,7 +61,10 @@ describe('portal: refund an order (browser)', { skip, timeout: 240_000 }, () => 
       await panel.getByLabel('Amount (EUR)').fill('2.00');
       await panel.getByLabel('Reason (optional)').fill(`portal ${width}`);
       await panel.getByRole('button', { name: 'Refund' }).click();
-      await panel.getByRole('status').filter({ hasText: /2\.00 EUR, succeeded/ }).waitFor();
+      await panel
+        .getByRole('status')
+        .filter({ hasText: /2\.00 EUR, succeeded/ })
+        .waitFor();
       await panel.getByRole('table', { name: 'Refunds of this order' }).getByText(`2.00 EUR`).first().waitFor();
       const { rows } = await s.db.query<{ amount: string; status: string; reason: string }>('SELECT amount::text AS amount, status, reason FROM refunds WHERE order_id = $1 ORDER BY created_at', [paid]);
       assert.equal(rows.length, before.rows[0]!.n + 1);
@@ -66,7 +72,10 @@ describe('portal: refund an order (browser)', { skip, timeout: 240_000 }, () => 
 
       await panel.getByLabel('Amount (EUR)').fill('99.00');
       await panel.getByRole('button', { name: 'Refund' }).click();
-      await panel.getByRole('alert').filter({ hasText: /remains to refund/ }).waitFor();
+      await panel
+        .getByRole('alert')
+        .filter({ hasText: /remains to refund/ })
+        .waitFor();
       assert.equal((await s.db.query('SELECT 1 FROM refunds WHERE order_id = $1', [paid])).rows.length, rows.length, 'the refused refund recorded nothing');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `no sideways scroll at ${width} px (${overflow})`);

@@ -48,7 +48,7 @@ for (const backend of backends()) {
       assert.equal(w.status, 201, w.text);
       await server.admin('POST', `/admin/v1/merchants/${a.merchantId}/webhooks/trigger`, { event: 'order.invoiced' });
       for (let i = 0; i < 100; i++) {
-        const { rows } = await server.db.query<{ status: string }>("SELECT status FROM webhook_deliveries WHERE merchant_id = $1", [a.merchantId]);
+        const { rows } = await server.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE merchant_id = $1', [a.merchantId]);
         if (rows[0]?.status === 'failed') break;
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -108,23 +108,30 @@ for (const backend of backends()) {
       await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
       await clean(page, watch, 'webhooks');
       await page.getByRole('button', { name: 'Redeliver' }).first().click();
-      await page.getByRole('status').filter({ hasText: /Delivery (requeued|redelivered|already_queued)/ }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /Delivery (requeued|redelivered|already_queued)/ })
+        .waitFor();
 
       // add an endpoint that receives a machine-payment event and not every order event: the
       // checkboxes list all of WEBHOOK_EVENTS, the order lifecycle checked by default
       const events = page.getByRole('group', { name: 'Events sent to the new endpoint' });
       assert.deepEqual(await events.getByRole('checkbox').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)), [...WEBHOOK_EVENTS]);
-      assert.deepEqual(await events.getByRole('checkbox', { checked: true }).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)),
-        ['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed']);
+      assert.deepEqual(await events.getByRole('checkbox', { checked: true }).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)), ['order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed']);
       await page.getByLabel('New endpoint URL').fill(`${hook.url}/machine`);
       for (const e of ['order.payment_confirmed', 'order.expired', 'order.cancelled', 'order.failed']) await events.getByLabel(e, { exact: true }).uncheck();
       await events.getByLabel('mpp.payment.confirmed', { exact: true }).check();
       await page.getByRole('button', { name: 'Add endpoint' }).click();
       assert.match((await page.locator('[data-secret="Signing secret"]').textContent())!, /^whsec_/);
-      const { rows: [made] } = await server.db.query<{ events: string[] }>('SELECT events FROM webhook_endpoints WHERE merchant_id = $1 AND url = $2', [a.merchantId, `${hook.url}/machine`]);
+      const {
+        rows: [made],
+      } = await server.db.query<{ events: string[] }>('SELECT events FROM webhook_endpoints WHERE merchant_id = $1 AND url = $2', [a.merchantId, `${hook.url}/machine`]);
       assert.deepEqual(made?.events, ['order.invoiced', 'mpp.payment.confirmed']);
       // the endpoints table shows the new endpoint at once, no reload
-      const listed = page.getByRole('table', { name: 'Endpoints' }).getByRole('row').filter({ hasText: `${hook.url}/machine` });
+      const listed = page
+        .getByRole('table', { name: 'Endpoints' })
+        .getByRole('row')
+        .filter({ hasText: `${hook.url}/machine` });
       await listed.waitFor();
       assert.match((await listed.textContent())!, /order\.invoiced, mpp\.payment\.confirmed/);
       assert.equal(await page.getByLabel('New endpoint URL').inputValue(), '', 'the form is cleared for the next endpoint');
@@ -135,7 +142,9 @@ for (const backend of backends()) {
       for (const e of ['order.invoiced', 'mpp.payment.confirmed']) await events.getByLabel(e, { exact: true }).uncheck();
       await page.getByRole('button', { name: 'Add endpoint' }).click();
       await page.getByRole('alert').filter({ hasText: 'Choose at least one event' }).waitFor();
-      const { rows: [count] } = await server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE merchant_id = $1', [a.merchantId]);
+      const {
+        rows: [count],
+      } = await server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE merchant_id = $1', [a.merchantId]);
       assert.equal(count!.n, 2);
 
       // rotate the API key: a new secret shown once, the old key revoked
@@ -160,7 +169,9 @@ for (const backend of backends()) {
       // One column set for both exports (docs/portal.md "Exports"): the row's kind first.
       assert.deepEqual(lines[0]!.split(','), [...EXPORT_COLUMNS]);
       const { rows: db } = await server.db.query<{ id: string; dapp_order_id: string; amount_wei: string; tx_hash: string | null }>(
-        'SELECT id, dapp_order_id, amount_wei::text AS amount_wei, tx_hash FROM orders WHERE merchant_id = $1 ORDER BY created_at, id', [a.merchantId]);
+        'SELECT id, dapp_order_id, amount_wei::text AS amount_wei, tx_hash FROM orders WHERE merchant_id = $1 ORDER BY created_at, id',
+        [a.merchantId],
+      );
       assert.equal(lines.length - 1, db.length);
       const cols = lines[0]!.split(',');
       lines.slice(1).forEach((l, i) => {
@@ -186,7 +197,9 @@ for (const backend of backends()) {
       await page.getByRole('button', { name: 'Save return URLs' }).click();
       await page.getByRole('status').filter({ hasText: 'Saved 2 return URL(s).' }).waitFor();
       await clean(page, watch, 'settings');
-      const { rows: [merchant] } = await server.db.query<{ return_urls: string[] }>('SELECT return_urls FROM merchants WHERE id = $1', [a.merchantId]);
+      const {
+        rows: [merchant],
+      } = await server.db.query<{ return_urls: string[] }>('SELECT return_urls FROM merchants WHERE id = $1', [a.merchantId]);
       assert.deepEqual(merchant!.return_urls, ['https://acme.example/thanks', 'https://acme.example/cart']);
 
       // another merchant's order id: not found
@@ -241,7 +254,10 @@ for (const backend of backends()) {
       await page.getByRole('button', { name: 'Create invitation link' }).click();
       await page.locator('[data-secret^="Invitation link"]').waitFor();
       await page.reload();
-      await page.getByRole('row', { name: /maybe@acme\.example/ }).getByRole('button', { name: 'Revoke' }).click();
+      await page
+        .getByRole('row', { name: /maybe@acme\.example/ })
+        .getByRole('button', { name: 'Revoke' })
+        .click();
       await page.getByText('Revoked the invitation of maybe@acme.example').waitFor();
       await clean(page, watch, 'team page with an open invitation');
 

@@ -151,7 +151,10 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.equal((await stack.server.signed(stack.creds, 'GET', `/api/v1/orders/${payload.order_id}`)).body.status, 'INVOICED');
     assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
     assert.deepEqual(watch.notFound, [], 'no 404 while paying');
-    assert.ok(watch.requests.every((u) => u.startsWith(stack.server.url) || u.startsWith('https://logo.acme-coffee.test/')), `only its own origin: ${watch.requests.filter((u) => !u.startsWith(stack.server.url)).join(', ')}`);
+    assert.ok(
+      watch.requests.every((u) => u.startsWith(stack.server.url) || u.startsWith('https://logo.acme-coffee.test/')),
+      `only its own origin: ${watch.requests.filter((u) => !u.startsWith(stack.server.url)).join(', ')}`,
+    );
   });
 
   test('any-amount link on a 375-px phone: min/max enforced, memo, paid by QR from another wallet', async () => {
@@ -192,15 +195,18 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.locator('#receipt-h').waitFor();
     const st = (await stack.server.request('GET', `/quickpay/v1/sessions/${new URL(page.url()).hash.slice(1)}`)).body;
     const receipt = await receiptOf(page);
-    assert.deepEqual({ ...receipt, Date: undefined }, {
-      'Paid to': 'Acme Coffee',
-      Amount: '12.34 USDC',
-      'Paid with': `USDC on ${CHAIN_NAME}`,
-      'Order reference': st.order_id,
-      'Your reference': 'Invoice 2291',
-      Date: undefined,
-      Transaction: st.tx_hash,
-    });
+    assert.deepEqual(
+      { ...receipt, Date: undefined },
+      {
+        'Paid to': 'Acme Coffee',
+        Amount: '12.34 USDC',
+        'Paid with': `USDC on ${CHAIN_NAME}`,
+        'Order reference': st.order_id,
+        'Your reference': 'Invoice 2291',
+        Date: undefined,
+        Transaction: st.tx_hash,
+      },
+    );
     assert.equal(await page.locator('#explorer-done').getAttribute('href'), `${EXPLORER_URL}/tx/${st.tx_hash}`);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the receipt');
     await screenshot(page, 'qp-06-confirmed-mobile');
@@ -296,7 +302,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await fill('4000 0000 0000 0002');
     await page.getByText(/Card ending 0002 was declined/).waitFor();
     await new Promise((r) => setTimeout(r, 300)); // the live region would have spoken by now
-    assert.equal(await page.getByText(/declined/i).count(), 1, 'the decline is said once (the form\'s alert), not again in the live region');
+    assert.equal(await page.getByText(/declined/i).count(), 1, "the decline is said once (the form's alert), not again in the live region");
     assert.equal(await page.locator('#product-name').textContent(), 'Mug');
     await screenshot(page, 'qp-10b-card-declined');
     await assertAxeClean(page, 'card declined');
@@ -319,7 +325,10 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     const payload = JSON.parse(hits[0]!.body).payload;
     assert.deepEqual([payload.rail, payload.memo, payload.order_status], ['card', 'order 77', 'INVOICED']);
     // the card number never appears in a URL the page loaded
-    assert.ok(watch.requests.every((u: string) => !u.includes('4242')), 'no card number in a URL');
+    assert.ok(
+      watch.requests.every((u: string) => !u.includes('4242')),
+      'no card number in a URL',
+    );
   });
 
   test('card quick-pay with the delayed test card: processing past the window stays "processing" (never expired), a reload resumes it, the processor\'s success completes it', async () => {

@@ -56,7 +56,11 @@ export async function recordingServer(answer: (h: Hit, res: http.ServerResponse)
   return {
     url: `http://127.0.0.1:${port}`,
     hits,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

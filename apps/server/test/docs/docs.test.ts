@@ -68,7 +68,10 @@ describe('documentation', () => {
     assert.ok(checked > 30, `only ${checked} links found: is the link parser broken?`);
     // The documents that are not part of the repository are not cited as if they were.
     const cites = files.filter((f) => /\.\.\/shared\/|spec\/(interface|wire)\.md|\b(interface|wire|DESIGN|STYLE)\.md\b/.test(readFileSync(f, 'utf8')));
-    assert.deepEqual(cites.map((f) => relative(ROOT, f)), []);
+    assert.deepEqual(
+      cites.map((f) => relative(ROOT, f)),
+      [],
+    );
   });
 
   it('the link checker itself refuses what it must', () => {
@@ -79,11 +82,18 @@ describe('documentation', () => {
     assert.deepEqual(links('see [a](docs/a.md) and ![i](img.png "t") and `[x](no.md)`\n```\n[y](no2.md)\n```\n[r]: ref.md'), ['docs/a.md', 'img.png', 'ref.md']);
   });
 
-  it('the proof-hash snippet of docs/orders.md recomputes the server\'s `signature` (plain Node)', () => {
+  it("the proof-hash snippet of docs/orders.md recomputes the server's `signature` (plain Node)", () => {
     const payload = {
-      order_id: 'ord_4sEswquwAUkxYBcoQ1uwcH', tx_hash: `0x${'ab'.repeat(32)}`, log_index: 3, from_addr: '0x8ba1f109551bd432803012645ac136ddd64dba72',
-      to_addr: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720', amount_wei: '2500000', from_chain_id: 31337,
-      token_contract: '0x5fbdb2315678afecb367f032d93f642f64180aa3', block_number: 42, status: 'INVOICED',
+      order_id: 'ord_4sEswquwAUkxYBcoQ1uwcH',
+      tx_hash: `0x${'ab'.repeat(32)}`,
+      log_index: 3,
+      from_addr: '0x8ba1f109551bd432803012645ac136ddd64dba72',
+      to_addr: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720',
+      amount_wei: '2500000',
+      from_chain_id: 31337,
+      token_contract: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      block_number: 42,
+      status: 'INVOICED',
     };
     const proof = { payload, signature: proofHash(payload) };
     const snippet = codeBlocks(readFileSync(join(ROOT, 'docs/orders.md'), 'utf8'), 'Payment record').find((b) => b.lang === 'js')!.code;
@@ -130,7 +140,9 @@ describe('documentation against /openapi.json', () => {
     const op = doc.paths['/api/v1/orders/{order_id}'].get;
     const schema = op.responses['200'].content['application/json'].schema;
     const required = new Set<string>(schema.required ?? []);
-    const fromSchema = Object.entries(schema.properties as Record<string, { type: string }>).map(([name, p]) => `${name} ${p.type} ${required.has(name) ? 'yes' : 'no'}`).sort();
+    const fromSchema = Object.entries(schema.properties as Record<string, { type: string }>)
+      .map(([name, p]) => `${name} ${p.type} ${required.has(name) ? 'yes' : 'no'}`)
+      .sort();
 
     const md = readFileSync(join(ROOT, 'docs/orders.md'), 'utf8');
     const section = md.slice(md.indexOf('## Status record'), md.indexOf('\n## ', md.indexOf('## Status record') + 1));
@@ -157,11 +169,14 @@ describe('documentation against /openapi.json', () => {
 });
 
 describe('docs/portal.md Exports', () => {
-  it('the column table names every column of both CSV files, in the files\' order', () => {
+  it("the column table names every column of both CSV files, in the files' order", () => {
     const text = readFileSync(join(ROOT, 'docs/portal.md'), 'utf8');
     const section = text.slice(text.indexOf('## Exports'));
     const table = section.slice(section.indexOf('| Column |'), section.indexOf('\n\n', section.indexOf('| Column |')));
-    const named = table.split('\n').slice(2).flatMap((row) => [...row.split('|')[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
+    const named = table
+      .split('\n')
+      .slice(2)
+      .flatMap((row) => [...row.split('|')[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
     assert.deepEqual(named, [...EXPORT_COLUMNS]);
   });
 });

@@ -16,8 +16,12 @@ export interface GoatCreds {
  * HMAC-SHA256 with the secret, lower-case hex.
  */
 function goatSign(params: Record<string, string>, secret: string): string {
-  const names = Object.keys(params).filter((k) => k !== 'sign' && params[k] !== '').sort();
-  return createHmac('sha256', secret).update(names.map((k) => `${k}=${params[k]}`).join('&')).digest('hex');
+  const names = Object.keys(params)
+    .filter((k) => k !== 'sign' && params[k] !== '')
+    .sort();
+  return createHmac('sha256', secret)
+    .update(names.map((k) => `${k}=${params[k]}`).join('&'))
+    .digest('hex');
 }
 
 /** The four headers GOAT's SDK sends, for a body (GETs sign `{}`) at `nowSeconds`. */
@@ -44,13 +48,7 @@ export interface GoatAnswer {
  * too, without a body), the body as JSON. Success is 2xx, and 402 only for order creation
  * (`expect402`); the Go SDK is stricter (exactly 200, or 402), which `goStatusOk` checks.
  */
-export async function goatRequest(
-  baseUrl: string,
-  creds: GoatCreds | undefined,
-  method: 'GET' | 'POST',
-  path: string,
-  opts: { body?: Record<string, unknown>; nowSeconds: number; nonce?: string; expect402?: boolean },
-): Promise<GoatAnswer> {
+export async function goatRequest(baseUrl: string, creds: GoatCreds | undefined, method: 'GET' | 'POST', path: string, opts: { body?: Record<string, unknown>; nowSeconds: number; nonce?: string; expect402?: boolean }): Promise<GoatAnswer> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   if (creds) Object.assign(headers, goatHeaders(creds, opts.body, opts.nowSeconds, opts.nonce));
   const res = await fetch(baseUrl + path, { method, headers, ...(opts.body ? { body: JSON.stringify(opts.body) } : {}) });
@@ -146,19 +144,39 @@ export const GO = {
     },
   },
   OrderStatus: {
-    order_id: 'string', merchant_id: 'string', dapp_order_id: 'string', chain_id: 'int', token_contract: 'string',
-    token_symbol: 'string', from_address: 'string', amount_wei: 'string', status: 'string', tx_hash: 'string', confirmed_at: 'string',
+    order_id: 'string',
+    merchant_id: 'string',
+    dapp_order_id: 'string',
+    chain_id: 'int',
+    token_contract: 'string',
+    token_symbol: 'string',
+    from_address: 'string',
+    amount_wei: 'string',
+    status: 'string',
+    tx_hash: 'string',
+    confirmed_at: 'string',
   },
   // chain_id/flow in the earlier payload, from_chain_id/status in the later one: both are read
   OrderProofResponse: {
     payload: {
-      order_id: 'string', tx_hash: 'string', log_index: 'int', from_addr: 'string', to_addr: 'string', amount_wei: 'string',
-      chain_id: 'int', flow: 'string', from_chain_id: 'int', status: 'string',
+      order_id: 'string',
+      tx_hash: 'string',
+      log_index: 'int',
+      from_addr: 'string',
+      to_addr: 'string',
+      amount_wei: 'string',
+      chain_id: 'int',
+      flow: 'string',
+      from_chain_id: 'int',
+      status: 'string',
     },
     signature: 'string',
   },
   MerchantInfo: {
-    merchant_id: 'string', name: 'string', logo: 'string', receive_type: 'string',
+    merchant_id: 'string',
+    name: 'string',
+    logo: 'string',
+    receive_type: 'string',
     supported_tokens: [{ chain_id: 'int', symbol: 'string', token_contract: 'string', decimals: 'int' }],
   },
   CheckoutSession: { checkout_id: 'string', checkout_type: 'string', url: 'string', expires_at: 'int' },

@@ -113,8 +113,7 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
     chownSync(root, uid, gid);
     chownSync(sockDir, uid, gid);
   }
-  const cmd = (tool: string, args: string[]): [string, string[]] =>
-    asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args];
+  const cmd = (tool: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args]);
   const exec = async (tool: string, args: string[], timeout = 60_000) => {
     const [file, argv] = cmd(tool, args);
     try {
@@ -148,7 +147,11 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
     } catch {
       return [];
     }
-    const kids = spawnSync('pgrep', ['-P', String(main)]).stdout.toString().split('\n').filter(Boolean).map(Number);
+    const kids = spawnSync('pgrep', ['-P', String(main)])
+      .stdout.toString()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
     return [main, ...kids];
   };
   const signalAll = (sig: NodeJS.Signals) => {

@@ -109,8 +109,7 @@ export async function call(base: string, method: string, path: string, opts: { b
   return { status: res.status, body, text };
 }
 
-export const adminCall = (base: string, method: string, path: string, body?: unknown) =>
-  call(base, method, path, { ...(body !== undefined ? { body } : {}), headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+export const adminCall = (base: string, method: string, path: string, body?: unknown) => call(base, method, path, { ...(body !== undefined ? { body } : {}), headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
 
 /** A merchant-HMAC call, freshly signed (new nonce) on every invocation. */
 export function signedCall(base: string, creds: Creds, method: string, path: string, body?: Record<string, unknown>): Promise<Reply> {
@@ -130,11 +129,7 @@ export const RETURN_URL = 'https://shop.example/checkout';
  * URLs allowlisted and one webhook endpoint for `events`. Returns its credentials and the
  * endpoint (id, secret).
  */
-export async function setupGatewayMerchant(
-  base: string,
-  dev: DevChain,
-  o: { wallet: Hex; topUp: string; webhookUrl: string; events: string[] },
-): Promise<{ creds: Creds; endpointId: string; endpointSecret: string }> {
+export async function setupGatewayMerchant(base: string, dev: DevChain, o: { wallet: Hex; topUp: string; webhookUrl: string; events: string[] }): Promise<{ creds: Creds; endpointId: string; endpointSecret: string }> {
   const m = expect(await adminCall(base, 'POST', '/admin/v1/merchants', { name: 'Reliability Shop' }), 201, 'create merchant');
   const creds = { merchantId: m.merchant_id as string, apiKey: m.api_key as string, apiSecret: m.api_secret as string };
   for (const t of dev.tokens) {
@@ -265,10 +260,7 @@ export async function checkInvariants(q: Queryable, i: InvariantInput): Promise<
     v.push(`order ${r.order_id} has ${r.n} INVOICED transitions`);
   }
 
-  const events = await one<{ id: string; event: string; order_id: string | null }>(
-    `SELECT id, event, order_id FROM webhook_events WHERE merchant_id = $1 AND event IN ('order.invoiced', 'quickpay.checkout.completed')`,
-    [i.merchantId],
-  );
+  const events = await one<{ id: string; event: string; order_id: string | null }>(`SELECT id, event, order_id FROM webhook_events WHERE merchant_id = $1 AND event IN ('order.invoiced', 'quickpay.checkout.completed')`, [i.merchantId]);
   const invoicedEvents = new Map<string, number>();
   for (const e of events) {
     if (!i.eventsReceived.has(e.id)) v.push(`${e.event} event ${e.id} (order ${e.order_id}) never reached the receiver`);
@@ -283,10 +275,7 @@ export async function checkInvariants(q: Queryable, i: InvariantInput): Promise<
   const [acct] = await one<{ captured: string }>('SELECT captured::text AS captured FROM fee_accounts WHERE merchant_id = $1', [i.merchantId]);
   const expectCaptured = i.feeMicros * BigInt(invoiced.length);
   if (BigInt(acct?.captured ?? '0') !== expectCaptured) v.push(`fee captured ${acct?.captured} ≠ fee × invoiced orders = ${expectCaptured}`);
-  for (const r of await one<{ order_id: string; kinds: string }>(
-    `SELECT order_id, string_agg(kind, ',' ORDER BY kind) AS kinds FROM fee_ledger WHERE merchant_id = $1 AND order_id IS NOT NULL GROUP BY 1`,
-    [i.merchantId],
-  )) {
+  for (const r of await one<{ order_id: string; kinds: string }>(`SELECT order_id, string_agg(kind, ',' ORDER BY kind) AS kinds FROM fee_ledger WHERE merchant_id = $1 AND order_id IS NOT NULL GROUP BY 1`, [i.merchantId])) {
     if (r.kinds.includes('capture') && r.kinds.includes('release')) v.push(`order ${r.order_id}: fee both captured and released (${r.kinds})`);
   }
 
@@ -317,12 +306,7 @@ export async function checkInvariants(q: Queryable, i: InvariantInput): Promise<
  * last due retry. Returns how long it took and how long it waited on claims of `deadPids`
  * (dispatcher ids are `host:pid:random`).
  */
-export async function drainWebhooks(
-  q: Queryable,
-  merchantId: string,
-  received: () => Set<string>,
-  o: { deadPids?: ReadonlySet<number>; baseMs?: number } = {},
-): Promise<{ drainMs: number; deadClaims: number; deadClaimWaitMs: number }> {
+export async function drainWebhooks(q: Queryable, merchantId: string, received: () => Set<string>, o: { deadPids?: ReadonlySet<number>; baseMs?: number } = {}): Promise<{ drainMs: number; deadClaims: number; deadClaimWaitMs: number }> {
   const start = Date.now();
   const baseMs = o.baseMs ?? 30_000;
   const dead = new Set<string>();

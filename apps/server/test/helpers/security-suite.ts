@@ -44,8 +44,7 @@ export function securitySuite(route: RouteDef<any, any, any>, ctx: () => Securit
     const timestamp = 'timestamp' in a ? a.timestamp : String(Math.floor(server.clock.now() / 1000));
     const nonce = 'nonce' in a ? a.nonce : `n-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const apiKey = 'apiKey' in a ? a.apiKey : creds.apiKey;
-    const sign =
-      'sign' in a ? a.sign : signRequest(secret, { query, body, apiKey: apiKey ?? '', timestamp: timestamp ?? '', nonce: nonce ?? '' });
+    const sign = 'sign' in a ? a.sign : signRequest(secret, { query, body, apiKey: apiKey ?? '', timestamp: timestamp ?? '', nonce: nonce ?? '' });
     const headers: Record<string, string> = {};
     if (apiKey !== undefined) headers['x-api-key'] = apiKey;
     if (timestamp !== undefined) headers['x-timestamp'] = timestamp;

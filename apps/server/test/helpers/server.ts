@@ -132,9 +132,7 @@ export class TestServer {
  * A Tollgate on a fresh database. `http` is merged over `{ logger: false }` (e.g. `rateLimits: false`
  * for a fuzzer); `role: 'api'` starts no workers, so nothing but requests writes to the database.
  */
-export async function startTestServer(
-  opts: { backend: Backend; config?: Partial<Config>; chains?: ChainConfig[]; clock?: TestClock; http?: HttpOptions; role?: Role } = { backend: 'pglite' },
-): Promise<TestServer> {
+export async function startTestServer(opts: { backend: Backend; config?: Partial<Config>; chains?: ChainConfig[]; clock?: TestClock; http?: HttpOptions; role?: Role } = { backend: 'pglite' }): Promise<TestServer> {
   const database = await openTestDatabase(opts.backend);
   const clock = opts.clock ?? new TestClock();
   const config = buildConfig({ ...opts.config, ...(opts.chains ? { chains: opts.chains } : {}) });

@@ -146,10 +146,22 @@ export class StripeStandIn {
       if (!Number.isInteger(amount) || amount <= 0) throw new Error('line_items[0][price_data][unit_amount] is required');
       const id = rid('cs_test');
       const s = {
-        id, object: 'checkout.session', mode: b.mode, status: 'open', payment_status: 'unpaid', livemode: false,
-        amount_total: amount, currency: li.price_data.currency, client_reference_id: b.client_reference_id ?? null,
-        metadata: b.metadata ?? {}, payment_intent: null, success_url: b.success_url, cancel_url: b.cancel_url,
-        url: `${this.url}/pay/${id}`, created: this.tick(), expires_at: this.expiresAt(b.expires_at),
+        id,
+        object: 'checkout.session',
+        mode: b.mode,
+        status: 'open',
+        payment_status: 'unpaid',
+        livemode: false,
+        amount_total: amount,
+        currency: li.price_data.currency,
+        client_reference_id: b.client_reference_id ?? null,
+        metadata: b.metadata ?? {},
+        payment_intent: null,
+        success_url: b.success_url,
+        cancel_url: b.cancel_url,
+        url: `${this.url}/pay/${id}`,
+        created: this.tick(),
+        expires_at: this.expiresAt(b.expires_at),
         // kept for the simulated payment (Stripe copies payment_intent_data.metadata to the PaymentIntent)
         _pi_metadata: b.payment_intent_data?.metadata ?? {},
       };
@@ -233,7 +245,10 @@ export class StripeStandIn {
     const limit = Math.min(Number(q.limit ?? 10), 100);
     const types: string[] | undefined = q.types ? Object.values(q.types) : undefined;
     const gte = q.created?.gte !== undefined ? Number(q.created.gte) : undefined;
-    const all = this.events.filter((e) => (!types || types.includes(e.type)) && (gte === undefined || e.created >= gte)).slice().reverse(); // newest first
+    const all = this.events
+      .filter((e) => (!types || types.includes(e.type)) && (gte === undefined || e.created >= gte))
+      .slice()
+      .reverse(); // newest first
     let page: Obj[];
     let hasMore: boolean;
     if (q.ending_before) {
@@ -267,9 +282,17 @@ export class StripeStandIn {
     if (!s) throw new Error(`no session ${sessionId}`);
     const amount = opts.amount ?? s.amount_total;
     const pi: Obj = {
-      id: rid('pi'), object: 'payment_intent', amount, amount_received: outcome === 'succeeded' ? amount : 0, currency: s.currency,
-      status: outcome === 'succeeded' ? 'succeeded' : 'requires_payment_method', metadata: s._pi_metadata, latest_charge: rid('ch'),
-      last_payment_error: outcome === 'failed' ? { code: 'card_declined', decline_code: 'generic_decline', type: 'card_error' } : null, created: this.tick(), livemode: false,
+      id: rid('pi'),
+      object: 'payment_intent',
+      amount,
+      amount_received: outcome === 'succeeded' ? amount : 0,
+      currency: s.currency,
+      status: outcome === 'succeeded' ? 'succeeded' : 'requires_payment_method',
+      metadata: s._pi_metadata,
+      latest_charge: rid('ch'),
+      last_payment_error: outcome === 'failed' ? { code: 'card_declined', decline_code: 'generic_decline', type: 'card_error' } : null,
+      created: this.tick(),
+      livemode: false,
     };
     this.intents.set(pi.id, pi);
     if (outcome === 'failed') return [this.emit('payment_intent.payment_failed', pi)];
@@ -280,7 +303,17 @@ export class StripeStandIn {
   /** A dispute on the PaymentIntent's charge: `created`, then `won` or `lost`. */
   dispute(piId: string, step: 'created' | 'won' | 'lost'): Obj {
     const pi = this.intents.get(piId)!;
-    const d = { id: `dp_${piId.slice(3, 15)}`, object: 'dispute', amount: pi.amount_received, currency: pi.currency, charge: pi.latest_charge, payment_intent: pi.id, reason: 'fraudulent', status: step === 'created' ? 'needs_response' : step, created: this.tick() };
+    const d = {
+      id: `dp_${piId.slice(3, 15)}`,
+      object: 'dispute',
+      amount: pi.amount_received,
+      currency: pi.currency,
+      charge: pi.latest_charge,
+      payment_intent: pi.id,
+      reason: 'fraudulent',
+      status: step === 'created' ? 'needs_response' : step,
+      created: this.tick(),
+    };
     return this.emit(step === 'created' ? 'charge.dispute.created' : 'charge.dispute.closed', d);
   }
 

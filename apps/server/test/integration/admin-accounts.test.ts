@@ -133,12 +133,7 @@ for (const backend of backends()) {
       it('a missing amount or an extra field is 400 invalid_request', async () => {
         const m = await server.createMerchant();
         assertError(await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, {}), 400, 'invalid_request', 'amount');
-        assertError(
-          await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, { amount: '1', currency: 'USD' }),
-          400,
-          'invalid_request',
-          'currency',
-        );
+        assertError(await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, { amount: '1', currency: 'USD' }), 400, 'invalid_request', 'currency');
       });
 
       it('an unknown merchant is 404 merchant_not_found', async () => {
@@ -216,10 +211,7 @@ for (const backend of backends()) {
         const created = results.filter((r) => r.status === 201);
         assert.equal(created.length, 1, results.map((r) => `${r.status} ${r.body.code ?? ''}`).join(', '));
         for (const r of results) if (r.status !== 201) assertError(r, 400, 'api_key_limit');
-        const { rows } = await server.db.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL',
-          [m.merchantId],
-        );
+        const { rows } = await server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL', [m.merchantId]);
         assert.equal(rows[0]!.n, 2);
       });
     });

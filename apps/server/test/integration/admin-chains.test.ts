@@ -19,10 +19,7 @@ const GENESIS = '4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY';
 const MINT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
 const DELEGATE_SEED = new Uint8Array(32).fill(7);
 const DELEGATE = solanaDelegateKeyFromSeed(DELEGATE_SEED);
-const cluster = solanaChainFromFile(
-  { kind: 'solana', chain_id: 900, name: 'Cluster', rpc_url: 'http://127.0.0.1:1', genesis_hash: GENESIS, tokens: [{ symbol: 'USDT', mint: MINT, decimals: 6, program: 'token-2022' }] },
-  0,
-);
+const cluster = solanaChainFromFile({ kind: 'solana', chain_id: 900, name: 'Cluster', rpc_url: 'http://127.0.0.1:1', genesis_hash: GENESIS, tokens: [{ symbol: 'USDT', mint: MINT, decimals: 6, program: 'token-2022' }] }, 0);
 
 for (const backend of backends()) {
   describe(`admin chains (${backend})`, () => {

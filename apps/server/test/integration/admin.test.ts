@@ -4,7 +4,6 @@ import { backends } from '../helpers/db.ts';
 import { fakeChain, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 import { assertError, count, uniqueId, USDC, WALLET, WALLET_CHECKSUM } from './admin-fixtures.ts';
 
-
 for (const backend of backends()) {
   describe(`admin API (${backend})`, () => {
     let server: TestServer;
@@ -47,10 +46,7 @@ for (const backend of backends()) {
 
       it('the secret is stored encrypted (v1: AES-GCM), never in plaintext', async () => {
         const c = await server.createMerchant();
-        const { rows } = await server.db.query<{ api_key: string; secret_ciphertext: string }>(
-          'SELECT api_key, secret_ciphertext FROM api_keys WHERE merchant_id = $1',
-          [c.merchantId],
-        );
+        const { rows } = await server.db.query<{ api_key: string; secret_ciphertext: string }>('SELECT api_key, secret_ciphertext FROM api_keys WHERE merchant_id = $1', [c.merchantId]);
         assert.equal(rows.length, 1);
         const ct = rows[0]!.secret_ciphertext;
         assert.ok(ct.startsWith('v1:'), ct);
@@ -191,7 +187,7 @@ for (const backend of backends()) {
     });
 
     describe('public merchant view', () => {
-      it('returns exactly the public fields (docs/migrating.md), plus the additive supported_tokens GOAT\'s Go SDK reads', async () => {
+      it("returns exactly the public fields (docs/migrating.md), plus the additive supported_tokens GOAT's Go SDK reads", async () => {
         const m = await server.createMerchant({ body: { return_urls: ['https://shop.example.com/ok'] } });
         await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, { amount: '5.00' });
         await server.admin('POST', `/admin/v1/merchants/${m.merchantId}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: WALLET_CHECKSUM });
@@ -211,13 +207,13 @@ for (const backend of backends()) {
         }
       });
 
-      it('includes logo_url (and GOAT\'s logo) only when set', async () => {
+      it("includes logo_url (and GOAT's logo) only when set", async () => {
         const m = await server.createMerchant({ body: { logo_url: 'https://cdn.example.com/l.png' } });
         const r = await server.request('GET', `/merchants/${m.merchantId}`);
         assert.equal(r.status, 200, r.text);
         assert.deepEqual(Object.keys(r.body).sort(), ['logo', 'logo_url', 'merchant_id', 'name', 'payment_methods', 'receive_type', 'supported_tokens', 'wallets']);
         assert.equal(r.body.logo_url, 'https://cdn.example.com/l.png');
-        assert.equal(r.body.logo, r.body.logo_url, 'the same URL under the name GOAT\'s SDKs read');
+        assert.equal(r.body.logo, r.body.logo_url, "the same URL under the name GOAT's SDKs read");
         const none = await server.request('GET', `/merchants/${(await server.createMerchant()).merchantId}`);
         assert.equal('logo' in none.body || 'logo_url' in none.body, false, 'neither name without a logo');
       });

@@ -43,8 +43,7 @@ for (const backend of backends()) {
     const accept = (id: string, body: Record<string, unknown> = {}, who = m) => s.signed(who, 'POST', `/api/v1/orders/${id}/accept-payment`, { body });
     const waitForRecord = (id: string, what: string, ok: (r: any) => boolean, timeoutMs = 20_000) => waitFor(`order ${id}: ${what}`, () => record(id), ok, { timeoutMs });
     const final = (r: any) => (r.observed_transfers ?? []).some((t: any) => !t.accepted && !t.orphaned && t.confirmations >= FINALITY);
-    const transitions = async (id: string) =>
-      (await s.db.query<{ from_status: string; to_status: string; trigger: string }>('SELECT from_status, to_status, trigger FROM order_transitions WHERE order_id = $1 ORDER BY id', [id])).rows;
+    const transitions = async (id: string) => (await s.db.query<{ from_status: string; to_status: string; trigger: string }>('SELECT from_status, to_status, trigger FROM order_transitions WHERE order_id = $1 ORDER BY id', [id])).rows;
 
     it('refuses from_address = the zero address with zero_from_address, creating nothing', async () => {
       const body = buildOrderBody({ chain_id: dev.chainId, from_address: `0x${'0'.repeat(40)}` });
@@ -98,17 +97,24 @@ for (const backend of backends()) {
       assert.equal(again.status, 200, 'idempotent');
       assert.deepEqual({ ...again.body, updated_at: 0 }, { ...ok.body, updated_at: 0 });
 
-      assert.deepEqual((await transitions(b)).map((t) => `${t.from_status}->${t.to_status}:${t.trigger}`), [
-        'null->CHECKOUT_VERIFIED:create', 'CHECKOUT_VERIFIED->CANCELLED:cancel', 'CANCELLED->INVOICED:accept',
-      ]);
+      assert.deepEqual(
+        (await transitions(b)).map((t) => `${t.from_status}->${t.to_status}:${t.trigger}`),
+        ['null->CHECKOUT_VERIFIED:create', 'CHECKOUT_VERIFIED->CANCELLED:cancel', 'CANCELLED->INVOICED:accept'],
+      );
       const feeAfter = (await getFeeBalance(s.db, m.merchantId))!;
       assert.equal(feeAfter.captured - feeBefore.captured, FEE, 'late capture of the released fee');
       assert.equal(feeBefore.available - feeAfter.available, FEE);
       assert.deepEqual(await findLedgerImbalances(s.db), []);
       const { rows: kinds } = await s.db.query<{ kind: string }>('SELECT kind FROM fee_ledger WHERE order_id = $1 ORDER BY id', [b]);
-      assert.deepEqual(kinds.map((k) => k.kind), ['reserve', 'release', 'late_capture']);
+      assert.deepEqual(
+        kinds.map((k) => k.kind),
+        ['reserve', 'release', 'late_capture'],
+      );
       const { rows: evs } = await s.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1 ORDER BY seq', [b]);
-      assert.deepEqual(evs.map((e) => e.event), ['order.cancelled', 'order.late_payment', 'order.invoiced']);
+      assert.deepEqual(
+        evs.map((e) => e.event),
+        ['order.cancelled', 'order.late_payment', 'order.invoiced'],
+      );
       assert.equal((await record(a)).status, 'CHECKOUT_VERIFIED');
     });
 
@@ -129,7 +135,10 @@ for (const backend of backends()) {
       assert.deepEqual([x.status, y.status], [200, 200], `${x.text} ${y.text}`);
       assert.equal(x.body.status, 'INVOICED');
       assert.equal(x.body.paid_amount_wei, '1500000');
-      assert.deepEqual((await transitions(id)).filter((t) => t.to_status === 'INVOICED').map((t) => `${t.from_status}:${t.trigger}`), ['CHECKOUT_VERIFIED:accept']);
+      assert.deepEqual(
+        (await transitions(id)).filter((t) => t.to_status === 'INVOICED').map((t) => `${t.from_status}:${t.trigger}`),
+        ['CHECKOUT_VERIFIED:accept'],
+      );
       const { rows: caps } = await s.db.query("SELECT 1 FROM fee_ledger WHERE order_id = $1 AND kind = 'capture'", [id]);
       assert.equal(caps.length, 1, 'one capture');
       const rec = await record(id);

@@ -13,9 +13,7 @@ import { getOrderWithTransfers } from '../../src/orders/repo.ts';
 import { transitionOrder } from '../../src/orders/transition.ts';
 import { orderStatusRecord } from '../../src/orders/views.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import {
-  chainConfigOf, createMerchant, createOrder, getOrderRow, pay, payerAddress, startTestChain, tickOk, transfersOf, watcherFor, type TestMerchant,
-} from './watcher-fixtures.ts';
+import { chainConfigOf, createMerchant, createOrder, getOrderRow, pay, payerAddress, startTestChain, tickOk, transfersOf, watcherFor, type TestMerchant } from './watcher-fixtures.ts';
 
 async function eventsOf(q: Queryable, orderId: string): Promise<{ event: string; payload: any }[]> {
   const { rows } = await q.query<{ event: string; payload: any }>('SELECT event, payload FROM webhook_events WHERE order_id = $1 ORDER BY seq', [orderId]);
@@ -69,10 +67,20 @@ for (const backend of backends()) {
       assert.equal(rec.status, 'CANCELLED');
       assert.equal(rec.needs_reconciliation, true);
       assert.equal(rec.observed_transfers?.length, 1);
-      assert.deepEqual({ ...rec.observed_transfers![0], confirmations: undefined }, {
-        tx_hash: hash, log_index: rec.observed_transfers![0]!.log_index, block_number: Number(t!.block_number), from_address: from, amount_wei: '1000000',
-        kind: 'late', orphaned: false, accepted: false, confirmations: undefined,
-      });
+      assert.deepEqual(
+        { ...rec.observed_transfers![0], confirmations: undefined },
+        {
+          tx_hash: hash,
+          log_index: rec.observed_transfers![0]!.log_index,
+          block_number: Number(t!.block_number),
+          from_address: from,
+          amount_wei: '1000000',
+          kind: 'late',
+          orphaned: false,
+          accepted: false,
+          confirmations: undefined,
+        },
+      );
       const ev = (await eventsOf(db(), b.id)).filter((e) => e.event === 'order.late_payment');
       assert.equal(ev.length, 1);
       assert.equal(ev[0]!.payload.order_id, b.id);
@@ -109,7 +117,10 @@ for (const backend of backends()) {
       const rec = await recordOf(db(), m, short.id);
       assert.equal(rec.observed_transfers?.[0]?.kind, 'underpaid');
       assert.equal(rec.needs_reconciliation, true);
-      assert.deepEqual((await eventsOf(db(), short.id)).map((e) => e.event), ['order.underpaid']);
+      assert.deepEqual(
+        (await eventsOf(db(), short.id)).map((e) => e.event),
+        ['order.underpaid'],
+      );
 
       await mine(dev.rpcUrl, chain.finalityConfirmations);
       await tickOk(w);
@@ -130,7 +141,10 @@ for (const backend of backends()) {
       const t = (await transfersOf(db(), chain.chainId)).find((x) => x.tx_hash === again)!;
       assert.equal(t.match_status, 'duplicate');
       assert.equal(t.order_id, paid.id);
-      assert.deepEqual((await eventsOf(db(), paid.id)).map((e) => e.event).filter((e) => e === 'order.duplicate_payment'), ['order.duplicate_payment']);
+      assert.deepEqual(
+        (await eventsOf(db(), paid.id)).map((e) => e.event).filter((e) => e === 'order.duplicate_payment'),
+        ['order.duplicate_payment'],
+      );
       const rec = await recordOf(db(), m, paid.id);
       assert.equal(rec.needs_reconciliation, true);
     });

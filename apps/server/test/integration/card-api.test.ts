@@ -58,7 +58,10 @@ for (const backend of backends()) {
       assert.equal(o.held_reasons, undefined);
       assert.equal(await sessionOf(s, checkout_id), 'COMPLETED');
       const evs = await eventsOf(s, start.body.order_id);
-      assert.deepEqual(evs.map(([e]) => e), ['fiat.payment.succeeded', 'order.invoiced', 'quickpay.checkout.completed']);
+      assert.deepEqual(
+        evs.map(([e]) => e),
+        ['fiat.payment.succeeded', 'order.invoiced', 'quickpay.checkout.completed'],
+      );
       assert.deepEqual(evs[0]![1], { order_id: o.order_id, checkout_id, processor: 'TEST', payment_reference: o.payment_reference, currency: 'EUR', amount: '9.50', held: false });
       const status = await s.request('GET', `/checkout/v1/sessions/${checkout_id}/status`);
       assert.deepEqual(status.body, { status: 'COMPLETED', order_id: o.order_id, order_status: 'INVOICED' });
@@ -96,7 +99,10 @@ for (const backend of backends()) {
       assert.equal(o.status, 'PAYMENT_CONFIRMED');
       assert.deepEqual(o.held_reasons, ['duplicate_payment']);
       const evs = await eventsOf(s, id);
-      assert.deepEqual(evs.map(([e]) => e), ['fiat.payment.succeeded', 'fiat.payment.succeeded', 'order.payment_confirmed']);
+      assert.deepEqual(
+        evs.map(([e]) => e),
+        ['fiat.payment.succeeded', 'fiat.payment.succeeded', 'order.payment_confirmed'],
+      );
       assert.ok(evs.slice(0, 2).every(([, pl]) => pl.held === true));
       assert.equal(await sessionOf(s, checkout_id), 'OPEN', 'held: the session stays OPEN, not COMPLETED');
       // the merchant refunds the extra charge; the duplicate hold remains until the operator releases it
@@ -132,7 +138,10 @@ for (const backend of backends()) {
       const o = await order(st.order_id);
       assert.deepEqual([o.status, o.refunded_amount], ['INVOICED', '9.50']);
       const refunded = (await eventsOf(s, st.order_id)).filter(([e]) => e === 'fiat.payment.refunded').map(([, p]) => [p.amount, p.refunded_total]);
-      assert.deepEqual(refunded, [['2.00', '2.00'], ['7.50', '9.50']]);
+      assert.deepEqual(refunded, [
+        ['2.00', '2.00'],
+        ['7.50', '9.50'],
+      ]);
       // another merchant cannot see or refund it
       const other = await setupCardMerchant(s);
       const r = await s.signed(other, 'POST', `/api/v1/orders/${st.order_id}/refunds`, { body: {} });
@@ -159,7 +168,10 @@ for (const backend of backends()) {
       const o = await order(st.order_id);
       assert.deepEqual([o.status, o.dispute_status, o.held_reasons], ['INVOICED', 'lost', undefined]);
       const disputes = (await eventsOf(s, st.order_id)).filter(([e]) => e === 'fiat.dispute.updated').map(([, p]) => [p.dispute_status, p.order_status]);
-      assert.deepEqual(disputes, [['opened', 'INVOICED'], ['lost', 'INVOICED']]);
+      assert.deepEqual(disputes, [
+        ['opened', 'INVOICED'],
+        ['lost', 'INVOICED'],
+      ]);
     });
 
     it('dispute before INVOICED holds the order; won releases it (INVOICED); lost would fail it', async () => {
@@ -222,7 +234,10 @@ for (const backend of backends()) {
       const late = await s.admin('POST', `/admin/v1/orders/${st.order_id}/card/simulate`, { scenario: 'succeeded' });
       assert.equal(late.body.order.status, 'EXPIRED');
       const evs = await eventsOf(s, st.order_id);
-      assert.deepEqual(evs.map(([e]) => e), ['order.expired', 'fiat.payment.succeeded']);
+      assert.deepEqual(
+        evs.map(([e]) => e),
+        ['order.expired', 'fiat.payment.succeeded'],
+      );
       assert.equal(evs[1]![1].held, true);
       // the merchant refunds it
       const rf = await s.signed(m, 'POST', `/api/v1/orders/${st.order_id}/refunds`, { body: {} });
@@ -295,7 +310,11 @@ for (const backend of backends()) {
       const b = await cards.startCardPayment(req);
       assert.ok(a.kind === 'started' && b.kind === 'started');
       assert.deepEqual([b.created, b.start.order_id, b.start.amount, b.start.currency], [false, a.start.order_id, '3.00', 'USD']);
-      for (const [bad, code] of [[{ currency: 'XXX' }, 'invalid_request'], [{ amount: '1.234' }, 'invalid_amount'], [{ amount: '0' }, 'invalid_amount']] as const) {
+      for (const [bad, code] of [
+        [{ currency: 'XXX' }, 'invalid_request'],
+        [{ amount: '1.234' }, 'invalid_amount'],
+        [{ amount: '0' }, 'invalid_amount'],
+      ] as const) {
         const r = await cards.startCardPayment({ ...req, dappOrderId: `${req.dappOrderId}-x`, ...bad });
         assert.equal(r.kind === 'refused' && r.code, code, JSON.stringify(bad));
       }

@@ -27,7 +27,10 @@ describe('card rail: configuration', () => {
   };
 
   it('refuses the TEST processor in production, at load and in code', async () => {
-    assert.throws(() => load({ environment: 'production', chains: [], card: { processor: 'TEST' } }), (e: unknown) => e instanceof ConfigError && e.key === 'card.processor');
+    assert.throws(
+      () => load({ environment: 'production', chains: [], card: { processor: 'TEST' } }),
+      (e: unknown) => e instanceof ConfigError && e.key === 'card.processor',
+    );
     await assert.rejects(createCardProcessor({ environment: 'production', card: { processor: 'TEST' } }), /refused in production/);
     // No card section: TEST in the test environment, nothing in production.
     assert.equal((await createCardProcessor({ environment: 'test' }))?.name, 'TEST');
@@ -36,8 +39,14 @@ describe('card rail: configuration', () => {
   });
 
   it('STRIPE needs both secrets from the environment, and never prints them', () => {
-    assert.throws(() => load({ environment: 'production', chains: [], card: { processor: 'STRIPE' } }), (e: unknown) => e instanceof ConfigError && e.key === 'STRIPE_SECRET_KEY');
-    assert.throws(() => load({ environment: 'production', chains: [], card: { processor: 'STRIPE' } }, { STRIPE_SECRET_KEY: 'sk_test_abc' }), (e: unknown) => e instanceof ConfigError && e.key === 'STRIPE_WEBHOOK_SECRET');
+    assert.throws(
+      () => load({ environment: 'production', chains: [], card: { processor: 'STRIPE' } }),
+      (e: unknown) => e instanceof ConfigError && e.key === 'STRIPE_SECRET_KEY',
+    );
+    assert.throws(
+      () => load({ environment: 'production', chains: [], card: { processor: 'STRIPE' } }, { STRIPE_SECRET_KEY: 'sk_test_abc' }),
+      (e: unknown) => e instanceof ConfigError && e.key === 'STRIPE_WEBHOOK_SECRET',
+    );
     const c = load({ environment: 'production', chains: [], card: { processor: 'STRIPE', stripe_api: { host: '127.0.0.1', port: 12111, protocol: 'http' } } }, { STRIPE_SECRET_KEY: 'sk_test_SECRETKEY123', STRIPE_WEBHOOK_SECRET: 'whsec_SECRETHOOK456' });
     assert.equal(c.card?.processor, 'STRIPE');
     for (const text of [JSON.stringify(c.card), inspect(c, { depth: 5 }), String(c.card && 'stripe' in c.card ? c.card.stripe : '')]) {

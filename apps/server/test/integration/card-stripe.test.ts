@@ -76,7 +76,10 @@ for (const backend of backends()) {
       assert.equal(await sessionOf(s, checkoutId), 'COMPLETED');
       // checkout.session.completed and payment_intent.succeeded report the same payment: one success.
       const evs = await eventsOf(s, orderId);
-      assert.deepEqual(evs.map(([e]) => e), ['fiat.payment.succeeded', 'order.invoiced', 'quickpay.checkout.completed']);
+      assert.deepEqual(
+        evs.map(([e]) => e),
+        ['fiat.payment.succeeded', 'order.invoiced', 'quickpay.checkout.completed'],
+      );
       assert.deepEqual(evs[0]![1], { order_id: orderId, checkout_id: checkoutId, processor: 'STRIPE', payment_reference: pi, currency: 'EUR', amount: '9.50', held: false });
     });
 
@@ -127,7 +130,10 @@ for (const backend of backends()) {
       assert.deepEqual((await stripe.deliver(hook, late)).body.outcomes, ['stale']);
       const o = await order(orderId);
       assert.deepEqual([o.status, o.refunded_amount], ['INVOICED', '9.50']);
-      assert.deepEqual((await names(orderId)).filter((e) => e.startsWith('fiat.')), ['fiat.payment.succeeded', 'fiat.payment.refunded']);
+      assert.deepEqual(
+        (await names(orderId)).filter((e) => e.startsWith('fiat.')),
+        ['fiat.payment.succeeded', 'fiat.payment.refunded'],
+      );
     });
 
     it('out of order before INVOICED: a refund notification overtakes nothing; a failure after success is stale', async () => {
@@ -172,7 +178,10 @@ for (const backend of backends()) {
       const late = stripe.events.filter((e) => e.data.object.metadata?.tollgate_order_id === a[1] || e.data.object.id === a[2]);
       for (const e of late) assert.deepEqual((await stripe.deliver(hook, e)).body.outcomes, ['duplicate']);
       assert.equal(await cards.reconcile(), 0, 'nothing new after the cursor');
-      assert.deepEqual((await names(a[1])).filter((e) => e === 'order.invoiced'), ['order.invoiced']);
+      assert.deepEqual(
+        (await names(a[1])).filter((e) => e === 'order.invoiced'),
+        ['order.invoiced'],
+      );
     });
 
     it('lost answers: the client retries with the same idempotency key and Stripe makes one object', async () => {
@@ -192,7 +201,10 @@ for (const backend of backends()) {
       assert.equal(new Set(calls.map((c) => c.idempotencyKey)).size, 1);
       assert.equal([...stripe.refunds.values()].filter((r) => r.payment_intent === pi).length, 1, 'one refund');
       // Every call the adapter made carried an idempotency key (GETs excepted: they are safe).
-      assert.deepEqual(stripe.requests.filter((r) => r.method === 'POST' && !r.idempotencyKey), []);
+      assert.deepEqual(
+        stripe.requests.filter((r) => r.method === 'POST' && !r.idempotencyKey),
+        [],
+      );
     });
   });
 }

@@ -36,7 +36,7 @@ const FEE = 10_000n;
 const CATCH_UP_MS = 45_000;
 
 const all = backends();
-const chosen = LONG ? all : [all.includes('postgres') ? 'postgres' : 'pglite'] as const;
+const chosen = LONG ? all : ([all.includes('postgres') ? 'postgres' : 'pglite'] as const);
 
 interface OrderRowLite {
   id: string;
@@ -140,10 +140,15 @@ for (const backend of chosen) {
       }
     }
     async function waitStatus(id: string, want: string, timeoutMs = 20_000) {
-      await waitFor(`${id} ${want}`, () => statusOf(id), (st) => st === want, { timeoutMs, everyMs: 30 });
+      await waitFor(
+        `${id} ${want}`,
+        () => statusOf(id),
+        (st) => st === want,
+        { timeoutMs, everyMs: 30 },
+      );
     }
 
-    const faults: { name: string; fault: RpcFault; /** statuses allowed while the fault lasts */ during: string[] }[] = [
+    const faults: { name: string; fault: RpcFault /** statuses allowed while the fault lasts */; during: string[] }[] = [
       { name: 'connections dropped', fault: { mode: 'drop' }, during: ['CHECKOUT_VERIFIED'] },
       { name: 'JSON-RPC errors', fault: { mode: 'rpc-error' }, during: ['CHECKOUT_VERIFIED'] },
       { name: 'HTTP 500', fault: { mode: 'http-500' }, during: ['CHECKOUT_VERIFIED'] },
@@ -266,9 +271,7 @@ for (const backend of chosen) {
     it('nothing twice: one INVOICED per order, none left INVOICED, one fee capture each, ledger balanced, monitor clean', async () => {
       await checkConfirmations();
       assert.deepEqual(violations, []);
-      const moves = await s.db.query<{ order_id: string; n: number }>(
-        `SELECT order_id, count(*)::int AS n FROM order_transitions WHERE to_status = 'INVOICED' GROUP BY order_id HAVING count(*) > 1`,
-      );
+      const moves = await s.db.query<{ order_id: string; n: number }>(`SELECT order_id, count(*)::int AS n FROM order_transitions WHERE to_status = 'INVOICED' GROUP BY order_id HAVING count(*) > 1`);
       assert.deepEqual(moves.rows, []);
       const out = await s.db.query(`SELECT * FROM order_transitions WHERE from_status = 'INVOICED'`);
       assert.equal(out.rows.length, 0, 'no move out of INVOICED');

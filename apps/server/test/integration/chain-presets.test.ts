@@ -44,11 +44,7 @@ describe('chain presets against a local chain of the same id', () => {
   const source = (d: DevChain, symbol: 'USDC' | 'USDT'): Hex => d.tokens.find((t) => t.symbol === symbol)!.address;
 
   before(async () => {
-    [polygon, bnb, ethereum] = await Promise.all([
-      startDevChain({ chainId: 137, usdt: 'tether' }),
-      startDevChain({ chainId: 56, usdt: 'tether' }),
-      startDevChain({ chainId: 1, usdt: 'tether' }),
-    ]);
+    [polygon, bnb, ethereum] = await Promise.all([startDevChain({ chainId: 137, usdt: 'tether' }), startDevChain({ chainId: 56, usdt: 'tether' }), startDevChain({ chainId: 1, usdt: 'tether' })]);
     // Polygon: native USDC as Circle's ("USD Coin" / "2"); USDT a token with EIP-3009 whose
     // domain the preset leaves to the chain.
     await placeContract(polygon.rpcUrl, source(polygon, 'USDC'), presetToken(137, 'USDC'), { '0x0': shortString('USD Coin') });
@@ -79,7 +75,13 @@ describe('chain presets against a local chain of the same id', () => {
         const res = await s.admin('GET', '/admin/v1/chains');
         assert.equal(res.status, 200);
         const listed = (res.body as { chain_id: number; tokens: { symbol: string; address: string; eip3009: boolean }[] }[]).find((x) => x.chain_id === 137)!;
-        assert.deepEqual(listed.tokens.map((t) => [t.symbol, t.address, t.eip3009]), [['USDC', presetToken(137, 'USDC').toLowerCase(), true], ['USDT', presetToken(137, 'USDT').toLowerCase(), true]]);
+        assert.deepEqual(
+          listed.tokens.map((t) => [t.symbol, t.address, t.eip3009]),
+          [
+            ['USDC', presetToken(137, 'USDC').toLowerCase(), true],
+            ['USDT', presetToken(137, 'USDT').toLowerCase(), true],
+          ],
+        );
       } finally {
         await s.close();
       }
@@ -95,7 +97,16 @@ describe('chain presets against a local chain of the same id', () => {
     assert.equal(lines.length, 1, p.output());
     assert.match(lines[0]!, new RegExp(`^tollgate: chain 56 \\(BNB Smart Chain\\): USDC ${presetToken(56, 'USDC').toLowerCase()} has 6 decimals, the config says 18$`));
 
-    const overridden = chainsOf([{ preset: 56, rpc_urls: [bnb.rpcUrl], tokens: [{ symbol: 'USDC', decimals: 6 }, { symbol: 'USDT', decimals: 6 }] }]);
+    const overridden = chainsOf([
+      {
+        preset: 56,
+        rpc_urls: [bnb.rpcUrl],
+        tokens: [
+          { symbol: 'USDC', decimals: 6 },
+          { symbol: 'USDT', decimals: 6 },
+        ],
+      },
+    ]);
     await checkEvmChains(overridden, silent);
     // BNB USDC's permit is uncertain: the test token has nonces() and DOMAIN_SEPARATOR().
     assert.equal(overridden[0]!.tokens[0]!.eip2612, true);

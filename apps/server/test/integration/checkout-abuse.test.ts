@@ -127,7 +127,10 @@ for (const backend of backends()) {
       assert.ok(lines.length > 10, `expected request logs, got ${lines.length}`);
       const incoming = lines.filter((l) => l.includes('"incoming request"'));
       assert.ok(incoming.some((l) => l.includes('/checkout/v1/sessions/cs_[redacted]/bind')));
-      assert.ok(lines.some((l) => l.includes('"statusCode":429')), 'the 429 was logged');
+      assert.ok(
+        lines.some((l) => l.includes('"statusCode":429')),
+        'the 429 was logged',
+      );
       const text = lines.join('\n');
       for (const id of ids) assert.equal(text.includes(id), false, `a log line contains ${id.slice(0, 8)}…`);
       assert.equal(/cs_(?!\[redacted\])[A-Za-z0-9]/.test(text), false, 'an unredacted cs_ id was logged');

@@ -41,10 +41,19 @@ for (const backend of backends()) {
       assert.equal(row.status, 'OPEN');
       assert.deepEqual(row.payment_rails, ['crypto']);
       assert.equal(row.price, '9.99');
-      assert.deepEqual(row.line_items, [{ name: 'Tee', quantity: 1, amount: '7.99' }, { name: 'Sticker', quantity: 2, amount: '1' }]);
+      assert.deepEqual(row.line_items, [
+        { name: 'Tee', quantity: 1, amount: '7.99' },
+        { name: 'Sticker', quantity: 2, amount: '1' },
+      ]);
       assert.deepEqual(row.private_metadata, { internal_customer: 'PRIVATE-SENTINEL-customer-42' });
       // one option per merchant wallet, price in the token's smallest unit
-      assert.deepEqual(row.payment_options.map((o: any) => [o.chain_id, o.token_symbol, o.decimals, o.amount_wei]), [[31337, 'USDC', 6, '9990000'], [31337, 'USDT', 6, '9990000']]);
+      assert.deepEqual(
+        row.payment_options.map((o: any) => [o.chain_id, o.token_symbol, o.decimals, o.amount_wei]),
+        [
+          [31337, 'USDC', 6, '9990000'],
+          [31337, 'USDT', 6, '9990000'],
+        ],
+      );
       assert.equal(row.order_id, null);
       const audit = (await s.db.query<any>('SELECT from_status, to_status, trigger FROM checkout_transitions WHERE checkout_id = $1', [id])).rows;
       assert.deepEqual(audit, [{ from_status: null, to_status: 'OPEN', trigger: 'create' }]);
@@ -58,7 +67,15 @@ for (const backend of backends()) {
     });
 
     it('clamps expires_in into [300, 86400]; the returned expires_at is authoritative', async () => {
-      for (const [asked, got] of [[1, 300], [299, 300], [300, 300], [7200, 7200], [86_400, 86_400], [10_000_000, 86_400], [-60, 300]] as const) {
+      for (const [asked, got] of [
+        [1, 300],
+        [299, 300],
+        [300, 300],
+        [7200, 7200],
+        [86_400, 86_400],
+        [10_000_000, 86_400],
+        [-60, 300],
+      ] as const) {
         const r = await createSession(s, m, { expires_in: asked });
         assert.equal(r.expires_at, nowS() + got, `expires_in ${asked}`);
       }

@@ -11,7 +11,12 @@ import { chainConfigOf, startTestChain } from './watcher-fixtures.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 function waitForSession(s: TestServer, id: string, want: string, timeoutMs = 20_000) {
-  return waitFor(`session ${want}`, async () => (await s.request('GET', `/checkout/v1/sessions/${id}/status`)).body, (last: any) => last.status === want, { timeoutMs });
+  return waitFor(
+    `session ${want}`,
+    async () => (await s.request('GET', `/checkout/v1/sessions/${id}/status`)).body,
+    (last: any) => last.status === want,
+    { timeoutMs },
+  );
 }
 
 /**
@@ -41,7 +46,10 @@ for (const backend of backends()) {
       const created = await createSession(s, m, {
         price: '25.50',
         client_reference_id: 'e2e-cart-1',
-        line_items_json: JSON.stringify([{ name: 'Hoodie', quantity: 1, amount: '20.50' }, { name: 'Socks', quantity: 2, amount: '2.50' }]),
+        line_items_json: JSON.stringify([
+          { name: 'Hoodie', quantity: 1, amount: '20.50' },
+          { name: 'Socks', quantity: 2, amount: '2.50' },
+        ]),
       });
       const id = created.checkout_id;
 
@@ -83,11 +91,17 @@ for (const backend of backends()) {
         order_status: 'INVOICED',
         tx_hash: hash,
         client_reference_id: 'e2e-cart-1',
-        line_items: [{ name: 'Hoodie', quantity: 1, amount: '20.50' }, { name: 'Socks', quantity: 2, amount: '2.50' }],
+        line_items: [
+          { name: 'Hoodie', quantity: 1, amount: '20.50' },
+          { name: 'Socks', quantity: 2, amount: '2.50' },
+        ],
         public_metadata: { campaign: 'spring' },
       });
 
-      assert.deepEqual((await sessionTransitions(s, id)).map((x) => `${x.from_status}>${x.to_status}:${x.trigger}`), ['null>OPEN:create', 'OPEN>BOUND:bind', 'BOUND>COMPLETED:complete']);
+      assert.deepEqual(
+        (await sessionTransitions(s, id)).map((x) => `${x.from_status}>${x.to_status}:${x.trigger}`),
+        ['null>OPEN:create', 'OPEN>BOUND:bind', 'BOUND>COMPLETED:complete'],
+      );
       const bindAgain = await s.request('POST', `/checkout/v1/sessions/${id}/bind`, { body: { chain_id: dev.chainId, token_symbol: 'USDC', from_address: payer.address } });
       assert.deepEqual([bindAgain.status, bindAgain.body.code], [410, 'session_not_payable']);
       assert.deepEqual(await findLedgerImbalances(s.db), []);

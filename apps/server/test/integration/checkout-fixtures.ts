@@ -14,10 +14,7 @@ export const RETURN_BASE = 'https://shop.example/checkout/done';
  * choosing. By default rate limits are off: a table-driven file sends hundreds of public reads
  * from 127.0.0.1 in a minute, and the limits have their own test.
  */
-export async function startCheckoutServer(
-  backend: Backend,
-  opts: { http?: HttpOptions; config?: Partial<Config>; chains?: ChainConfig[]; clock?: TestClock } = {},
-): Promise<TestServer> {
+export async function startCheckoutServer(backend: Backend, opts: { http?: HttpOptions; config?: Partial<Config>; chains?: ChainConfig[]; clock?: TestClock } = {}): Promise<TestServer> {
   const database = await openTestDatabase(backend);
   const clock = opts.clock ?? new TestClock();
   const config = buildConfig({ chains: opts.chains ?? [fakeChain()], ...opts.config });
@@ -38,7 +35,10 @@ export function buildSessionBody(overrides: Record<string, unknown> = {}): Recor
     checkout_type: 'DIRECT',
     price: '9.99',
     client_reference_id: `cart-${Date.now()}-${seq}`,
-    line_items_json: JSON.stringify([{ name: 'Tee', quantity: 1, amount: '7.99' }, { name: 'Sticker', quantity: 2, amount: '1' }]),
+    line_items_json: JSON.stringify([
+      { name: 'Tee', quantity: 1, amount: '7.99' },
+      { name: 'Sticker', quantity: 2, amount: '1' },
+    ]),
     public_metadata_json: JSON.stringify({ campaign: 'spring' }),
     private_metadata_json: JSON.stringify({ internal_customer: 'PRIVATE-SENTINEL-customer-42' }),
     ...overrides,
@@ -60,10 +60,7 @@ export async function countRows(s: TestServer, table: 'checkout_sessions' | 'ord
 }
 
 export async function sessionTransitions(s: TestServer, id: string): Promise<{ from_status: string | null; to_status: string; trigger: string }[]> {
-  const { rows } = await s.db.query<{ from_status: string | null; to_status: string; trigger: string }>(
-    'SELECT from_status, to_status, trigger FROM checkout_transitions WHERE checkout_id = $1 ORDER BY id',
-    [id],
-  );
+  const { rows } = await s.db.query<{ from_status: string | null; to_status: string; trigger: string }>('SELECT from_status, to_status, trigger FROM checkout_transitions WHERE checkout_id = $1 ORDER BY id', [id]);
   return rows;
 }
 

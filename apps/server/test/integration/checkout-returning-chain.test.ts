@@ -32,8 +32,7 @@ for (const backend of backends()) {
     });
 
     const order = (id: string) => s.signed(m, 'GET', `/api/v1/orders/${id}`).then((r) => r.body);
-    const payUsdc = (payer: number, to: string, amount: bigint) =>
-      transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: dev.payers[payer]!.privateKey, token: dev.tokens.find((t) => t.symbol === 'USDC')!.address, to: to as Hex, amount });
+    const payUsdc = (payer: number, to: string, amount: bigint) => transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: dev.payers[payer]!.privateKey, token: dev.tokens.find((t) => t.symbol === 'USDC')!.address, to: to as Hex, amount });
 
     it('checkout: the new order is paid; a second payment with the terms is late against the superseded order, which the merchant accepts', async () => {
       const payer = dev.payers[0]!.address;
@@ -49,23 +48,43 @@ for (const backend of backends()) {
 
       const paid = await payUsdc(0, now.body.pay_to_address, 4_100_000n);
       await mine(dev.rpcUrl, 1);
-      const n = await waitFor('new order paid', () => order(now.body.order_id), (o) => o.status === 'PAYMENT_CONFIRMED' || o.status === 'INVOICED');
+      const n = await waitFor(
+        'new order paid',
+        () => order(now.body.order_id),
+        (o) => o.status === 'PAYMENT_CONFIRMED' || o.status === 'INVOICED',
+      );
       assert.equal(n.tx_hash, paid);
 
       const late = await payUsdc(0, earlier.body.pay_to_address, 4_100_000n);
       await mine(dev.rpcUrl, 4);
-      const o = await waitFor('late recorded', () => order(earlier.body.order_id), (x) => x.observed_transfers?.length === 1);
+      const o = await waitFor(
+        'late recorded',
+        () => order(earlier.body.order_id),
+        (x) => x.observed_transfers?.length === 1,
+      );
       assert.deepEqual([o.status, o.observed_transfers[0].kind, o.observed_transfers[0].tx_hash, o.needs_reconciliation], ['EXPIRED', 'late', late, true]);
       const events = (await s.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1', [earlier.body.order_id])).rows.map((e) => e.event);
       assert.ok(events.includes('order.late_payment'), events.join(','));
       assert.equal((await order(now.body.order_id)).observed_transfers.length, 1, 'the new order keeps only its own payment');
 
       // Not lost: the merchant accepts it once final; the earlier session completes with it.
-      const accepted = await waitFor('accepted', () => s.signed(m, 'POST', `/api/v1/orders/${earlier.body.order_id}/accept-payment`), (r) => r.status !== 409 || r.body.code !== 'payment_not_final');
+      const accepted = await waitFor(
+        'accepted',
+        () => s.signed(m, 'POST', `/api/v1/orders/${earlier.body.order_id}/accept-payment`),
+        (r) => r.status !== 409 || r.body.code !== 'payment_not_final',
+      );
       assert.deepEqual([accepted.status, accepted.body.status], [200, 'INVOICED'], accepted.text);
-      const st = await waitFor('left session completed', () => s.request('GET', `/checkout/v1/sessions/${left}/status`).then((r) => r.body), (b) => b.status === 'COMPLETED');
+      const st = await waitFor(
+        'left session completed',
+        () => s.request('GET', `/checkout/v1/sessions/${left}/status`).then((r) => r.body),
+        (b) => b.status === 'COMPLETED',
+      );
       assert.deepEqual(st, { status: 'COMPLETED', order_id: earlier.body.order_id, order_status: 'INVOICED', tx_hash: late });
-      await waitFor('back session completed', () => s.request('GET', `/checkout/v1/sessions/${back}/status`).then((r) => r.body.status), (v) => v === 'COMPLETED');
+      await waitFor(
+        'back session completed',
+        () => s.request('GET', `/checkout/v1/sessions/${back}/status`).then((r) => r.body.status),
+        (v) => v === 'COMPLETED',
+      );
       assert.deepEqual(await findLedgerImbalances(s.db), []);
     });
 
@@ -82,10 +101,18 @@ for (const backend of backends()) {
 
       await payUsdc(1, second.body.terms.pay_to_address, 6_200_000n);
       await mine(dev.rpcUrl, 1);
-      await waitFor('new session paid', () => s.request('GET', `/quickpay/v1/sessions/${second.body.session_id}`).then((r) => r.body.status), (v) => v === 'PAYMENT_CONFIRMED');
+      await waitFor(
+        'new session paid',
+        () => s.request('GET', `/quickpay/v1/sessions/${second.body.session_id}`).then((r) => r.body.status),
+        (v) => v === 'PAYMENT_CONFIRMED',
+      );
       const late = await payUsdc(1, first.body.terms.pay_to_address, 6_200_000n);
       await mine(dev.rpcUrl, 1);
-      const o = await waitFor('late recorded', () => order(first.body.terms.order_id), (x) => x.observed_transfers?.length === 1);
+      const o = await waitFor(
+        'late recorded',
+        () => order(first.body.terms.order_id),
+        (x) => x.observed_transfers?.length === 1,
+      );
       assert.deepEqual([o.observed_transfers[0].kind, o.observed_transfers[0].tx_hash], ['late', late]);
 
       // A short payment recorded against a live session order: that order is being paid.
@@ -93,7 +120,11 @@ for (const backend of backends()) {
       assert.equal(short.status, 200, short.text);
       await payUsdc(1, short.body.terms.pay_to_address, 1_000_000n);
       await mine(dev.rpcUrl, 1);
-      await waitFor('underpaid recorded', () => order(short.body.terms.order_id), (x) => x.observed_transfers?.length === 1);
+      await waitFor(
+        'underpaid recorded',
+        () => order(short.body.terms.order_id),
+        (x) => x.observed_transfers?.length === 1,
+      );
       const refused = await open('7.30');
       assert.deepEqual([refused.status, refused.body.code], [409, 'order_conflict'], refused.text);
       assert.equal((await order(short.body.terms.order_id)).status, 'CHECKOUT_VERIFIED');

@@ -24,10 +24,8 @@ for (const backend of backends()) {
     const session = async (p: string) => (await createSession(s, m, { price: p, line_items_json: undefined })).checkout_id;
     const bind = (id: string, from = PAYER) => s.request('POST', `/checkout/v1/sessions/${id}/bind`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: from } });
     const order = (id: string) => s.signed(m, 'GET', `/api/v1/orders/${id}`).then((r) => r.body);
-    const transitions = (orderId: string) =>
-      s.db.query<{ to_status: string; trigger: string; detail: any }>('SELECT to_status, trigger, detail FROM order_transitions WHERE order_id = $1 ORDER BY id', [orderId]).then((r) => r.rows);
-    const liveWithTerms = (amount: string, from = PAYER) =>
-      s.db.query<{ id: string }>(`SELECT id FROM orders WHERE amount_wei = $1 AND from_address = $2 AND status = 'CHECKOUT_VERIFIED'`, [amount, from]).then((r) => r.rows.map((x) => x.id));
+    const transitions = (orderId: string) => s.db.query<{ to_status: string; trigger: string; detail: any }>('SELECT to_status, trigger, detail FROM order_transitions WHERE order_id = $1 ORDER BY id', [orderId]).then((r) => r.rows);
+    const liveWithTerms = (amount: string, from = PAYER) => s.db.query<{ id: string }>(`SELECT id FROM orders WHERE amount_wei = $1 AND from_address = $2 AND status = 'CHECKOUT_VERIFIED'`, [amount, from]).then((r) => r.rows.map((x) => x.id));
 
     before(async () => {
       s = await startCheckoutServer(backend);
@@ -51,7 +49,10 @@ for (const backend of backends()) {
       const old = await order(earlier.body.order_id);
       assert.deepEqual([old.status, old.checkout_id], ['EXPIRED', first]);
       const moves = await transitions(earlier.body.order_id);
-      assert.deepEqual(moves.map((t) => `${t.to_status}:${t.trigger}`), ['CHECKOUT_VERIFIED:create', 'EXPIRED:supersede']);
+      assert.deepEqual(
+        moves.map((t) => `${t.to_status}:${t.trigger}`),
+        ['CHECKOUT_VERIFIED:create', 'EXPIRED:supersede'],
+      );
       assert.deepEqual(moves[1]!.detail, { superseded_by: now.body.order_id });
       // The merchant hears of it like of any expiry; the earlier session keeps following its order.
       const events = (await s.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1', [earlier.body.order_id])).rows.map((e) => e.event);
@@ -99,7 +100,10 @@ for (const backend of backends()) {
       const r = await bind(await session(p));
       assert.deepEqual([r.status, r.body.code], [409, 'order_conflict'], r.text);
       assert.equal((await order(paying.body.order_id)).status, 'CHECKOUT_VERIFIED');
-      assert.deepEqual((await transitions(paying.body.order_id)).map((t) => t.trigger), ['create']);
+      assert.deepEqual(
+        (await transitions(paying.body.order_id)).map((t) => t.trigger),
+        ['create'],
+      );
     });
 
     it('merchant API: order_conflict names the blocking order and how to release it; after cancelling it the order is created', async () => {
@@ -143,16 +147,22 @@ for (const backend of backends()) {
       assert.equal(earlier.status, 200);
       const ids = await Promise.all([session(p), session(p), session(p)]);
       const rs = await Promise.all([...ids.map((id) => bind(id)), bind(ids[0]!)]);
-      assert.deepEqual(rs.map((r) => r.status), [200, 200, 200, 200], rs.map((r) => r.text).join('\n'));
+      assert.deepEqual(
+        rs.map((r) => r.status),
+        [200, 200, 200, 200],
+        rs.map((r) => r.text).join('\n'),
+      );
       const live = await liveWithTerms(amountWei(p));
       assert.equal(live.length, 1, 'exactly one live order');
-      assert.ok(rs.some((r) => r.body.order_id === live[0]), 'the live order is one a bind answered');
+      assert.ok(
+        rs.some((r) => r.body.order_id === live[0]),
+        'the live order is one a bind answered',
+      );
       // Each answer is an order of the session it bound (the same session bound twice at once gets
       // one order, or a second one when another bind superseded its first meanwhile).
       const owners = await Promise.all(rs.map(async (r) => (await order(r.body.order_id)).checkout_id));
       assert.deepEqual(owners, [...ids, ids[0]]);
-      const { rows } = await s.db.query<{ status: string; trigger: string }>(
-        `SELECT o.status, t.trigger FROM orders o JOIN order_transitions t ON t.order_id = o.id AND t.from_status IS NOT NULL WHERE o.amount_wei = $1`, [amountWei(p)]);
+      const { rows } = await s.db.query<{ status: string; trigger: string }>(`SELECT o.status, t.trigger FROM orders o JOIN order_transitions t ON t.order_id = o.id AND t.from_status IS NOT NULL WHERE o.amount_wei = $1`, [amountWei(p)]);
       assert.ok(rows.length >= 1 && rows.every((r) => r.status === 'EXPIRED' && r.trigger === 'supersede'), JSON.stringify(rows));
       assert.deepEqual(await findLedgerImbalances(s.db), []);
     });
@@ -169,7 +179,10 @@ for (const backend of backends()) {
       assert.notEqual(second.body.terms.order_id, first.body.terms.order_id);
       const old = await order(first.body.terms.order_id);
       assert.equal(old.status, 'EXPIRED');
-      assert.deepEqual((await transitions(old.order_id)).map((t) => `${t.to_status}:${t.trigger}`), ['CHECKOUT_VERIFIED:create', 'EXPIRED:supersede']);
+      assert.deepEqual(
+        (await transitions(old.order_id)).map((t) => `${t.to_status}:${t.trigger}`),
+        ['CHECKOUT_VERIFIED:create', 'EXPIRED:supersede'],
+      );
       assert.equal((await s.request('GET', `/quickpay/v1/sessions/${first.body.session_id}`)).body.status, 'EXPIRED');
       assert.equal((await s.request('GET', `/quickpay/v1/sessions/${second.body.session_id}`)).body.status, 'OPEN');
       // A checkout session with the same price and payer supersedes a quick-pay attempt too.

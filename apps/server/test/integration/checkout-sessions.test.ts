@@ -23,8 +23,7 @@ for (const backend of backends()) {
     };
     const view = (id: string) => s.request('GET', `/checkout/v1/sessions/${id}`);
     const status = (id: string) => s.request('GET', `/checkout/v1/sessions/${id}/status`);
-    const bind = (id: string, body: Record<string, unknown> = {}) =>
-      s.request('POST', `/checkout/v1/sessions/${id}/bind`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER, ...body } });
+    const bind = (id: string, body: Record<string, unknown> = {}) => s.request('POST', `/checkout/v1/sessions/${id}/bind`, { body: { chain_id: 31337, token_symbol: 'USDC', from_address: PAYER, ...body } });
     const inTx = <T>(fn: (tx: any) => Promise<T>) => s.db.transaction(fn);
 
     before(async () => {
@@ -35,8 +34,7 @@ for (const backend of backends()) {
     after(() => s.close());
 
     it('public view: the fields the hosted page reads, no private metadata, client_reference_id, allowlist or credentials', async () => {
-      const id = await session({ client_reference_id: 'REF-SENTINEL-7781', success_url: `${RETURN_BASE}/ok`, cancel_url: `${RETURN_BASE}/cancel`, price: '9.99',
-        line_items_json: JSON.stringify([{ name: 'Tee', quantity: 3, amount: '3.33' }]) });
+      const id = await session({ client_reference_id: 'REF-SENTINEL-7781', success_url: `${RETURN_BASE}/ok`, cancel_url: `${RETURN_BASE}/cancel`, price: '9.99', line_items_json: JSON.stringify([{ name: 'Tee', quantity: 3, amount: '3.33' }]) });
       const r = await view(id);
       assert.equal(r.status, 200, r.text);
       assert.equal(r.headers.get('cache-control'), 'no-store');
@@ -46,7 +44,10 @@ for (const backend of backends()) {
       assert.deepEqual(r.body.line_items, [{ name: 'Tee', quantity: 3, amount: '3.33' }]);
       assert.deepEqual(r.body.public_metadata, { campaign: 'spring' });
       // chain_name from the configuration; no explorer_url: this chain's configuration names none.
-      assert.deepEqual(r.body.payment_options, fakeChain().tokens.map((t) => ({ chain_id: 31337, token_symbol: t.symbol, token_contract: t.address, decimals: 6, amount_wei: '9990000', chain_name: 'Test' })));
+      assert.deepEqual(
+        r.body.payment_options,
+        fakeChain().tokens.map((t) => ({ chain_id: 31337, token_symbol: t.symbol, token_contract: t.address, decimals: 6, amount_wei: '9990000', chain_name: 'Test' })),
+      );
       assert.deepEqual([r.body.success_url, r.body.cancel_url], [`${RETURN_BASE}/ok`, `${RETURN_BASE}/cancel`]);
       for (const secret of ['PRIVATE-SENTINEL', 'internal_customer', 'REF-SENTINEL-7781', 'client_reference_id', 'private', 'return_urls', m.apiKey, m.apiSecret]) {
         assert.equal(r.text.includes(secret), false, `public view contains ${secret}`);
@@ -80,15 +81,27 @@ for (const backend of backends()) {
       const r = await bind(id);
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(Object.keys(r.body).sort(), ['amount_wei', 'chain_id', 'expires_at', 'order_id', 'pay_to_address', 'token_contract', 'token_symbol']);
-      assert.deepEqual({ ...r.body, order_id: undefined, expires_at: undefined }, {
-        order_id: undefined, expires_at: undefined, chain_id: 31337, token_symbol: 'USDC', token_contract: USDC, pay_to_address: MERCHANT_WALLET, amount_wei: '12340000',
-      });
+      assert.deepEqual(
+        { ...r.body, order_id: undefined, expires_at: undefined },
+        {
+          order_id: undefined,
+          expires_at: undefined,
+          chain_id: 31337,
+          token_symbol: 'USDC',
+          token_contract: USDC,
+          pay_to_address: MERCHANT_WALLET,
+          amount_wei: '12340000',
+        },
+      );
       // order TTL (600 s) is shorter than the session's 3600 s: the order window is now + TTL
       assert.equal(r.body.expires_at, Math.floor(s.clock.now() / 1000) + 600);
       const order = (await s.signed(m, 'GET', `/api/v1/orders/${r.body.order_id}`)).body;
       assert.deepEqual([order.status, order.checkout_id, order.dapp_order_id, order.flow, order.from_address], ['CHECKOUT_VERIFIED', id, `checkout:${id}:1`, 'ERC20_DIRECT', PAYER]);
       assert.equal(await sessionStatus(s, id), 'BOUND');
-      assert.deepEqual((await sessionTransitions(s, id)).map((t) => `${t.from_status}>${t.to_status}:${t.trigger}`), ['null>OPEN:create', 'OPEN>BOUND:bind']);
+      assert.deepEqual(
+        (await sessionTransitions(s, id)).map((t) => `${t.from_status}>${t.to_status}:${t.trigger}`),
+        ['null>OPEN:create', 'OPEN>BOUND:bind'],
+      );
       const v = (await view(id)).body;
       assert.deepEqual(v.order, { order_id: r.body.order_id, status: 'CHECKOUT_VERIFIED', chain_id: 31337, token_symbol: 'USDC', pay_to_address: MERCHANT_WALLET, amount_wei: '12340000', expires_at: r.body.expires_at });
     });
@@ -122,7 +135,11 @@ for (const backend of backends()) {
       assert.equal(await countRows(s, 'orders'), n + 1);
       const fresh = await session();
       const same = await Promise.all([bind(fresh), bind(fresh), bind(fresh)]);
-      assert.deepEqual(same.map((r) => r.status), [200, 200, 200], same.map((r) => r.text).join('\n'));
+      assert.deepEqual(
+        same.map((r) => r.status),
+        [200, 200, 200],
+        same.map((r) => r.text).join('\n'),
+      );
       assert.equal(new Set(same.map((r) => r.body.order_id)).size, 1, 'one order for the same payer and terms');
     });
 
@@ -179,7 +196,10 @@ for (const backend of backends()) {
       assert.notEqual(second.body.order_id, first.body.order_id);
       assert.equal((await s.signed(m, 'GET', `/api/v1/orders/${second.body.order_id}`)).body.dapp_order_id, `checkout:${id}:2`);
       assert.deepEqual((await status(id)).body, { status: 'BOUND', order_id: second.body.order_id, order_status: 'CHECKOUT_VERIFIED' });
-      assert.deepEqual((await sessionTransitions(s, id)).map((t) => t.trigger), ['create', 'bind', 'rebind']);
+      assert.deepEqual(
+        (await sessionTransitions(s, id)).map((t) => t.trigger),
+        ['create', 'bind', 'rebind'],
+      );
     });
 
     it('passes the order refusal through: 400 insufficient_fee_balance; the session stays OPEN', async () => {
@@ -200,10 +220,18 @@ for (const backend of backends()) {
       await inTx((tx) => transitionOrder(tx, { orderId: b.body.order_id, from: 'PAYMENT_CONFIRMED', trigger: 'invoice' }));
       assert.deepEqual((await status(id)).body, { status: 'COMPLETED', order_id: b.body.order_id, order_status: 'INVOICED', tx_hash: `0x${'b'.repeat(64)}` });
       const ev = (await s.db.query<any>(`SELECT event, payload FROM webhook_events WHERE order_id = $1 ORDER BY seq`, [b.body.order_id])).rows;
-      assert.deepEqual(ev.map((e) => e.event), ['order.payment_confirmed', 'order.invoiced', 'quickpay.checkout.completed']);
+      assert.deepEqual(
+        ev.map((e) => e.event),
+        ['order.payment_confirmed', 'order.invoiced', 'quickpay.checkout.completed'],
+      );
       assert.deepEqual(ev[2].payload, {
-        checkout_id: id, order_id: b.body.order_id, order_status: 'INVOICED', tx_hash: `0x${'b'.repeat(64)}`, client_reference_id: 'cart-complete-1',
-        line_items: [], public_metadata: { campaign: 'spring' },
+        checkout_id: id,
+        order_id: b.body.order_id,
+        order_status: 'INVOICED',
+        tx_hash: `0x${'b'.repeat(64)}`,
+        client_reference_id: 'cart-complete-1',
+        line_items: [],
+        public_metadata: { campaign: 'spring' },
       });
       const r = await bind(id);
       assert.deepEqual([r.status, r.body.code], [410, 'session_not_payable']);
@@ -242,7 +270,10 @@ for (const backend of backends()) {
         assert.deepEqual([(await bind(paid, { from_address: PAYER_2 })).status], [410]);
         await checkoutOf(s.tg.deps).expireDue();
         assert.deepEqual([await sessionStatus(s, open), await sessionStatus(s, bound), await sessionStatus(s, paid)], ['EXPIRED', 'EXPIRED', 'BOUND']);
-        assert.deepEqual((await sessionTransitions(s, bound)).map((t) => `${t.from_status}>${t.to_status}`), ['null>OPEN', 'OPEN>BOUND', 'BOUND>EXPIRED']);
+        assert.deepEqual(
+          (await sessionTransitions(s, bound)).map((t) => `${t.from_status}>${t.to_status}`),
+          ['null>OPEN', 'OPEN>BOUND', 'BOUND>EXPIRED'],
+        );
         // the bound order was not orphaned: it is still reconcilable by its own rules
         assert.equal((await s.signed(m, 'GET', `/api/v1/orders/${bb.body.order_id}`)).body.status, 'CHECKOUT_VERIFIED');
         // the paid session completes when its order is invoiced, after expires_at
@@ -252,7 +283,10 @@ for (const backend of backends()) {
         await markPaymentSeen(s, bb.body.order_id);
         await inTx((tx) => transitionOrder(tx, { orderId: bb.body.order_id, from: 'CHECKOUT_VERIFIED', trigger: 'invoice' }));
         assert.equal(await sessionStatus(s, bound), 'COMPLETED');
-        assert.deepEqual((await sessionTransitions(s, bound)).map((t) => t.to_status), ['OPEN', 'BOUND', 'EXPIRED', 'COMPLETED']);
+        assert.deepEqual(
+          (await sessionTransitions(s, bound)).map((t) => t.to_status),
+          ['OPEN', 'BOUND', 'EXPIRED', 'COMPLETED'],
+        );
       } finally {
         s.clock.advance(-301);
       }

@@ -6,17 +6,7 @@
 // through the real RPC client; the watcher takes the order to INVOICED. Refusals change nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  decompileTransactionMessage,
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  getBase64Encoder,
-  getCompiledTransactionMessageDecoder,
-  getTransactionDecoder,
-  signTransaction,
-  type Address,
-  type Instruction,
-} from '@solana/kit';
+import { decompileTransactionMessage, generateKeyPairSigner, getBase64EncodedWireTransaction, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, signTransaction, type Address, type Instruction } from '@solana/kit';
 import { findAssociatedTokenPda } from '@solana-program/token';
 import { ASSOCIATED_TOKEN_PROGRAM, rpcClient, startLocalSvm, waitForSignature, type LocalSvm } from '@tollgate/svm';
 import { referenceOf } from '../../src/chain/solana/reference.ts';
@@ -35,7 +25,14 @@ for (const backend of backends()) {
     before(async () => {
       svm = await startLocalSvm({ slotMs: 0, confirmLag: 1, finalizeLag: 6 });
       const chain = solanaChainFromFile(
-        { kind: 'solana', chain_id: CHAIN_ID, rpc_url: svm.rpcUrl, genesis_hash: svm.genesisHash, poll_interval_ms: 200, tokens: svm.tokens.map((t) => ({ symbol: t.symbol, mint: t.mint, decimals: t.decimals, program: t.symbol === 'USDT' ? 'token-2022' : 'spl-token' })) },
+        {
+          kind: 'solana',
+          chain_id: CHAIN_ID,
+          rpc_url: svm.rpcUrl,
+          genesis_hash: svm.genesisHash,
+          poll_interval_ms: 200,
+          tokens: svm.tokens.map((t) => ({ symbol: t.symbol, mint: t.mint, decimals: t.decimals, program: t.symbol === 'USDT' ? 'token-2022' : 'spl-token' })),
+        },
         0,
       );
       s = await startTestServer({ backend, config: { solanaChains: [chain] } });
@@ -55,7 +52,10 @@ for (const backend of backends()) {
       const id = c.body.checkout_id as string;
       const view = (await s.request('GET', `/checkout/v1/sessions/${id}`)).body;
       const usdc = svm.tokens.find((t) => t.symbol === 'USDC')!;
-      assert.deepEqual(view.payment_options.map((o: any) => [o.chain_id, o.token_symbol, o.token_contract, o.amount_wei]), [[CHAIN_ID, 'USDC', usdc.mint, '2500000']]);
+      assert.deepEqual(
+        view.payment_options.map((o: any) => [o.chain_id, o.token_symbol, o.token_contract, o.amount_wei]),
+        [[CHAIN_ID, 'USDC', usdc.mint, '2500000']],
+      );
 
       const evm = await s.request('POST', `/checkout/v1/sessions/${id}/bind`, { body: { chain_id: CHAIN_ID, token_symbol: 'USDC', from_address: '0x' + 'ab'.repeat(20) } });
       assert.equal(evm.status, 400, evm.text);
@@ -142,9 +142,15 @@ for (const backend of backends()) {
       const [src] = await findAssociatedTokenPda({ owner: payer.address, mint: usdc.mint, tokenProgram: usdc.program });
       const [dst] = await findAssociatedTokenPda({ owner: wallet as Address, mint: usdc.mint, tokenProgram: usdc.program });
       // The merchant wallet has no USDC account yet: created (idempotent) first, then the transfer.
-      assert.deepEqual(ixs.map((ix) => ix.programAddress), [ASSOCIATED_TOKEN_PROGRAM, usdc.program]);
+      assert.deepEqual(
+        ixs.map((ix) => ix.programAddress),
+        [ASSOCIATED_TOKEN_PROGRAM, usdc.program],
+      );
       const transfer = ixs[1]!;
-      assert.deepEqual(transfer.accounts!.map((a) => a.address), [src, usdc.mint, dst, payer.address, referenceOf(b.body.order_id)]);
+      assert.deepEqual(
+        transfer.accounts!.map((a) => a.address),
+        [src, usdc.mint, dst, payer.address, referenceOf(b.body.order_id)],
+      );
       const data = transfer.data!;
       assert.equal(data[0], 12, 'transferChecked');
       assert.equal(Buffer.from(data.subarray(1, 9)).readBigUInt64LE(), 1_250_000n);

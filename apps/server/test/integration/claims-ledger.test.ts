@@ -57,14 +57,10 @@ for (const backend of backends()) {
       st.s.clock.ms = Date.now();
       return verify(st, { challenge_id: c.challenge_id, tx_hash: tx, payer_addr: payer, mac: c.mac });
     };
-    const claimsOf = async (tx: string) =>
-      (await st.s.db.query<{ log_index: number; purpose: string; purpose_id: string }>('SELECT log_index, purpose, purpose_id FROM transfer_claims WHERE tx_ref = $1 ORDER BY log_index', [tx])).rows;
-    const transferOf = async (tx: string) =>
-      (await st.s.db.query<{ match_status: string; order_id: string | null }>('SELECT match_status, order_id FROM chain_transfers WHERE tx_hash = $1 AND orphaned_at IS NULL', [tx])).rows;
-    const orderEvents = async (orderId: string) =>
-      (await st.s.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1 ORDER BY seq', [orderId])).rows.map((r) => r.event);
-    const mppEvents = async (challengeId: string) =>
-      (await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE event = 'mpp.payment.confirmed' AND payload->>'challenge_id' = $1`, [challengeId])).rows[0]!.n;
+    const claimsOf = async (tx: string) => (await st.s.db.query<{ log_index: number; purpose: string; purpose_id: string }>('SELECT log_index, purpose, purpose_id FROM transfer_claims WHERE tx_ref = $1 ORDER BY log_index', [tx])).rows;
+    const transferOf = async (tx: string) => (await st.s.db.query<{ match_status: string; order_id: string | null }>('SELECT match_status, order_id FROM chain_transfers WHERE tx_hash = $1 AND orphaned_at IS NULL', [tx])).rows;
+    const orderEvents = async (orderId: string) => (await st.s.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1 ORDER BY seq', [orderId])).rows.map((r) => r.event);
+    const mppEvents = async (challengeId: string) => (await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE event = 'mpp.payment.confirmed' AND payload->>'challenge_id' = $1`, [challengeId])).rows[0]!.n;
     const expiredOrder = (amount: bigint) => createOrder(st.s.db, chain, m, { from: payer, amount, expiresAt: new Date(Date.now() - 60_000) });
 
     it('a live order with exactly these terms outranks a challenge: the verify is refused (409 tx_already_claimed), the watcher pays the order, one claim', async () => {
@@ -98,7 +94,10 @@ for (const backend of backends()) {
       const r = await verifyTx(c, tx);
       assert.equal(r.status, 200, r.text);
       await tickOk(w);
-      assert.deepEqual((await claimsOf(tx)).map((x) => [x.purpose, x.purpose_id]), [['mpp_challenge', c.challenge_id]]);
+      assert.deepEqual(
+        (await claimsOf(tx)).map((x) => [x.purpose, x.purpose_id]),
+        [['mpp_challenge', c.challenge_id]],
+      );
       assert.deepEqual(await orderEvents(order.id), [], 'no order.late_payment for a transfer that bought an API call');
       assert.equal(await mppEvents(c.challenge_id), 1);
     });
@@ -133,7 +132,10 @@ for (const backend of backends()) {
       const tx = r.body.transaction as string;
       await tickOk(w);
       const claims = await claimsOf(tx);
-      assert.deepEqual(claims.map((x) => [x.log_index, x.purpose]), [[-1, 'x402_settlement']]);
+      assert.deepEqual(
+        claims.map((x) => [x.log_index, x.purpose]),
+        [[-1, 'x402_settlement']],
+      );
       assert.deepEqual(await transferOf(tx), [{ match_status: 'claimed', order_id: null }]);
       assert.deepEqual(await orderEvents(order.id), []);
       // And the challenge cannot be paid with it either.
@@ -230,14 +232,23 @@ for (const backend of backends()) {
         await tickOk(w2);
         // A challenge issued to the payer wins over the expired orders (whoever came first); the
         // live orders with exactly these terms win over their challenges.
-        assert.deepEqual(answers.map((a) => a.status), [...late.map(() => 200), ...live.map(() => 409)]);
+        assert.deepEqual(
+          answers.map((a) => a.status),
+          [...late.map(() => 200), ...live.map(() => 409)],
+        );
         for (const x of late) {
-          assert.deepEqual((await claimsOf(x.tx)).map((c) => [c.purpose, c.purpose_id]), [['mpp_challenge', x.c.challenge_id]]);
+          assert.deepEqual(
+            (await claimsOf(x.tx)).map((c) => [c.purpose, c.purpose_id]),
+            [['mpp_challenge', x.c.challenge_id]],
+          );
           assert.deepEqual(await orderEvents(x.order), []);
           assert.equal(await mppEvents(x.c.challenge_id), 1);
         }
         for (const x of live) {
-          assert.deepEqual((await claimsOf(x.tx)).map((c) => [c.purpose, c.purpose_id]), [['order', x.order]]);
+          assert.deepEqual(
+            (await claimsOf(x.tx)).map((c) => [c.purpose, c.purpose_id]),
+            [['order', x.order]],
+          );
           assert.equal((await getOrderRow(st.s.db, x.order)).tx_hash, x.tx);
           assert.equal(await mppEvents(x.c.challenge_id), 0);
         }
@@ -291,7 +302,13 @@ for (const backend of backends()) {
       const mine = await portal.call('GET', '/portal/api/unclaimed-transfers');
       assert.equal(mine.status, 200, mine.text);
       const portalKeys = (mine.body.data as { tx_hash: string; log_index: number }[]).map((x) => `${x.tx_hash}:${x.log_index}`).sort();
-      assert.deepEqual(portalKeys, rows.filter((x) => x.claimed_by === null).map((x) => `${x.tx_hash}:${x.log_index}`).sort());
+      assert.deepEqual(
+        portalKeys,
+        rows
+          .filter((x) => x.claimed_by === null)
+          .map((x) => `${x.tx_hash}:${x.log_index}`)
+          .sort(),
+      );
       assert.ok(portalKeys.some((k) => k.startsWith(stray)));
       assert.equal((await new PortalClient(st.s).call('GET', '/portal/api/unclaimed-transfers')).status, 401);
 

@@ -92,11 +92,16 @@ for (const backend of backends()) {
         switch (a.k) {
           case 'order':
             try {
-              await createOrder(st.s.db, chain, { id: st.m.merchantId, wallet: MERCHANT_WALLET as Hex }, {
-                from: payerAddr(a.payer) as Hex,
-                amount: amounts[a.amt]!,
-                ...(a.expired ? { expiresAt: new Date(Date.now() - 60_000) } : {}),
-              });
+              await createOrder(
+                st.s.db,
+                chain,
+                { id: st.m.merchantId, wallet: MERCHANT_WALLET as Hex },
+                {
+                  from: payerAddr(a.payer) as Hex,
+                  amount: amounts[a.amt]!,
+                  ...(a.expired ? { expiresAt: new Date(Date.now() - 60_000) } : {}),
+                },
+              );
             } catch (err) {
               // Two live orders with the same terms cannot exist (orders_live_terms_key).
               if (!/orders_live_terms_key|duplicate key/.test(String(err))) throw err;
@@ -140,7 +145,15 @@ for (const backend of backends()) {
             break;
           }
           case 'settle': {
-            const body = await x402Body({ chainId: st.dev.chainId, token: st.usdc, payTo: MERCHANT_WALLET as Hex, nowSeconds: Math.floor(Date.now() / 1000), payerKey: st.dev.payers[a.payer]!.privateKey, amount: amounts[a.amt]!, nonce: `0x${randomBytes(32).toString('hex')}` });
+            const body = await x402Body({
+              chainId: st.dev.chainId,
+              token: st.usdc,
+              payTo: MERCHANT_WALLET as Hex,
+              nowSeconds: Math.floor(Date.now() / 1000),
+              payerKey: st.dev.payers[a.payer]!.privateKey,
+              amount: amounts[a.amt]!,
+              nonce: `0x${randomBytes(32).toString('hex')}`,
+            });
             const s = await st.s.request('POST', '/x402/v2/settle', { body });
             assert.equal(s.status, 200, s.text);
             if (s.body.success) {
@@ -233,7 +246,7 @@ for (const backend of backends()) {
       assert.equal(rec.status, 200, rec.text);
       const keys = (rec.body.data as { tx_hash: string; log_index: number }[]).map((t) => `${t.tx_hash}:${t.log_index}`);
       assert.equal(new Set(keys).size, keys.length, 'a transfer listed twice');
-      const [{ n }] = await q<{ n: number }>('SELECT count(*)::int AS n FROM chain_transfers WHERE chain_id = $1 AND orphaned_at IS NULL', [st.dev.chainId]) as [{ n: number }];
+      const [{ n }] = (await q<{ n: number }>('SELECT count(*)::int AS n FROM chain_transfers WHERE chain_id = $1 AND orphaned_at IS NULL', [st.dev.chainId])) as [{ n: number }];
       assert.equal(keys.length, n);
     }
 
@@ -246,10 +259,10 @@ for (const backend of backends()) {
       );
       // The generator reached the interesting cases at least once over the runs (not a property
       // of one run; a sanity check that the test exercises what it claims).
-      const [kinds] = await q<{ mpp: number; orders: number; x402: number }>(
+      const [kinds] = (await q<{ mpp: number; orders: number; x402: number }>(
         `SELECT count(*) FILTER (WHERE purpose = 'mpp_challenge')::int AS mpp, count(*) FILTER (WHERE purpose = 'order')::int AS orders,
                 count(*) FILTER (WHERE purpose = 'x402_settlement')::int AS x402 FROM transfer_claims`,
-      ) as [{ mpp: number; orders: number; x402: number }];
+      )) as [{ mpp: number; orders: number; x402: number }];
       assert.ok(kinds.orders + kinds.mpp + kinds.x402 > 0, JSON.stringify(kinds));
       console.log(`claims property: ${RUNS} runs, ${bound} checkout sessions bound, claims ${JSON.stringify(kinds)}`);
     });

@@ -70,7 +70,10 @@ describe('compiled production build', () => {
     assert.ok(packages.has('fastify') && packages.has('viem'), `the closure is the gateway's: ${[...packages].join(' ')}`);
     for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer']) assert.ok(!packages.has(lazy), `${lazy} is imported at start`);
     // …and they are still there for a gateway that uses them.
-    const all = readdirSync(OUT).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(OUT, f), 'utf8')).join('\n');
+    const all = readdirSync(OUT)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(OUT, f), 'utf8'))
+      .join('\n');
     for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer']) assert.match(all, new RegExp(`["']${lazy.replace('/', '\\/')}["']`), lazy);
   });
 

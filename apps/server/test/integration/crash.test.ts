@@ -11,23 +11,7 @@ import type { Database } from '../../src/db/database.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { requirePgCluster, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
 import { RestartingGateway } from '../helpers/process.ts';
-import {
-  call,
-  checkInvariants,
-  drainWebhooks,
-  LONG,
-  Payments,
-  RETURN_URL,
-  runSeed,
-  seeded,
-  setupGatewayMerchant,
-  signedCall,
-  startMiner,
-  Unreachable,
-  waitUntil,
-  writeGatewayConfig,
-  type Reply,
-} from '../helpers/reliability.ts';
+import { call, checkInvariants, drainWebhooks, LONG, Payments, RETURN_URL, runSeed, seeded, setupGatewayMerchant, signedCall, startMiner, Unreachable, waitUntil, writeGatewayConfig, type Reply } from '../helpers/reliability.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/server.ts';
 import { sleep } from '../helpers/wait.ts';
 import { Receiver } from './webhook-fixtures.ts';
@@ -234,7 +218,7 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
         if (sessions.length > 0 && rng.chance(0.15)) {
           const sid = sessions[rng.int(0, sessions.length - 1)]!;
           const r = await fetchJson(b, 'GET', `/checkout/v1/sessions/${sid}/status`);
-          if (r.status === 200) observe(`session ${sid}`, r.body.status === 'COMPLETED' ? 'INVOICED' : r.body.order_status ?? 'CHECKOUT_VERIFIED');
+          if (r.status === 200) observe(`session ${sid}`, r.body.status === 'COMPLETED' ? 'INVOICED' : (r.body.order_status ?? 'CHECKOUT_VERIFIED'));
         } else if (allOrders.length > 0) {
           const id = allOrders[rng.int(0, allOrders.length - 1)]!;
           const r = await signedCall(b, creds, 'GET', `/api/v1/orders/${id}`);
@@ -368,7 +352,11 @@ describe('crash: kill -9 under load, restart on the same database (private Postg
       drainMs,
       totalMs: Date.now() - t0,
       // error-level log lines of all incarnations (pino level 50+): informative, not a failure
-      processErrorLines: gw!.allOutput().join('\n').split('\n').filter((l) => /"level":(5|6)0/.test(l)).length,
+      processErrorLines: gw!
+        .allOutput()
+        .join('\n')
+        .split('\n')
+        .filter((l) => /"level":(5|6)0/.test(l)).length,
     };
     console.log(`crash summary ${JSON.stringify(summary)}`);
     const logs = gw!.allOutput();

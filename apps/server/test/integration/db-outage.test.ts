@@ -85,8 +85,7 @@ describe('database outage on a private PostgreSQL cluster', { skip: !available &
     }
     return { status: res.status, body: json, text };
   }
-  const signed = (method: string, path: string, body?: Record<string, unknown>) =>
-    call(method, path, body, { ...signedHeaders({ apiKey: m.apiKey, apiSecret: m.apiSecret, ...(body ? { body } : {}) }) });
+  const signed = (method: string, path: string, body?: Record<string, unknown>) => call(method, path, body, { ...signedHeaders({ apiKey: m.apiKey, apiSecret: m.apiSecret, ...(body ? { body } : {}) }) });
 
   /** Distinct amounts across scenarios: two live orders of one payer and amount would be an order_conflict. */
   let amount = 5_000_000;
@@ -188,7 +187,10 @@ describe('database outage on a private PostgreSQL cluster', { skip: !available &
     }
     // Before the outage everything worked; the outage was real (503s seen, /readyz 503).
     assert.ok(by('before').length > 0 && by('before').every((s) => s.status < 500), 'before the outage: no failures');
-    assert.ok(during.some((s) => s.kind !== 'readyz' && s.status === 503), 'the outage produced 503s');
+    assert.ok(
+      during.some((s) => s.kind !== 'readyz' && s.status === 503),
+      'the outage produced 503s',
+    );
     assert.equal(probe.status, 503, '/readyz is 503 during the outage');
     // Resumed without a restart of Tollgate: within 15 s, and /readyz ready again.
     assert.ok(recoveredAt !== undefined && recoveredAt - restartedAt < 15_000, `recovered ${summary.recoveryMs} ms after the restart`);
@@ -209,10 +211,7 @@ describe('database outage on a private PostgreSQL cluster', { skip: !available &
     }
     // This scenario's orders: one per dapp_order_id the client sent, none it did not.
     const sent = [...new Set([...created.keys(), ...failedCreates.keys()])];
-    const { rows: mine } = await db.query<{ n: number; distinct_dapp: number }>(
-      'SELECT count(*)::int AS n, count(DISTINCT dapp_order_id)::int AS distinct_dapp FROM orders WHERE merchant_id = $1 AND dapp_order_id = ANY($2)',
-      [m.merchantId, sent],
-    );
+    const { rows: mine } = await db.query<{ n: number; distinct_dapp: number }>('SELECT count(*)::int AS n, count(DISTINCT dapp_order_id)::int AS distinct_dapp FROM orders WHERE merchant_id = $1 AND dapp_order_id = ANY($2)', [m.merchantId, sent]);
     assert.equal(mine[0]!.n, mine[0]!.distinct_dapp, 'no duplicate order');
     assert.equal(mine[0]!.n, sent.length, 'every order the client sent exists exactly once');
     const { rows: counts } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE merchant_id = $1', [m.merchantId]);
@@ -222,8 +221,20 @@ describe('database outage on a private PostgreSQL cluster', { skip: !available &
   }
 
   it(`answers 503 promptly while the server is stopped (${OUTAGE_SECONDS} s, pg_ctl stop -m fast) and loses nothing`, { timeout: (OUTAGE_SECONDS + 80) * 1000 }, () =>
-    outageUnderLoad('stopped', OUTAGE_SECONDS, () => pg.stop('fast'), () => pg.start()));
+    outageUnderLoad(
+      'stopped',
+      OUTAGE_SECONDS,
+      () => pg.stop('fast'),
+      () => pg.start(),
+    ),
+  );
 
   it(`answers 503 promptly while the server is frozen (SIGSTOP: connections hang, nothing refuses) and loses nothing`, { timeout: (FREEZE_SECONDS + 80) * 1000 }, () =>
-    outageUnderLoad('frozen', FREEZE_SECONDS, () => pg.signal('SIGSTOP'), () => pg.signal('SIGCONT')));
+    outageUnderLoad(
+      'frozen',
+      FREEZE_SECONDS,
+      () => pg.signal('SIGSTOP'),
+      () => pg.signal('SIGCONT'),
+    ),
+  );
 });

@@ -127,7 +127,10 @@ for (const backend of backends()) {
         const next = shipped.length + 1;
         const bad = [...shipped, { version: next, name: 'broken', sql: 'CREATE TABLE half_done (id integer); SELECT no_such_function();' }];
         await assert.rejects(migrate(t.db, bad), /no_such_function/);
-        assert.deepEqual(await appliedVersions(t.db), shipped.map((m) => m.version));
+        assert.deepEqual(
+          await appliedVersions(t.db),
+          shipped.map((m) => m.version),
+        );
         const { rows } = await t.db.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'half_done'`);
         assert.equal(rows.length, 0);
       } finally {
@@ -148,7 +151,12 @@ for (const backend of backends()) {
         const { rowCount } = await t.db.query('DELETE FROM schema_migrations WHERE version = 1');
         assert.equal(rowCount, 1);
         await assert.rejects(migrate(t.db), /newer than this build/);
-        assert.deepEqual(await appliedVersions(t.db), [...listMigrations().slice(1).map((m) => m.version), latest + 5]);
+        assert.deepEqual(await appliedVersions(t.db), [
+          ...listMigrations()
+            .slice(1)
+            .map((m) => m.version),
+          latest + 5,
+        ]);
       } finally {
         await t.drop();
       }
@@ -169,9 +177,15 @@ if (backends().includes('postgres')) {
         const [ra, rb] = await Promise.all([migrate(a, slow), migrate(b, slow)]);
         const all = slow.map((m) => m.version);
         // One of them applied everything, the other nothing.
-        assert.deepEqual([ra, rb].sort((x, y) => y.length - x.length), [all, []]);
+        assert.deepEqual(
+          [ra, rb].sort((x, y) => y.length - x.length),
+          [all, []],
+        );
         const { rows } = await a.query<{ version: number; n: number }>('SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version');
-        assert.deepEqual(rows, all.map((v) => ({ version: v, n: 1 })));
+        assert.deepEqual(
+          rows,
+          all.map((v) => ({ version: v, n: 1 })),
+        );
         assert.deepEqual(await migrate(b, slow), []);
       } finally {
         await a.close();
@@ -273,7 +287,10 @@ describe('openDatabase (embedded PGlite in a data directory)', () => {
       assert.equal(first.kind, 'pglite');
       assert.ok(statSync(join(dir, 'pgdata')).isDirectory(), 'pgdata created');
       assert.equal(readFileSync(join(dir, 'tollgate.lock'), 'utf8'), String(process.pid));
-      assert.deepEqual(await appliedVersions(first), listMigrations().map((m) => m.version));
+      assert.deepEqual(
+        await appliedVersions(first),
+        listMigrations().map((m) => m.version),
+      );
       await first.query(`INSERT INTO merchants (id, name) VALUES ('persisted', 'Persisted')`);
 
       await assert.rejects(openDatabase({ dataDir: dir }), DataDirLockedError);
@@ -327,7 +344,10 @@ describe('openDatabase (embedded PGlite in a data directory)', () => {
       const db = await openDatabase({ databaseUrl: url, dataDir: dir });
       try {
         assert.equal(db.kind, 'postgres');
-        assert.deepEqual(await appliedVersions(db), listMigrations().map((m) => m.version));
+        assert.deepEqual(
+          await appliedVersions(db),
+          listMigrations().map((m) => m.version),
+        );
       } finally {
         await db.close();
       }

@@ -14,7 +14,6 @@ import type { Creds } from '../helpers/server.ts';
 import { setupDelegateMerchant, startDelegateStack, type DelegateStack } from './delegate-fixtures.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 
-
 for (const backend of backends()) {
   describe(`DELEGATE settlement with fee bumping (${backend})`, () => {
     let st: DelegateStack;

@@ -39,18 +39,22 @@ for (const backend of backends()) {
     const balance = (symbol: string, who: Hex) => client().readContract({ address: token(symbol), abi: erc20Abi, functionName: 'balanceOf', args: [who] });
     const payerN = (i: number) => st.dev.payers[i]!;
     const account = (i: number) => privateKeyToAccount(payerN(i).privateKey);
-    const relayRows = async (orderId: string) =>
-      Number((await st.s.db.query<{ n: string }>(`SELECT count(*) AS n FROM settlements WHERE order_id = $1 AND kind = 'relay'`, [orderId])).rows[0]!.n);
+    const relayRows = async (orderId: string) => Number((await st.s.db.query<{ n: string }>(`SELECT count(*) AS n FROM settlements WHERE order_id = $1 AND kind = 'relay'`, [orderId])).rows[0]!.n);
 
     async function create(symbol: string, payer: Hex): Promise<CreatedOrder> {
       return sdk.createOrder({ dappOrderId: `gasless-${++seq}-${Date.now()}`, chainId: st.chain.chainId, tokenSymbol: symbol, fromAddress: payer, amountWei: String(2_000_000 + seq) });
     }
     function until(orderId: string, want: string, timeoutMs = 30_000) {
-      return waitFor(`order ${orderId} ${want}`, async () => {
-        const last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
-        if (last.status !== want) await mine(st.dev.rpcUrl, 1);
-        return last;
-      }, (last) => last.status === want, { timeoutMs, everyMs: 100 });
+      return waitFor(
+        `order ${orderId} ${want}`,
+        async () => {
+          const last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
+          if (last.status !== want) await mine(st.dev.rpcUrl, 1);
+          return last;
+        },
+        (last) => last.status === want,
+        { timeoutMs, everyMs: 100 },
+      );
     }
     async function refused(orderId: string, body: unknown, status: number, code: string, param?: string) {
       const r = await st.s.signed(m, 'POST', `/api/v1/orders/${orderId}/authorization`, { body });

@@ -30,8 +30,7 @@ for (const backend of backends()) {
     });
 
     const payer = () => st.dev.payers[0]!;
-    const create = (over: Record<string, unknown> = {}) =>
-      st.s.signed(m, 'POST', '/api/v1/orders', { body: buildOrderBody({ chain_id: st.chain.chainId, from_address: payer().address, ...over }) });
+    const create = (over: Record<string, unknown> = {}) => st.s.signed(m, 'POST', '/api/v1/orders', { body: buildOrderBody({ chain_id: st.chain.chainId, from_address: payer().address, ...over }) });
 
     it('registers callbacks: one active per chain, listed with spent and core addresses', async () => {
       const list = await st.s.admin('GET', `/admin/v1/merchants/${m.merchantId}/callbacks`);
@@ -54,8 +53,7 @@ for (const backend of backends()) {
 
     it('reads the adapter on chain before registering: code, EIP-5267 domain, name and version (400 with a code per cause, nothing written)', async () => {
       const a = st.setup.adapter!;
-      const post = (over: Record<string, unknown>) =>
-        st.s.admin('POST', `/admin/v1/merchants/${m.merchantId}/callbacks`, { chain_id: st.chain.chainId, callback_contract: a.address, eip712_name: a.eip712Name, eip712_version: a.eip712Version, ...over });
+      const post = (over: Record<string, unknown>) => st.s.admin('POST', `/admin/v1/merchants/${m.merchantId}/callbacks`, { chain_id: st.chain.chainId, callback_contract: a.address, eip712_name: a.eip712Name, eip712_version: a.eip712Version, ...over });
       const noCode = `0x${'ab'.repeat(20)}`;
       const cases: [over: Record<string, unknown>, code: string, param: string, message: RegExp][] = [
         [{ callback_contract: noCode }, 'adapter_no_code', 'callback_contract', new RegExp(`no contract code at ${noCode} on chain ${st.chain.chainId}`)],
@@ -101,7 +99,10 @@ for (const backend of backends()) {
       assert.deepEqual(req.domain, { name: a.eip712Name, version: a.eip712Version, chainId: st.chain.chainId, verifyingContract: req.domain.verifyingContract });
       assert.equal(req.domain.verifyingContract.toLowerCase(), a.address);
       assert.equal(req.primaryType, 'Eip3009CallbackData');
-      assert.deepEqual(req.types.Eip3009CallbackData.map((f: { name: string }) => f.name), ['token', 'owner', 'payer', 'amount', 'orderId', 'calldataNonce', 'deadline', 'calldataHash']);
+      assert.deepEqual(
+        req.types.Eip3009CallbackData.map((f: { name: string }) => f.name),
+        ['token', 'owner', 'payer', 'amount', 'orderId', 'calldataNonce', 'deadline', 'calldataHash'],
+      );
       assert.ok(req.types.EIP712Domain);
       assert.equal(req.message.owner.toLowerCase(), st.chain.settlementContract);
       assert.equal(req.message.payer.toLowerCase(), payer().address.toLowerCase());

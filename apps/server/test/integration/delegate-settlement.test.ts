@@ -47,14 +47,18 @@ for (const backend of backends()) {
     }
     /** Polls the status record, mining a block per round so depth grows. */
     function until(m: Creds, orderId: string, want: string, timeoutMs = 30_000) {
-      return waitFor(`order ${orderId} ${want}`, async () => {
-        const last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
-        if (last.status !== want) await mine(st.dev.rpcUrl, 1);
-        return last;
-      }, (last) => last.status === want, { timeoutMs, everyMs: 100 });
+      return waitFor(
+        `order ${orderId} ${want}`,
+        async () => {
+          const last = (await st.s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body;
+          if (last.status !== want) await mine(st.dev.rpcUrl, 1);
+          return last;
+        },
+        (last) => last.status === want,
+        { timeoutMs, everyMs: 100 },
+      );
     }
-    const pay = (i: number, symbol: string, amount: string) =>
-      transferToken({ rpcUrl: st.dev.rpcUrl, chainId: st.chain.chainId, privateKey: payerN(i).privateKey, token: token(symbol), to: st.chain.settlementContract!, amount: BigInt(amount) });
+    const pay = (i: number, symbol: string, amount: string) => transferToken({ rpcUrl: st.dev.rpcUrl, chainId: st.chain.chainId, privateKey: payerN(i).privateKey, token: token(symbol), to: st.chain.settlementContract!, amount: BigInt(amount) });
 
     it('ERC20_3009 token, plain transfer, no callback: settled to the merchant wallet, INVOICED at finality', async () => {
       const before = await balance('USDC', MERCHANT_WALLET as Hex);
@@ -170,7 +174,10 @@ for (const backend of backends()) {
       const [a, b] = await Promise.all([0, 1].map(() => st.s.signed(withCb, 'POST', `/api/v1/orders/${o.order_id}/refunds`, { body: { reason: 'adapter down' } })));
       const ok = [a!, b!].filter((r) => r.status === 200);
       assert.equal(ok.length, 1, `${a!.text}\n${b!.text}`);
-      assert.deepEqual([a!, b!].filter((r) => r.status !== 200).map((r) => [r.status, r.body.code]), [[409, 'order_not_refundable']]);
+      assert.deepEqual(
+        [a!, b!].filter((r) => r.status !== 200).map((r) => [r.status, r.body.code]),
+        [[409, 'order_not_refundable']],
+      );
       const rf = ok[0]!.body;
       assert.deepEqual([rf.rail, rf.status, rf.requested_by, rf.amount_base_units, rf.to_address], ['delegate', 'pending', 'merchant', o.accepts[0].amount, payerN(5).address.toLowerCase()]);
       assert.match(rf.tx_hash, /^0x[0-9a-f]{64}$/);

@@ -46,7 +46,10 @@ const healthcheck = instr(runtime, 'HEALTHCHECK')[0]!;
 
 describe('deploy/Dockerfile', () => {
   it('builds in stages and runs the compiled build as a non-root user with a HEALTHCHECK', () => {
-    assert.deepEqual(stages.map((s) => /AS (\w+)$/.exec(s[0]!)?.[1]), ['build', 'deps', 'runtime']);
+    assert.deepEqual(
+      stages.map((s) => /AS (\w+)$/.exec(s[0]!)?.[1]),
+      ['build', 'deps', 'runtime'],
+    );
     assert.deepEqual(instr(runtime, 'USER'), ['node']);
     assert.equal(envOf(runtime).NODE_ENV, 'production');
     assert.deepEqual(entrypoint, ['node', 'apps/server/dist/tollgate.js']);
@@ -76,7 +79,10 @@ describe('deploy/Dockerfile', () => {
 
   it('builds with the commands CI runs, and installs the server workspace for production', () => {
     const ci = read('.ci/run');
-    const runs = stages.flatMap((s) => instr(s, 'RUN')).flatMap((r) => r.split('&&').map((x) => x.trim())).filter((r) => r.startsWith('npm '));
+    const runs = stages
+      .flatMap((s) => instr(s, 'RUN'))
+      .flatMap((r) => r.split('&&').map((x) => x.trim()))
+      .filter((r) => r.startsWith('npm '));
     assert.ok(runs.length >= 3, runs.join('\n'));
     for (const r of runs) {
       const script = /^npm run (\S+)/.exec(r)?.[1];
@@ -86,7 +92,10 @@ describe('deploy/Dockerfile', () => {
         assert.equal(JSON.parse(read('apps/server/package.json')).name, ws);
         continue;
       }
-      assert.ok(ci.split('\n').some((l) => l.trim() === r), `${r}: not a command of .ci/run`);
+      assert.ok(
+        ci.split('\n').some((l) => l.trim() === r),
+        `${r}: not a command of .ci/run`,
+      );
     }
   });
 
@@ -122,12 +131,14 @@ describe('deploy/compose.yaml', () => {
   const compose = parseYaml(read('deploy/compose.yaml'), { merge: true }) as any;
   const svc = compose.services;
   // ${VAR:?message} and ${VAR:-default} as an operator would fill them in.
-  const fill = (v: string) =>
-    String(v).replace(/\$\{(\w+)(?::[?-][^}]*)?\}/g, (_m, name: string) => ({ POSTGRES_PASSWORD: 'pw', MASTER_KEY: 'cd'.repeat(32), ADMIN_TOKEN: 'y'.repeat(24), TOLLGATE_DOMAIN: 'pay.example.com' })[name] ?? '');
+  const fill = (v: string) => String(v).replace(/\$\{(\w+)(?::[?-][^}]*)?\}/g, (_m, name: string) => ({ POSTGRES_PASSWORD: 'pw', MASTER_KEY: 'cd'.repeat(32), ADMIN_TOKEN: 'y'.repeat(24), TOLLGATE_DOMAIN: 'pay.example.com' })[name] ?? '');
 
   it('runs PostgreSQL, one api and one worker from the Dockerfile, with roles that exist', () => {
     assert.ok(svc.postgres && svc.api && svc.worker);
-    for (const [name, role] of [['api', 'api'], ['worker', 'worker']] as const) {
+    for (const [name, role] of [
+      ['api', 'api'],
+      ['worker', 'worker'],
+    ] as const) {
       assert.deepEqual(svc[name].command, ['serve', '--role', role]);
       assert.ok((ROLES as readonly string[]).includes(role));
       assert.ok(existsSync(join(ROOT, 'deploy', svc[name].build.context, svc[name].build.dockerfile)));
@@ -162,7 +173,9 @@ describe('deploy/compose.yaml', () => {
 
 describe('deploy/systemd and deploy/Caddyfile', () => {
   const unit = (name: string) => {
-    const lines = read(`deploy/systemd/${name}`).split('\n').filter((l) => l && !l.startsWith('#') && !l.startsWith('['));
+    const lines = read(`deploy/systemd/${name}`)
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#') && !l.startsWith('['));
     const kv = lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const);
     const env = Object.fromEntries(kv.filter(([k]) => k === 'Environment').map(([, v]) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
     return { get: (k: string) => kv.find(([x]) => x === k)?.[1], env };
@@ -170,7 +183,10 @@ describe('deploy/systemd and deploy/Caddyfile', () => {
   const caddy = read('deploy/Caddyfile');
 
   it('both units run the compiled entry point with a role that exists, as an unprivileged user', () => {
-    for (const [file, role] of [['tollgate-api.service', 'api'], ['tollgate-worker.service', 'worker']] as const) {
+    for (const [file, role] of [
+      ['tollgate-api.service', 'api'],
+      ['tollgate-worker.service', 'worker'],
+    ] as const) {
       const u = unit(file);
       assert.equal(u.get('ExecStart'), `/usr/bin/node ${u.get('WorkingDirectory')}/${entrypoint[1]} serve --role ${role}`);
       assert.ok((ROLES as readonly string[]).includes(role));
@@ -180,7 +196,10 @@ describe('deploy/systemd and deploy/Caddyfile', () => {
       assert.equal(u.env.NODE_ENV, 'production');
       for (const k of Object.keys(u.env)) assert.ok(knownEnv(k), `${file}: ${k} is not in config/schema.ts EnvSchema`);
     }
-    const example = read('deploy/systemd/tollgate.env.example').split('\n').filter((l) => /^\w+=/.test(l)).map((l) => l.slice(0, l.indexOf('=')));
+    const example = read('deploy/systemd/tollgate.env.example')
+      .split('\n')
+      .filter((l) => /^\w+=/.test(l))
+      .map((l) => l.slice(0, l.indexOf('=')));
     for (const k of example) assert.ok(SCHEMA_ENV.has(k), `tollgate.env.example: ${k} is not in EnvSchema`);
   });
 

@@ -19,7 +19,13 @@ import { freePort } from '../helpers/net.ts';
 async function payLocalSolanaOrder(dev: any): Promise<void> {
   const sol = dev.solana;
   assert.match(sol.rpc_url, /^http:\/\/127\.0\.0\.1:\d+$/);
-  assert.deepEqual(sol.tokens.map((t: any) => [t.symbol, t.decimals]), [['USDC', 6], ['USDT', 6]]);
+  assert.deepEqual(
+    sol.tokens.map((t: any) => [t.symbol, t.decimals]),
+    [
+      ['USDC', 6],
+      ['USDT', 6],
+    ],
+  );
   assert.equal(sol.payer.keypair.length, 64);
   // createKeyPairSignerFromBytes checks that the public half belongs to the private half.
   const payer = await createKeyPairSignerFromBytes(Uint8Array.from(sol.payer.keypair));
@@ -136,22 +142,34 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       assert.equal(dev.base_url, `http://127.0.0.1:${port}`);
       assert.equal(dev.admin_token, admin);
       assert.deepEqual({ chain_id: dev.chain.chain_id, rpc_url: dev.chain.rpc_url }, { chain_id: 31337, rpc_url: rpc });
-      assert.deepEqual(dev.tokens.map((t: any) => [t.symbol, t.decimals, t.eip3009]), [['USDC', 6, true], ['USDT', 6, false]]);
+      assert.deepEqual(
+        dev.tokens.map((t: any) => [t.symbol, t.decimals, t.eip3009]),
+        [
+          ['USDC', 6, true],
+          ['USDT', 6, false],
+        ],
+      );
       assert.match(dev.payer.address, /^0x[0-9a-fA-F]{40}$/);
       assert.equal(dev.payer.private_key, out[1]);
-      assert.deepEqual(dev.merchants.map((m: any) => [m.merchant_id, m.receive_type]), [['demo', 'DIRECT'], ['demo-delegate', 'DELEGATE']]);
+      assert.deepEqual(
+        dev.merchants.map((m: any) => [m.merchant_id, m.receive_type]),
+        [
+          ['demo', 'DIRECT'],
+          ['demo-delegate', 'DELEGATE'],
+        ],
+      );
       assert.deepEqual([dev.merchants[0].api_key, dev.merchants[0].api_secret], [apiKey, apiSecret]);
       // The DELEGATE merchant's credentials work, and the example adapter is its registered callback.
       const d = dev.merchants[1];
       const dme = await fetch(`http://127.0.0.1:${port}/api/v1/merchant`, { headers: signedHeaders({ apiKey: d.api_key, apiSecret: d.api_secret }) });
       assert.equal(((await dme.json()) as { merchant_id: string }).merchant_id, 'demo-delegate');
       const cbs = (await (await fetch(`http://127.0.0.1:${port}/admin/v1/merchants/demo-delegate/callbacks`, { headers: { authorization: `Bearer ${admin}` } })).json()) as any;
-      const list = Array.isArray(cbs) ? cbs : cbs.data ?? cbs.callbacks;
+      const list = Array.isArray(cbs) ? cbs : (cbs.data ?? cbs.callbacks);
       assert.equal(list.length, 1, JSON.stringify(cbs));
       assert.equal(list[0].callback_contract, d.callback_contract);
       assert.equal(list[0].core_address, dev.chain.settlement_contract);
       const chains = (await (await fetch(`http://127.0.0.1:${port}/admin/v1/chains`, { headers: { authorization: `Bearer ${admin}` } })).json()) as any;
-      const c0 = (Array.isArray(chains) ? chains : chains.data ?? chains.chains)[0];
+      const c0 = (Array.isArray(chains) ? chains : (chains.data ?? chains.chains))[0];
       assert.equal(c0.delegate.enabled, true, JSON.stringify(chains));
       // The local SVM is listed too, and dev.json holds what a newcomer needs to pay a Solana order.
       const sol = chains.find((c: any) => c.kind === 'solana');

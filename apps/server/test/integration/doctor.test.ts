@@ -69,7 +69,7 @@ describe('tollgate doctor', () => {
     assert.match(r.out, /^FAIL +config +invalid configuration: environment/m);
   });
 
-  it('a Solana cluster: genesis, slot advancing, the delegate\'s SOL balance (local SVM)', async () => {
+  it("a Solana cluster: genesis, slot advancing, the delegate's SOL balance (local SVM)", async () => {
     const svm = await startLocalSvm({ slotMs: 100 });
     try {
       const seed = randomBytes(32);
@@ -144,12 +144,7 @@ describe('tollgate doctor', () => {
         const dead = `http://127.0.0.1:${await freePort()}/v2/SECRETKEY123`;
         const broken = write(`broken-${backend}.json`, {
           environment: 'production',
-          chains: [
-            chain(dev.chainId, dev.rpcUrl, { settlement_contract: token.address }),
-            chain(31338, dev.rpcUrl),
-            chain(31339, stalled.rpcUrl),
-            chain(31340, dead),
-          ],
+          chains: [chain(dev.chainId, dev.rpcUrl, { settlement_contract: token.address }), chain(31338, dev.rpcUrl), chain(31339, stalled.rpcUrl), chain(31340, dead)],
         });
         await withDb(backend, scratch?.url, join(dir, `data-${backend}`), (db) => db.query(`DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)`));
         // The executor's key behind a remote signer that is down.
@@ -159,7 +154,7 @@ describe('tollgate doctor', () => {
         assert.equal(bad.code, 1, bad.out);
         const r = bad.report!;
         assert.equal(r.ok, false);
-        assert.doesNotMatch(bad.out, /SECRETKEY123/, 'an RPC URL\'s path (an API key) is never printed');
+        assert.doesNotMatch(bad.out, /SECRETKEY123/, "an RPC URL's path (an API key) is never printed");
         const fail = (name: string, re: RegExp) => {
           const c = byName(r, name);
           assert.equal(c.status, 'fail', `${name}: ${c.detail}`);

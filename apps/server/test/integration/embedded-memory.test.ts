@@ -61,9 +61,7 @@ describe('embedded default footprint (`npm start`: PGlite in a data directory + 
 
 describe('embedded database settings', () => {
   const show = async (db: Awaited<ReturnType<typeof openPglite>>) => {
-    const { rows } = await db.query<{ shared_buffers: string; maintenance_work_mem: string }>(
-      "SELECT current_setting('shared_buffers') AS shared_buffers, current_setting('maintenance_work_mem') AS maintenance_work_mem",
-    );
+    const { rows } = await db.query<{ shared_buffers: string; maintenance_work_mem: string }>("SELECT current_setting('shared_buffers') AS shared_buffers, current_setting('maintenance_work_mem') AS maintenance_work_mem");
     return rows[0];
   };
 

@@ -33,24 +33,21 @@ export interface Answer {
 export function send(base: string, r: Raw): Promise<Answer> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: u.hostname, port: u.port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body !== undefined ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: any;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-        res.on('error', reject);
-      },
-    );
+    const req = httpRequest({ host: u.hostname, port: u.port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body !== undefined ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: any;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+      res.on('error', reject);
+    });
     req.setTimeout(15_000, () => req.destroy(new Error(`no answer in 15 s to ${r.method} ${r.path}`)));
     req.on('error', reject);
     if (r.body !== undefined) req.write(r.body);
@@ -65,9 +62,25 @@ export function send(base: string, r: Raw): Promise<Answer> {
 // nothing. request_nonces is excluded: a signed request may consume its nonce by design.
 
 export const TABLES = [
-  'merchants', 'api_keys', 'merchant_wallets', 'fee_accounts', 'fee_ledger', 'orders', 'order_transitions', 'chain_transfers', 'chain_cursors',
-  'chain_leases', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts', 'checkout_sessions', 'checkout_transitions',
-  'quickpay_products', 'quickpay_links', 'quickpay_sessions',
+  'merchants',
+  'api_keys',
+  'merchant_wallets',
+  'fee_accounts',
+  'fee_ledger',
+  'orders',
+  'order_transitions',
+  'chain_transfers',
+  'chain_cursors',
+  'chain_leases',
+  'webhook_endpoints',
+  'webhook_events',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'checkout_sessions',
+  'checkout_transitions',
+  'quickpay_products',
+  'quickpay_links',
+  'quickpay_sessions',
 ] as const;
 const SNAPSHOT_SQL = 'SELECT ' + TABLES.map((t) => `(SELECT count(*)::text || ':' || coalesce(max(xmin::text::bigint), 0)::text FROM ${t}) AS ${t}`).join(', ');
 
@@ -91,12 +104,81 @@ export function nest(depth: number, leaf: unknown): unknown {
 }
 
 const weirdStrings = fc.constantFrom(
-  '', ' ', '\t', '\n', '\r\n', '\u0000', '\u200b', '\ufeff', '\ud800', 'NaN', 'Infinity', '-Infinity', 'undefined', 'null', 'true', 'false',
-  '-0', '0', '-1', '00', '01', '1e18', '1E400', '0x10', '0b1', '1_000', ' 1 ', '\t1\n', '１２３', '١٢٣', '1.', '.5', '1.0', '-0.0', '+1',
-  '9'.repeat(77), '9'.repeat(78), '1'.repeat(79), '1' + '0'.repeat(100), '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
-  '{"a":1}', '[]', "' OR 1=1 --", "'; DROP TABLE orders; --", '$1', '%s%n', '<script>alert(1)</script>', '../../etc/passwd', '\\', '"', '😀'.repeat(50),
-  'Ω≈ç√∫', 'ß'.toUpperCase(), 'İ', 'a\u0301', '0x' + 'f'.repeat(40), '0x' + '0'.repeat(40), '0X70997970C51812DC3A010C7D01B50E0D17DC79C8', PAYER.toUpperCase(),
-  'USDC', 'usdc', 'USDC ', 'DIRECT', 'DELEGATE', 'https://', 'http://127.0.0.1/', 'javascript:alert(1)', 'https://example.com/?q=1#f', '2026-11-21T00:00:00Z', '0000-01-01T00:00:00Z', '+275760-09-13T00:00:00Z',
+  '',
+  ' ',
+  '\t',
+  '\n',
+  '\r\n',
+  '\u0000',
+  '\u200b',
+  '\ufeff',
+  '\ud800',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  'undefined',
+  'null',
+  'true',
+  'false',
+  '-0',
+  '0',
+  '-1',
+  '00',
+  '01',
+  '1e18',
+  '1E400',
+  '0x10',
+  '0b1',
+  '1_000',
+  ' 1 ',
+  '\t1\n',
+  '１２３',
+  '١٢٣',
+  '1.',
+  '.5',
+  '1.0',
+  '-0.0',
+  '+1',
+  '9'.repeat(77),
+  '9'.repeat(78),
+  '1'.repeat(79),
+  '1' + '0'.repeat(100),
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  '{"a":1}',
+  '[]',
+  "' OR 1=1 --",
+  "'; DROP TABLE orders; --",
+  '$1',
+  '%s%n',
+  '<script>alert(1)</script>',
+  '../../etc/passwd',
+  '\\',
+  '"',
+  '😀'.repeat(50),
+  'Ω≈ç√∫',
+  'ß'.toUpperCase(),
+  'İ',
+  'a\u0301',
+  '0x' + 'f'.repeat(40),
+  '0x' + '0'.repeat(40),
+  '0X70997970C51812DC3A010C7D01B50E0D17DC79C8',
+  PAYER.toUpperCase(),
+  'USDC',
+  'usdc',
+  'USDC ',
+  'DIRECT',
+  'DELEGATE',
+  'https://',
+  'http://127.0.0.1/',
+  'javascript:alert(1)',
+  'https://example.com/?q=1#f',
+  '2026-11-21T00:00:00Z',
+  '0000-01-01T00:00:00Z',
+  '+275760-09-13T00:00:00Z',
 );
 
 /** Characters PostgreSQL text/jsonb refuse or that are easy to mishandle: NUL, C0/C1 controls, lone surrogates, line separators. */
@@ -117,9 +199,22 @@ const jsonFieldWithControls: fc.Arbitrary<string> = fc.oneof(
 /** RFC 3339-looking times at and beyond the edges of what JavaScript and the databases can hold. */
 const extremeDates: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
-    '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '1970-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '9999-12-31T23:59:59-23:59',
-    '-000001-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '+275760-09-13T00:00:00.001Z', '2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:00Z',
-    '2026-01-01T00:00:60Z', '2026-01-01T00:00:00+99:99', '2026-01-01T00:00:00.1234567890123Z', '4714-11-24T00:00:00Z BC',
+    '0000-01-01T00:00:00Z',
+    '0001-01-01T00:00:00Z',
+    '1969-12-31T23:59:59Z',
+    '1970-01-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+    '9999-12-31T23:59:59-23:59',
+    '-000001-01-01T00:00:00Z',
+    '+275760-09-13T00:00:00Z',
+    '+275760-09-13T00:00:00.001Z',
+    '2026-02-30T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-01-01T24:00:00Z',
+    '2026-01-01T00:00:60Z',
+    '2026-01-01T00:00:00+99:99',
+    '2026-01-01T00:00:00.1234567890123Z',
+    '4714-11-24T00:00:00Z BC',
   ),
   fc.integer({ min: 0, max: 9999 }).map((y) => `${String(y).padStart(4, '0')}-01-01T00:00:00Z`),
   fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true }).map((d) => d.toISOString()),
@@ -147,10 +242,7 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.integer({ min: 1, max: 3000 }).map((d) => nest(d, 'deep')), weight: 1 },
 );
 
-const keyArb = fc.oneof(
-  fc.constantFrom('__proto__', 'constructor', 'prototype', 'sign', 'api_key', 'nonce', 'timestamp', '', ' ', 'merchant_id', 'amount_wei', 'chain_id', '😀', 'a'.repeat(300)),
-  fc.string({ maxLength: 12 }),
-);
+const keyArb = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'sign', 'api_key', 'nonce', 'timestamp', '', ' ', 'merchant_id', 'amount_wei', 'chain_id', '😀', 'a'.repeat(300)), fc.string({ maxLength: 12 }));
 
 /** A valid body per route (so mutations reach the handler), with ids filled from the fixture. */
 export function validBody(route: RouteDef<any, any, any>, chainId: number): Record<string, unknown> | undefined {
@@ -162,8 +254,12 @@ export function validBody(route: RouteDef<any, any, any>, chainId: number): Reco
     case 'POST /api/v1/checkout/sessions':
       // With the *_json fields, so the fuzzer mutates them too (their decoded JSON is stored).
       return {
-        checkout_type: 'DIRECT', price: '9.99', client_reference_id: `c-${Math.random()}`,
-        line_items_json: '[{"name":"Tea","quantity":1,"amount":"9.99"}]', public_metadata_json: '{"note":"n"}', private_metadata_json: '{"email":"e"}',
+        checkout_type: 'DIRECT',
+        price: '9.99',
+        client_reference_id: `c-${Math.random()}`,
+        line_items_json: '[{"name":"Tea","quantity":1,"amount":"9.99"}]',
+        public_metadata_json: '{"note":"n"}',
+        private_metadata_json: '{"email":"e"}',
       };
     case 'POST /checkout/v1/sessions/:checkout_id/bind':
       return { chain_id: chainId, token_symbol: 'USDC', from_address: PAYER };
@@ -210,8 +306,17 @@ export interface BodyCase {
 }
 
 const contentTypes = fc.constantFrom(
-  'application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'Application/JSON', 'text/plain',
-  'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/octet-stream', undefined,
+  'application/json',
+  'application/json',
+  'application/json',
+  'application/json; charset=utf-8',
+  'Application/JSON',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=utf-16',
+  'application/octet-stream',
+  undefined,
 );
 
 export function bodyArb(valid: Record<string, unknown> | undefined): fc.Arbitrary<BodyCase> {
@@ -257,14 +362,18 @@ export const headerValue = fc.oneof(
 export const queryArb = fc.oneof(
   { arbitrary: fc.constant(''), weight: 3 },
   {
-    arbitrary: fc.array(fc.tuple(fc.oneof(keyArb, fc.constantFrom('limit', 'status', 'event', 'after', 'before', 'order_id', 'probe')), fc.oneof(fc.string({ maxLength: 20 }), weirdStrings)), { maxLength: 4 }).map((pairs) =>
-      pairs.map(([k, v]) => `${pct(k)}=${pct(v)}`).join('&'),
-    ),
+    arbitrary: fc
+      .array(fc.tuple(fc.oneof(keyArb, fc.constantFrom('limit', 'status', 'event', 'after', 'before', 'order_id', 'probe')), fc.oneof(fc.string({ maxLength: 20 }), weirdStrings)), { maxLength: 4 })
+      .map((pairs) => pairs.map(([k, v]) => `${pct(k)}=${pct(v)}`).join('&')),
     weight: 3,
   },
   { arbitrary: fc.constantFrom('a=1&a=2', '%zz=1', 'a=%', '=', '&&&', 'a', '__proto__=1', 'constructor[prototype][x]=1', 'a[]=1', '+=+', 'limit=-1', 'limit=99999999999999999999', 'wait=abc'), weight: 2 },
 );
 
-export const segArb = fc.oneof(fc.string({ maxLength: 30 }), weirdStrings, fc.integer({ min: 65, max: 400 }).map((n) => 'z'.repeat(n)));
+export const segArb = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  weirdStrings,
+  fc.integer({ min: 65, max: 400 }).map((n) => 'z'.repeat(n)),
+);
 
 // ---------------------------------------------------------------------------------------------

@@ -147,7 +147,11 @@ for (const backend of backends()) {
           const authArb = fc.record(
             {
               'x-api-key': fc.oneof(fc.constant(m.apiKey), fc.constant(other.apiKey), headerValue),
-              'x-timestamp': fc.oneof(fc.constant('now'), fc.integer({ min: -1000, max: 1000 }).map((d) => `now${d}`), headerValue),
+              'x-timestamp': fc.oneof(
+                fc.constant('now'),
+                fc.integer({ min: -1000, max: 1000 }).map((d) => `now${d}`),
+                headerValue,
+              ),
               'x-nonce': headerValue,
               'x-sign': fc.oneof(headerValue, fc.constant('valid-for-other-body')),
               authorization: headerValue,
@@ -186,7 +190,14 @@ for (const backend of backends()) {
             fc.constant(undefined),
             headerValue,
             headerValue.map((v) => `Bearer ${v}`),
-            fc.constantFrom(`Bearer ${TEST_ADMIN_TOKEN}x`, `Bearer ${TEST_ADMIN_TOKEN.slice(1)}`, `Basic ${Buffer.from(`admin:${TEST_ADMIN_TOKEN}`).toString('base64')}`, TEST_ADMIN_TOKEN, `Bearer  ${TEST_ADMIN_TOKEN}`, `Bearer ${TEST_ADMIN_TOKEN.toUpperCase()}`),
+            fc.constantFrom(
+              `Bearer ${TEST_ADMIN_TOKEN}x`,
+              `Bearer ${TEST_ADMIN_TOKEN.slice(1)}`,
+              `Basic ${Buffer.from(`admin:${TEST_ADMIN_TOKEN}`).toString('base64')}`,
+              TEST_ADMIN_TOKEN,
+              `Bearer  ${TEST_ADMIN_TOKEN}`,
+              `Bearer ${TEST_ADMIN_TOKEN.toUpperCase()}`,
+            ),
           );
           await fc.assert(
             fc.asyncProperty(segsArb(route), queryArb, bodyArb(valid()), authArb, async (segs, qs, b, auth) => {

@@ -26,8 +26,7 @@ for (const backend of backends()) {
     let delegate: Creds;
     let seq = 0;
     const now = () => Math.floor(st.s.clock.now() / 1000);
-    const call = (m: Creds | undefined, method: 'GET' | 'POST', path: string, opts: { body?: Record<string, unknown>; nonce?: string; expect402?: boolean; nowSeconds?: number } = {}) =>
-      goatRequest(st.s.url, m, method, path, { nowSeconds: now(), ...opts });
+    const call = (m: Creds | undefined, method: 'GET' | 'POST', path: string, opts: { body?: Record<string, unknown>; nonce?: string; expect402?: boolean; nowSeconds?: number } = {}) => goatRequest(st.s.url, m, method, path, { nowSeconds: now(), ...opts });
     const payer = (i = 0) => st.dev.payers[i]!;
     /** createOrderRaw's body: the five fields, then token_contract / callback_calldata / recover_existing_order when given. */
     const orderBody = (over: Record<string, unknown> = {}) => ({
@@ -123,10 +122,15 @@ for (const backend of backends()) {
       const usdc = st.chain.tokens.find((t) => t.symbol === 'USDC')!;
       const tx = await transferToken({ rpcUrl: st.dev.rpcUrl, chainId: st.chain.chainId, privateKey: payer(1).privateKey, token: usdc.address, to: MERCHANT_WALLET as Hex, amount: BigInt(body.amount_wei) });
       await mine(st.dev.rpcUrl, 2);
-      const status = await waitUntil(async () => {
-        const a = await call(direct, 'GET', `/api/v1/orders/${id}`);
-        return a.body.status === 'INVOICED' ? a : undefined;
-      }, 20_000, () => `order ${id} not INVOICED`, 50);
+      const status = await waitUntil(
+        async () => {
+          const a = await call(direct, 'GET', `/api/v1/orders/${id}`);
+          return a.body.status === 'INVOICED' ? a : undefined;
+        },
+        20_000,
+        () => `order ${id} not INVOICED`,
+        50,
+      );
       noGoProblems(status, GO.OrderStatus);
       const s = status.body;
       assert.deepEqual(
@@ -177,8 +181,13 @@ for (const backend of backends()) {
 
     it('createCheckoutSession (DIRECT, 0.2.0+): 200 with checkout_id, checkout_type, url, expires_at; nested values as signed JSON strings', async () => {
       const body = {
-        checkout_type: 'DIRECT', price: '9.99', client_reference_id: `ref-${randomUUID()}`, expires_in: 1800, payment_rails: 'crypto',
-        line_items_json: JSON.stringify([{ name: 'Mug', amount: '9.99', quantity: 1 }]), public_metadata_json: JSON.stringify({ cart: 'c1' }),
+        checkout_type: 'DIRECT',
+        price: '9.99',
+        client_reference_id: `ref-${randomUUID()}`,
+        expires_in: 1800,
+        payment_rails: 'crypto',
+        line_items_json: JSON.stringify([{ name: 'Mug', amount: '9.99', quantity: 1 }]),
+        public_metadata_json: JSON.stringify({ cart: 'c1' }),
       };
       const r = await call(direct, 'POST', '/api/v1/checkout/sessions', { body });
       noGoProblems(r, GO.CheckoutSession);
@@ -194,8 +203,14 @@ for (const backend of backends()) {
       const usdc = st.chain.tokens.find((t) => t.symbol === 'USDC')!;
       // the deprecated wrapper's body: fixed_amount_wei, the one token wrapped into acceptable_tokens
       const body = {
-        checkout_type: 'DELEGATE', chain_id: st.chain.chainId, fixed_amount_wei: '1000000', callback_calldata: CALLDATA,
-        success_url: 'https://shop.example/ok', cancel_url: 'https://shop.example/cancel', expires_in: 1800, acceptable_tokens: JSON.stringify([usdc.address]),
+        checkout_type: 'DELEGATE',
+        chain_id: st.chain.chainId,
+        fixed_amount_wei: '1000000',
+        callback_calldata: CALLDATA,
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/cancel',
+        expires_in: 1800,
+        acceptable_tokens: JSON.stringify([usdc.address]),
       };
       const r = await call(delegate, 'POST', '/api/v1/checkout/sessions', { body });
       assert.deepEqual([r.error?.status, r.error?.code], [400, 'delegate_checkout_unsupported']);

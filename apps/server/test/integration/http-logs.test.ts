@@ -52,8 +52,7 @@ describe('logs never contain secrets', () => {
 
   it('X-Sign, admin tokens, API secrets and cs_ ids stay out of every line, at trace level', async () => {
     const url = tg.url!;
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
     // The admin token, used successfully and unsuccessfully.
     secrets.push(TEST_ADMIN_TOKEN);
@@ -101,10 +100,19 @@ describe('logs never contain secrets', () => {
     assert.ok(lines.length > 10, `expected request logs, got ${lines.length} lines`);
     for (const l of lines) JSON.parse(l); // one JSON object per line
     const incoming = lines.filter((l) => l.includes('"incoming request"'));
-    assert.ok(incoming.some((l) => l.includes('/checkout/v1/sessions/cs_[redacted]')), 'the redacted path is logged');
+    assert.ok(
+      incoming.some((l) => l.includes('/checkout/v1/sessions/cs_[redacted]')),
+      'the redacted path is logged',
+    );
     // Query values are redacted, names kept (issue 12: `?token=<admin token>` was logged verbatim).
-    assert.ok(incoming.some((l) => l.includes('/api/v1/merchant?q=[redacted]')), 'paths are logged with query names only');
-    assert.ok(lines.some((l) => l.includes('"client error"')), 'the parser error was logged (trace)');
+    assert.ok(
+      incoming.some((l) => l.includes('/api/v1/merchant?q=[redacted]')),
+      'paths are logged with query names only',
+    );
+    assert.ok(
+      lines.some((l) => l.includes('"client error"')),
+      'the parser error was logged (trace)',
+    );
 
     const text = haystack();
     for (const s of secrets) {

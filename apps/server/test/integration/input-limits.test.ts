@@ -132,7 +132,7 @@ for (const backend of backends()) {
     const head = `POST /admin/v1/merchants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nContent-Type: application/json\r\n`;
     const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
 
-    it('Transfer-Encoding together with Content-Length gets the error envelope (400) and a close (was fastify\'s own JSON shape)', async () => {
+    it("Transfer-Encoding together with Content-Length gets the error envelope (400) and a close (was fastify's own JSON shape)", async () => {
       await refusedPromptly({
         'TE and CL': `${head}Transfer-Encoding: chunked\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${chunked}`,
         'CL and TE, CL first and too long': `${head}Content-Length: 5000\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}`,

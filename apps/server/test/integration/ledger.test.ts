@@ -2,16 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { isPgError, UNIQUE_VIOLATION, CHECK_VIOLATION, type Database } from '../../src/db/database.ts';
-import {
-  captureFee,
-  findLedgerImbalances,
-  getFeeBalance,
-  openFeeAccount,
-  releaseFee,
-  reserveFee,
-  topUpFees,
-  type FeeBalance,
-} from '../../src/fees/ledger.ts';
+import { captureFee, findLedgerImbalances, getFeeBalance, openFeeAccount, releaseFee, reserveFee, topUpFees, type FeeBalance } from '../../src/fees/ledger.ts';
 import { MerchantService } from '../../src/merchants/service.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { buildConfig } from '../helpers/server.ts';
@@ -27,10 +18,7 @@ function balance(available: bigint, reserved: bigint, captured: bigint): FeeBala
 }
 
 async function ledgerRows(db: Database, merchantId: string) {
-  const { rows } = await db.query<{ kind: string; from_account: string; to_account: string; amount: string; order_id: string | null }>(
-    'SELECT kind, from_account, to_account, amount, order_id FROM fee_ledger WHERE merchant_id = $1 ORDER BY id',
-    [merchantId],
-  );
+  const { rows } = await db.query<{ kind: string; from_account: string; to_account: string; amount: string; order_id: string | null }>('SELECT kind, from_account, to_account, amount, order_id FROM fee_ledger WHERE merchant_id = $1 ORDER BY id', [merchantId]);
   return rows;
 }
 
@@ -155,12 +143,7 @@ for (const backend of backends()) {
     });
 
     it('an unknown merchant: every movement returns false', async () => {
-      for (const fn of [
-        (tx: Database) => topUpFees(tx, 'nobody', UNIT),
-        (tx: Database) => reserveFee(tx, 'nobody', orderId(), UNIT),
-        (tx: Database) => captureFee(tx, 'nobody', orderId(), UNIT),
-        (tx: Database) => releaseFee(tx, 'nobody', orderId(), UNIT),
-      ]) {
+      for (const fn of [(tx: Database) => topUpFees(tx, 'nobody', UNIT), (tx: Database) => reserveFee(tx, 'nobody', orderId(), UNIT), (tx: Database) => captureFee(tx, 'nobody', orderId(), UNIT), (tx: Database) => releaseFee(tx, 'nobody', orderId(), UNIT)]) {
         assert.equal(await fn(db), false);
       }
       assert.equal(await getFeeBalance(db, 'nobody'), undefined);
@@ -200,11 +183,17 @@ for (const backend of backends()) {
       const o = orderId();
       assert.ok(await db.transaction((tx) => reserveFee(tx, m, o, 2n * UNIT)));
       assert.ok(await db.transaction((tx) => captureFee(tx, m, o, UNIT)));
-      await assert.rejects(db.transaction((tx) => captureFee(tx, m, o, UNIT)), (err) => isPgError(err, UNIQUE_VIOLATION));
+      await assert.rejects(
+        db.transaction((tx) => captureFee(tx, m, o, UNIT)),
+        (err) => isPgError(err, UNIQUE_VIOLATION),
+      );
       const o2 = orderId();
       assert.ok(await db.transaction((tx) => reserveFee(tx, m, o2, UNIT)));
       assert.ok(await db.transaction((tx) => releaseFee(tx, m, o2, UNIT)));
-      await assert.rejects(db.transaction((tx) => releaseFee(tx, m, o2, UNIT)), (err) => isPgError(err, UNIQUE_VIOLATION));
+      await assert.rejects(
+        db.transaction((tx) => releaseFee(tx, m, o2, UNIT)),
+        (err) => isPgError(err, UNIQUE_VIOLATION),
+      );
       await assertBalanced();
     });
 
@@ -214,16 +203,16 @@ for (const backend of backends()) {
       const b = await newMerchant(UNIT);
       const o = orderId();
       assert.ok(await db.transaction((tx) => reserveFee(tx, a, o, UNIT)));
-      await assert.rejects(db.transaction((tx) => reserveFee(tx, b, o, UNIT)), (err) => isPgError(err, UNIQUE_VIOLATION));
+      await assert.rejects(
+        db.transaction((tx) => reserveFee(tx, b, o, UNIT)),
+        (err) => isPgError(err, UNIQUE_VIOLATION),
+      );
       assert.deepEqual(await getFeeBalance(db, b), balance(UNIT, 0n, 0n));
     });
 
     it('the CHECK constraints forbid a negative balance even for a direct UPDATE', async () => {
       const m = await newMerchant(UNIT);
-      await assert.rejects(
-        db.query('UPDATE fee_accounts SET available = available - $2::numeric WHERE merchant_id = $1', [m, String(2n * UNIT)]),
-        (err) => isPgError(err, CHECK_VIOLATION),
-      );
+      await assert.rejects(db.query('UPDATE fee_accounts SET available = available - $2::numeric WHERE merchant_id = $1', [m, String(2n * UNIT)]), (err) => isPgError(err, CHECK_VIOLATION));
       assert.deepEqual(await getFeeBalance(db, m), balance(UNIT, 0n, 0n));
     });
 
@@ -237,27 +226,19 @@ for (const backend of backends()) {
 
       // A ledger row without its balance change is caught too, on both accounts it touches.
       const o = orderId();
-      await db.query(
-        `INSERT INTO fee_ledger (merchant_id, kind, from_account, to_account, amount, order_id) VALUES ($1, 'reserve', 'available', 'reserved', $2, $3)`,
-        [m, String(UNIT), o],
-      );
+      await db.query(`INSERT INTO fee_ledger (merchant_id, kind, from_account, to_account, amount, order_id) VALUES ($1, 'reserve', 'available', 'reserved', $2, $3)`, [m, String(UNIT), o]);
       const found = await findLedgerImbalances(db);
-      assert.deepEqual(
-        found.map((f) => [f.merchantId, f.account, f.ledger, f.balance]).sort(),
-        [
-          [m, 'available', String(2n * UNIT), String(3n * UNIT)],
-          [m, 'reserved', String(UNIT), '0'],
-        ],
-      );
+      assert.deepEqual(found.map((f) => [f.merchantId, f.account, f.ledger, f.balance]).sort(), [
+        [m, 'available', String(2n * UNIT), String(3n * UNIT)],
+        [m, 'reserved', String(UNIT), '0'],
+      ]);
       await db.query('DELETE FROM fee_ledger WHERE order_id = $1', [o]);
       await assertBalanced();
     });
 
     it('concurrent reserves never overdraw: 50 × 1 unit against 20 units', async () => {
       const m = await newMerchant(20n * UNIT);
-      const results = await Promise.all(
-        Array.from({ length: 50 }, () => db.transaction((tx) => reserveFee(tx, m, orderId(), UNIT))),
-      );
+      const results = await Promise.all(Array.from({ length: 50 }, () => db.transaction((tx) => reserveFee(tx, m, orderId(), UNIT))));
       assert.equal(results.filter(Boolean).length, 20);
       assert.deepEqual(await getFeeBalance(db, m), balance(0n, 20n * UNIT, 0n));
       assert.equal((await ledgerRows(db, m)).filter((r) => r.kind === 'reserve').length, 20);

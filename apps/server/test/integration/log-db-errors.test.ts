@@ -65,7 +65,14 @@ function requestFor(route: RouteDef<any, any, any>, ids: Record<string, string>)
     case 'POST /api/v1/checkout/sessions':
       return {
         path,
-        body: { checkout_type: 'DIRECT', price: '2.00', client_reference_id: SENTINELS.clientRef, private_metadata_json: md, public_metadata_json: JSON.stringify({ note: SENTINELS.publicNote }), line_items_json: JSON.stringify([{ name: SENTINELS.item, quantity: 1, amount: '2.00' }]) },
+        body: {
+          checkout_type: 'DIRECT',
+          price: '2.00',
+          client_reference_id: SENTINELS.clientRef,
+          private_metadata_json: md,
+          public_metadata_json: JSON.stringify({ note: SENTINELS.publicNote }),
+          line_items_json: JSON.stringify([{ name: SENTINELS.item, quantity: 1, amount: '2.00' }]),
+        },
       };
     case 'POST /card/v1/notifications/:processor':
       // A TEST processor notification, signed like the processor signs it (raw body).
@@ -228,7 +235,12 @@ for (const backend of backends()) {
       const x402Chain = { ...chain, tokens: chain.tokens.map((t) => (t.symbol === 'USDC' ? { ...t, eip3009: true } : t)) };
       const executorKey = `0x${'11'.repeat(32)}` as const;
       // SMTP set (to a port nothing listens on): the self-service reset route reaches the database.
-      tg = await startTollgate(buildConfig({ chains: [x402Chain], settlement: new SettlementSigner(executorKey, privateKeyToAccount(executorKey).address), smtp: new SmtpSettings('smtp://127.0.0.1:9', 'portal@log-fixture.example') }), { db: database.db, clock, role: 'api', http: { rateLimits: false, logger: { level: 'trace', stream } } });
+      tg = await startTollgate(buildConfig({ chains: [x402Chain], settlement: new SettlementSigner(executorKey, privateKeyToAccount(executorKey).address), smtp: new SmtpSettings('smtp://127.0.0.1:9', 'portal@log-fixture.example') }), {
+        db: database.db,
+        clock,
+        role: 'api',
+        http: { rateLimits: false, logger: { level: 'trace', stream } },
+      });
       const created = await admin('POST', '/admin/v1/merchants', { name: 'Log fixture', return_urls: ['https://fixture.example/'] });
       m = { merchantId: created.merchant_id, apiKey: created.api_key, apiSecret: created.api_secret };
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/fee-balance/top-ups`, { amount: '10.00' });
@@ -243,7 +255,12 @@ for (const backend of backends()) {
       };
       const order = await signedPost('/api/v1/orders', buildOrderBody());
       await admin('PUT', `/admin/v1/merchants/${m.merchantId}/mpp/routes/${MPP_ROUTE}`, { amount_wei: '1000', chain_id: 31337, token_symbol: 'USDC' });
-      const ch = await send(tg.url!, { method: 'POST', path: '/mpp/v1/challenge', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ merchant_id: m.merchantId, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER }) });
+      const ch = await send(tg.url!, {
+        method: 'POST',
+        path: '/mpp/v1/challenge',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ merchant_id: m.merchantId, route_canonical: MPP_ROUTE, request_canonical: MPP_ROUTE, payer_addr: PAYER }),
+      });
       assert.equal(ch.status, 402, ch.text);
       // A session with a started card payment: the card routes reach their writes.
       await admin('POST', `/admin/v1/merchants/${m.merchantId}/card-rail`, { enabled: true });
@@ -262,11 +279,37 @@ for (const backend of backends()) {
       portal.csrf = op.json.csrf_token;
       const sel = await send(tg.url!, { method: 'POST', path: '/portal/api/merchants/select', headers: { 'content-type': 'application/json', cookie: portal.cookie, 'x-csrf-token': portal.csrf }, body: JSON.stringify({ merchant_id: m.merchantId }) });
       assert.equal(sel.status, 200, sel.text);
-      const inv = await send(tg.url!, { method: 'POST', path: '/portal/api/team/invitations', headers: { 'content-type': 'application/json', cookie: portal.cookie, 'x-csrf-token': portal.csrf }, body: JSON.stringify({ email: 'invited@log-fixture.example', role: 'viewer' }) });
+      const inv = await send(tg.url!, {
+        method: 'POST',
+        path: '/portal/api/team/invitations',
+        headers: { 'content-type': 'application/json', cookie: portal.cookie, 'x-csrf-token': portal.csrf },
+        body: JSON.stringify({ email: 'invited@log-fixture.example', role: 'viewer' }),
+      });
       assert.equal(inv.status, 201, inv.text);
       const x402 = JSON.stringify(await x402Body({ chainId: 31337, token: chain.tokens[0]!.address, payTo: MERCHANT_WALLET, nowSeconds: Math.floor(clock.now() / 1000) }));
       const notification = JSON.stringify({ events: [{ id: 'tev_log_fixture', type: 'payment.processing', order_id: card.json.order_id, payment_reference: 'tpi_log_fixture', created: 1 }] });
-      ids = { portal_cookie: portal.cookie, notification_body: notification, notification_sig: signTestNotification(tg.deps.config.masterKey, notification), x402_body: x402, user_id: pu.user_id, portal_password: pu.password, invitation_token: String(inv.json.invitation_url).split('/').pop()!, route_canonical: MPP_ROUTE, challenge_id: ch.json.challenge_id, challenge_mac: ch.json.mac, merchant_id: m.merchantId, order_id: order.order_id, checkout_id: session.checkout_id, api_key: spare.api_key, webhook_id: hook.webhook_id, delivery_id: rows[0]!.id, product_id: product.product_id, link_id: link.link_id, session_id: qps.json.session_id, usdc_contract: chain.tokens[0]!.address };
+      ids = {
+        portal_cookie: portal.cookie,
+        notification_body: notification,
+        notification_sig: signTestNotification(tg.deps.config.masterKey, notification),
+        x402_body: x402,
+        user_id: pu.user_id,
+        portal_password: pu.password,
+        invitation_token: String(inv.json.invitation_url).split('/').pop()!,
+        route_canonical: MPP_ROUTE,
+        challenge_id: ch.json.challenge_id,
+        challenge_mac: ch.json.mac,
+        merchant_id: m.merchantId,
+        order_id: order.order_id,
+        checkout_id: session.checkout_id,
+        api_key: spare.api_key,
+        webhook_id: hook.webhook_id,
+        delivery_id: rows[0]!.id,
+        product_id: product.product_id,
+        link_id: link.link_id,
+        session_id: qps.json.session_id,
+        usdc_contract: chain.tokens[0]!.address,
+      };
     });
     after(async () => {
       await tg?.close();
@@ -335,13 +378,23 @@ for (const backend of backends()) {
         assert.ok(line, `${route}: no error line for ${a.json.request_id}`);
         const err = JSON.parse(line).error;
         assert.match(err.sqlstate, /^[0-9A-Z]{5}$/, `${route}: ${line}`);
-        assert.deepEqual(Object.keys(err).filter((k) => ['detail', 'hint', 'where', 'query', 'params', 'stack', 'internalQuery'].includes(k)), [], `${route}: ${line}`);
+        assert.deepEqual(
+          Object.keys(err).filter((k) => ['detail', 'hint', 'where', 'query', 'params', 'stack', 'internalQuery'].includes(k)),
+          [],
+          `${route}: ${line}`,
+        );
         // A message only for classes whose messages carry no values (here 42P01, naming a table).
         if ('message' in err) assert.match(err.sqlstate, /^42/, `${route}: ${line}`);
       }
       // Structure that helps an operator: the trigger's routine, the missing relation's message.
-      assert.ok(lines.some((l) => l.includes('"sqlstate":"P0001"') && l.includes('"routine":"exec_stmt_raise"')), 'the trigger failure is logged by SQLSTATE and routine');
-      assert.ok(lines.some((l) => /"sqlstate":"42P01".*"message":"relation \\"orders\\" does not exist"/.test(l)), 'a missing relation is named');
+      assert.ok(
+        lines.some((l) => l.includes('"sqlstate":"P0001"') && l.includes('"routine":"exec_stmt_raise"')),
+        'the trigger failure is logged by SQLSTATE and routine',
+      );
+      assert.ok(
+        lines.some((l) => /"sqlstate":"42P01".*"message":"relation \\"orders\\" does not exist"/.test(l)),
+        'a missing relation is named',
+      );
     });
   });
 }

@@ -38,8 +38,7 @@ describe('maintenance commands (embedded database)', () => {
     const r = await fetch(url + path, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
     return { status: r.status, body: (await r.json()) as any };
   };
-  const signedGet = async (c: { api_key: string; api_secret: string }) =>
-    (await fetch(url + '/api/v1/merchant', { headers: signedHeaders({ apiKey: c.api_key, apiSecret: c.api_secret }) })).status;
+  const signedGet = async (c: { api_key: string; api_secret: string }) => (await fetch(url + '/api/v1/merchant', { headers: signedHeaders({ apiKey: c.api_key, apiSecret: c.api_secret }) })).status;
 
   before(() => {
     writeFileSync(config, JSON.stringify({ environment: 'test', chains: [] }));
@@ -85,7 +84,11 @@ describe('maintenance commands (embedded database)', () => {
     assert.equal(r.code, 0, r.out);
     const moved = JSON.parse(r.out).previous_database_moved_to as string;
     assert.ok(existsSync(join(moved, 'PG_VERSION')), 'the replaced database is kept');
-    assert.deepEqual(readdirSync(join(dir, 'data')).filter((n) => n.startsWith('.')), [], 'no staging directory left');
+    assert.deepEqual(
+      readdirSync(join(dir, 'data')).filter((n) => n.startsWith('.')),
+      [],
+      'no staging directory left',
+    );
 
     const keyFile = join(dir, 'new.key');
     const rot = await cli(env, 'rotate-master-key', '--new-key-file', keyFile, '--json');
@@ -93,7 +96,10 @@ describe('maintenance commands (embedded database)', () => {
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
     assert.equal(JSON.parse(rot.out).new_key_created, true);
     // The restored database is the snapshot: the first merchant's key only, not the second's.
-    assert.deepEqual(JSON.parse(rot.out).rotated.find((c: { table: string }) => c.table === 'api_keys'), { table: 'api_keys', column: 'secret_ciphertext', rows: 1 });
+    assert.deepEqual(
+      JSON.parse(rot.out).rotated.find((c: { table: string }) => c.table === 'api_keys'),
+      { table: 'api_keys', column: 'secret_ciphertext', rows: 1 },
+    );
     const newKey = readFileSync(keyFile, 'utf8').trim();
     assert.doesNotMatch(rot.out, new RegExp(newKey), 'the key is never printed');
     await serve(newKey);
@@ -147,9 +153,18 @@ describe('migrate --dry-run', () => {
         await t.db.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
         await migrate(t.db, all.slice(0, 5));
         const before = await migrationStatus(t.db);
-        assert.deepEqual(before.pending.map((m) => m.version), all.slice(5).map((m) => m.version));
-        assert.deepEqual(await migrate(t.db, all, { dryRun: true }), all.slice(5).map((m) => m.version));
-        assert.deepEqual((await migrationStatus(t.db)).pending.map((m) => m.version), before.pending.map((m) => m.version));
+        assert.deepEqual(
+          before.pending.map((m) => m.version),
+          all.slice(5).map((m) => m.version),
+        );
+        assert.deepEqual(
+          await migrate(t.db, all, { dryRun: true }),
+          all.slice(5).map((m) => m.version),
+        );
+        assert.deepEqual(
+          (await migrationStatus(t.db)).pending.map((m) => m.version),
+          before.pending.map((m) => m.version),
+        );
         const broken = [...all, { version: all.length + 1, name: 'broken', sql: 'ALTER TABLE no_such_table ADD COLUMN x int' }];
         await assert.rejects(migrate(t.db, broken, { dryRun: true }), new RegExp(`migration ${String(all.length + 1).padStart(4, '0')}_broken failed: .*no_such_table`));
         await assert.rejects(migrate(t.db, broken), /_broken failed/);

@@ -117,7 +117,7 @@ for (const backend of backends()) {
       await rpcRequest(dev.rpcUrl, 'anvil_mine', ['0xa', '0xc']);
       const r = await tick();
       assert.equal(r.kind, 'leader');
-      const head = (await rpcRequest<{ number: string; timestamp: string }>(dev.rpcUrl, 'eth_getBlockByNumber', ['latest', false]));
+      const head = await rpcRequest<{ number: string; timestamp: string }>(dev.rpcUrl, 'eth_getBlockByNumber', ['latest', false]);
       const cursor = await rpcRequest<{ timestamp: string }>(dev.rpcUrl, 'eth_getBlockByNumber', [`0x${(r as { cursor: bigint }).cursor.toString(16)}`, false]);
       const text = await metrics.registry.metrics();
       const chain_id = String(chain.chainId);

@@ -98,10 +98,9 @@ for (const backend of backends()) {
       const again = await fetch(resourceUrl, { headers: { authorization: credential } });
       assert.equal(again.status, 200);
       assert.equal((Receipt.fromResponse(again) as unknown as { receipt: string }).receipt, jws);
-      const { rows } = await st.s.db.query<{ n: number; challenge_id: string }>(
-        `SELECT count(*)::int AS n, min(a.challenge_id) AS challenge_id FROM x402_authorizations a JOIN settlements s ON s.order_id = a.id WHERE a.payer = $1`,
-        [payer.address.toLowerCase()],
-      );
+      const { rows } = await st.s.db.query<{ n: number; challenge_id: string }>(`SELECT count(*)::int AS n, min(a.challenge_id) AS challenge_id FROM x402_authorizations a JOIN settlements s ON s.order_id = a.id WHERE a.payer = $1`, [
+        payer.address.toLowerCase(),
+      ]);
       assert.deepEqual([rows[0]!.n, rows[0]!.challenge_id], [1, paid]);
       assert.equal(await balance(payer.address), payerBefore - PRICE);
       // The merchant sees it once, as a machine payment.
@@ -124,7 +123,16 @@ for (const backend of backends()) {
       };
       const signature = await payer.signTypedData({
         domain: { ...USDC_DOMAIN, chainId: req.methodDetails.chainId, verifyingContract: req.currency },
-        types: { TransferWithAuthorization: [{ name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' }] },
+        types: {
+          TransferWithAuthorization: [
+            { name: 'from', type: 'address' },
+            { name: 'to', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'validAfter', type: 'uint256' },
+            { name: 'validBefore', type: 'uint256' },
+            { name: 'nonce', type: 'bytes32' },
+          ],
+        },
         primaryType: 'TransferWithAuthorization',
         message,
       });
@@ -134,11 +142,7 @@ for (const backend of backends()) {
 
     it('refusals send nothing: less than the price, a nonce not bound to the challenge, another recipient, a bad signature, a v byte that is no recovery id → 402 invalid_authorization', async () => {
       const payerBefore = await balance(privateKeyToAccount(st.dev.payers[3]!.privateKey).address);
-      const cases = [
-        await signedFor({ value: PRICE - 1n }),
-        await signedFor({ nonce: keccak256(stringToBytes('another challenge')) }),
-        await signedFor({ to: '0x000000000000000000000000000000000000dead' }),
-      ];
+      const cases = [await signedFor({ value: PRICE - 1n }), await signedFor({ nonce: keccak256(stringToBytes('another challenge')) }), await signedFor({ to: '0x000000000000000000000000000000000000dead' })];
       // A valid signature with its last byte of s changed (the signer no longer recovers).
       const good = await signedFor({});
       const cred = Credential.deserialize(good.header) as { payload: { signature: string } };

@@ -38,11 +38,35 @@ for (const backend of backends()) {
     const receiptOf = (claims: ReceiptClaims) => ['{"alg":"EdDSA"}', JSON.stringify(claims)].map((x) => Buffer.from(x).toString('base64url')).join('.') + '.sig';
     const input = (id: string, txHash: string, logIndex = 0): ClaimRequest => {
       const claims: ReceiptClaims = {
-        challenge_id: id, merchant_id: st.m.merchantId, route_canonical: ROUTE, request_canonical: ROUTE, chain_id: st.dev.chainId, tx_hash: txHash, log_index: logIndex,
-        amount_wei: '1000000', payer, recipient: payer, finality: 1, issued_at: 1,
+        challenge_id: id,
+        merchant_id: st.m.merchantId,
+        route_canonical: ROUTE,
+        request_canonical: ROUTE,
+        chain_id: st.dev.chainId,
+        tx_hash: txHash,
+        log_index: logIndex,
+        amount_wei: '1000000',
+        payer,
+        recipient: payer,
+        finality: 1,
+        issued_at: 1,
       };
-      return { merchantId: st.m.merchantId, claims, id, chainId: st.dev.chainId, txHash, logIndex, blockNumber: 7n, paidAmountWei: 1_000_000n, receiptJws: receiptOf(claims), paidAt: new Date(),
-        token: `0x${'11'.repeat(20)}`, payer, recipient: payer, blockTime: new Date() };
+      return {
+        merchantId: st.m.merchantId,
+        claims,
+        id,
+        chainId: st.dev.chainId,
+        txHash,
+        logIndex,
+        blockNumber: 7n,
+        paidAmountWei: 1_000_000n,
+        receiptJws: receiptOf(claims),
+        paidAt: new Date(),
+        token: `0x${'11'.repeat(20)}`,
+        payer,
+        recipient: payer,
+        blockTime: new Date(),
+      };
     };
     /** Claims one at a time: each claim its own batch, awaited before the next is submitted. */
     const oneByOne = async (cs: ClaimRequest[]): Promise<ClaimOutcome[]> => {
@@ -54,14 +78,14 @@ for (const backend of backends()) {
     };
     /** The challenge ids of the mpp.payment.confirmed events of these claims (same challenge, transfer and log). */
     const eventsFor = async (cs: ClaimRequest[]) => {
-      const { rows } = await st.s.db.query<{ k: string }>(
-        `SELECT (payload->>'challenge_id') || ' ' || (payload->>'tx_hash') || ' ' || (payload->>'log_index') AS k FROM webhook_events WHERE event = 'mpp.payment.confirmed'`,
-      );
+      const { rows } = await st.s.db.query<{ k: string }>(`SELECT (payload->>'challenge_id') || ' ' || (payload->>'tx_hash') || ' ' || (payload->>'log_index') AS k FROM webhook_events WHERE event = 'mpp.payment.confirmed'`);
       const have = new Set(rows.map((r) => r.k));
-      return cs.filter((c) => have.has(`${c.id} ${c.txHash} ${c.logIndex}`)).map((c) => c.id).sort();
+      return cs
+        .filter((c) => have.has(`${c.id} ${c.txHash} ${c.logIndex}`))
+        .map((c) => c.id)
+        .sort();
     };
-    const paidBy = async (id: string) =>
-      (await st.s.db.query<{ status: string; tx_hash: string | null; receipt_jws: string | null }>('SELECT status, tx_hash, receipt_jws FROM mpp_challenges WHERE id = $1', [id])).rows[0]!;
+    const paidBy = async (id: string) => (await st.s.db.query<{ status: string; tx_hash: string | null; receipt_jws: string | null }>('SELECT status, tx_hash, receipt_jws FROM mpp_challenges WHERE id = $1', [id])).rows[0]!;
 
     /** One scenario of claims, built twice (fresh challenges and transfers) to compare batch and one-by-one. */
     async function scenario(): Promise<ClaimRequest[]> {
@@ -142,10 +166,7 @@ for (const backend of backends()) {
         // (same) for even i, and with transfer i+1 (another challenge's) for odd i.
         const w1 = new ClaimWriter(st.s.db);
         const w2 = new ClaimWriter(other);
-        const [r1, r2] = await Promise.all([
-          Promise.all(ids.map((id, i) => w1.claim(input(id, txs[i]!)))),
-          Promise.all(ids.map((id, i) => w2.claim(input(id, txs[i % 2 === 0 ? i : (i + 1) % ids.length]!)))),
-        ]);
+        const [r1, r2] = await Promise.all([Promise.all(ids.map((id, i) => w1.claim(input(id, txs[i]!)))), Promise.all(ids.map((id, i) => w2.claim(input(id, txs[i % 2 === 0 ? i : (i + 1) % ids.length]!))))]);
         // Which writer wins a race decides which challenges get paid: when writer 2 pays challenge i
         // (odd) with transfer i+1 first, challenge i+1's transfer is taken and it stays OPEN — a
         // correct outcome. What must hold in every interleaving: no error (above), each challenge
@@ -172,10 +193,7 @@ for (const backend of backends()) {
           [txs],
         );
         assert.deepEqual(rows[0], { n: paid, d: paid, t: paid });
-        const ev = await st.s.db.query<{ n: number; d: number }>(
-          `SELECT count(*)::int AS n, count(DISTINCT payload->>'challenge_id')::int AS d FROM webhook_events WHERE event = 'mpp.payment.confirmed' AND payload->>'challenge_id' = ANY ($1::text[])`,
-          [ids],
-        );
+        const ev = await st.s.db.query<{ n: number; d: number }>(`SELECT count(*)::int AS n, count(DISTINCT payload->>'challenge_id')::int AS d FROM webhook_events WHERE event = 'mpp.payment.confirmed' AND payload->>'challenge_id' = ANY ($1::text[])`, [ids]);
         assert.deepEqual(ev.rows[0], { n: paid, d: paid }, 'one event per payment across both writers');
       } finally {
         await other.close();

@@ -42,7 +42,16 @@ export async function startMppStack(backend: Backend, opts: { settle?: boolean }
   const r = await s.signed(m, 'PUT', `/api/v1/mpp/routes/${ROUTE}`, { body: { amount_wei: PRICE.toString(), chain_id: dev.chainId, token_symbol: 'USDC' } });
   if (r.status !== 200) throw new Error(`price route: ${r.status} ${r.text}`);
   const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase() as Hex;
-  return { dev, s, m, usdc, close: async () => { await s.close(); await dev.stop(); } };
+  return {
+    dev,
+    s,
+    m,
+    usdc,
+    close: async () => {
+      await s.close();
+      await dev.stop();
+    },
+  };
 }
 
 export function challenge(st: MppStack, payer: string, request = ROUTE): Promise<TestResponse> {
@@ -78,7 +87,13 @@ export function signPayerProof(st: MppStack, payerIndex: number, challenge: { id
   const account = privateKeyToAccount(st.dev.payers[payerIndex]!.privateKey);
   return account.signTypedData({
     domain: { name: 'MPP', version: '3', chainId: st.dev.chainId },
-    types: { Proof: [{ name: 'account', type: 'address' }, { name: 'challengeId', type: 'string' }, { name: 'realm', type: 'string' }] },
+    types: {
+      Proof: [
+        { name: 'account', type: 'address' },
+        { name: 'challengeId', type: 'string' },
+        { name: 'realm', type: 'string' },
+      ],
+    },
     primaryType: 'Proof',
     message: { account: account.address, challengeId: challenge.id, realm: challenge.realm },
   });

@@ -23,8 +23,22 @@ import { challenge, finalize, pay, ROUTE, startMppStack, verify, type MppStack }
  */
 
 const RECEIPT_FIELDS = [
-  'receipt_id', 'challenge_id', 'order_id', 'merchant_id', 'payer_addr', 'chain_id', 'token_contract', 'recipient',
-  'amount_wei', 'request_canonical', 'tx_hash', 'log_index', 'block_number', 'block_timestamp', 'receipt_issued_at', 'receipt_expires_at',
+  'receipt_id',
+  'challenge_id',
+  'order_id',
+  'merchant_id',
+  'payer_addr',
+  'chain_id',
+  'token_contract',
+  'recipient',
+  'amount_wei',
+  'request_canonical',
+  'tx_hash',
+  'log_index',
+  'block_number',
+  'block_timestamp',
+  'receipt_issued_at',
+  'receipt_expires_at',
 ] as const;
 const STRING_FIELDS = ['receipt_id', 'challenge_id', 'order_id', 'merchant_id', 'payer_addr', 'token_contract', 'recipient', 'amount_wei', 'request_canonical', 'tx_hash'] as const;
 const INT_FIELDS = ['chain_id', 'log_index', 'block_number'] as const;
@@ -50,11 +64,22 @@ function signingBytes(r: Receipt): Uint8Array {
     chunks.push(out);
   };
   const sec = (iso: string) => Math.floor(Date.parse(iso) / 1000);
-  lp(r.receipt_id); lp(r.challenge_id); lp(r.order_id); lp(r.merchant_id); lp(r.payer_addr);
+  lp(r.receipt_id);
+  lp(r.challenge_id);
+  lp(r.order_id);
+  lp(r.merchant_id);
+  lp(r.payer_addr);
   i64(r.chain_id);
-  lp(r.token_contract); lp(r.recipient); lp(r.amount_wei); lp(r.request_canonical); lp(r.tx_hash);
-  i64(r.log_index); i64(r.block_number);
-  i64(sec(r.block_timestamp)); i64(sec(r.receipt_issued_at)); i64(sec(r.receipt_expires_at));
+  lp(r.token_contract);
+  lp(r.recipient);
+  lp(r.amount_wei);
+  lp(r.request_canonical);
+  lp(r.tx_hash);
+  i64(r.log_index);
+  i64(r.block_number);
+  i64(sec(r.block_timestamp));
+  i64(sec(r.receipt_issued_at));
+  i64(sec(r.receipt_expires_at));
   return Buffer.concat(chunks);
 }
 
@@ -234,7 +259,7 @@ for (const backend of backends()) {
       assert.notEqual(payment.body.error, payment.body.code);
     });
 
-    it('a rate-limited /mpp/v1 request is 429 with Retry-After and the code in `error` (what GOAT\'s client retries on)', async () => {
+    it("a rate-limited /mpp/v1 request is 429 with Retry-After and the code in `error` (what GOAT's client retries on)", async () => {
       const limited = await startTestServer({ backend, role: 'api', http: { rateLimits: { machine_payment: { max: 1, timeWindowMs: 60_000 } } } });
       try {
         const body = { merchant_id: 'mch_nobody', route_canonical: ROUTE, request_canonical: ROUTE, payer_addr: payer };

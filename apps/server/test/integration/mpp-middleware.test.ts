@@ -72,7 +72,9 @@ for (const backend of backends()) {
         if (sent && body) sent = Buffer.from(JSON.stringify(body(JSON.parse(sent.toString()))));
         const r = await fetch(`${st.s.url}${req.url}`, { method: req.method, headers, ...(sent ? { body: sent } : {}) });
         const out: Record<string, string> = {};
-        r.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding') out[k] = v; });
+        r.headers.forEach((v, k) => {
+          if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding') out[k] = v;
+        });
         if (out['payment-receipt'] && receipt) {
           const outer = JSON.parse(Buffer.from(out['payment-receipt'], 'base64url').toString());
           receipt(outer);
@@ -310,7 +312,9 @@ for (const backend of backends()) {
       try {
         writeFileSync(join(dir, 'server.ts'), block.code.replace('port: 3000', `port: ${port}`));
         child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'server.ts')], {
-          cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '', TOLLGATE_URL: st.s.url, MERCHANT_ID: st.m.merchantId }, stdio: ['ignore', 'pipe', 'pipe'],
+          cwd: ROOT,
+          env: { ...process.env, NODE_OPTIONS: '', TOLLGATE_URL: st.s.url, MERCHANT_ID: st.m.merchantId },
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
         let out = '';
         child.stdout!.on('data', (d) => (out += d));

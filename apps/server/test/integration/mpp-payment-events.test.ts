@@ -40,8 +40,7 @@ for (const backend of backends()) {
         ...r,
         payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
       }));
-    const deliveriesTo = async (endpointId: string) =>
-      (await st.s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId])).rows[0]!.n;
+    const deliveriesTo = async (endpointId: string) => (await st.s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId])).rows[0]!.n;
 
     it('the verify that pays writes the event once, with the listed payment as payload, for subscribed endpoints only', async () => {
       const ep = await createEndpoint(st.s, st.m, rx.url, ['mpp.payment.confirmed']);
@@ -71,10 +70,7 @@ for (const backend of backends()) {
       assert.deepEqual(Object.keys(env).sort(), ['created_at', 'event', 'id', 'payload']);
       assert.deepEqual([env.id, env.event], [ev[0]!.id, 'mpp.payment.confirmed']);
       assert.deepEqual(env.payload, listed);
-      assert.deepEqual(
-        [env.payload.status, env.payload.challenge_id, env.payload.merchant_id, env.payload.request_canonical],
-        ['paid', id, st.m.merchantId, `${ROUTE}:e1`],
-      );
+      assert.deepEqual([env.payload.status, env.payload.challenge_id, env.payload.merchant_id, env.payload.request_canonical], ['paid', id, st.m.merchantId, `${ROUTE}:e1`]);
 
       // Exactly once: a repeated verify returns the same receipt and writes nothing more.
       const again = await verify(st, { challenge_id: id, tx_hash: env.payload.tx_hash, payer_addr: env.payload.payer, mac: (await st.s.db.query<{ mac: string }>('SELECT mac FROM mpp_challenges WHERE id = $1', [id])).rows[0]!.mac });
@@ -100,8 +96,17 @@ for (const backend of backends()) {
         ...Array.from({ length: 20 }, () => verify(st, { challenge_id: c.challenge_id, tx_hash: tx, payer_addr: payer, mac: c.mac })),
         ...cs.map((x) => verify(st, { challenge_id: x.challenge_id, tx_hash: tx2, payer_addr: payer, mac: x.mac })),
       ]);
-      assert.deepEqual(rs.slice(0, 20).map((r) => r.status), Array(20).fill(200));
-      assert.deepEqual(rs.slice(20).map((r) => r.status).sort(), [200, ...Array(9).fill(409)]);
+      assert.deepEqual(
+        rs.slice(0, 20).map((r) => r.status),
+        Array(20).fill(200),
+      );
+      assert.deepEqual(
+        rs
+          .slice(20)
+          .map((r) => r.status)
+          .sort(),
+        [200, ...Array(9).fill(409)],
+      );
       const mine = new Set([c.challenge_id, ...cs.map((x) => x.challenge_id)]);
       const ev = (await mppEvents()).filter((e) => mine.has(e.payload.challenge_id));
       const winner = cs[rs.slice(20).findIndex((r) => r.status === 200)]!.challenge_id;
@@ -123,4 +128,3 @@ for (const backend of backends()) {
     });
   });
 }
-

@@ -88,7 +88,13 @@ for (const backend of backends()) {
       const v = verifyMppReceipt(jws, (await st.s.request('GET', '/.well-known/jwks.json')).body);
       assert.ok(v.ok);
       assert.deepEqual([v.claims.payer, v.claims.amount_wei, v.claims.tx_hash], [st.dev.payers[0]!.address.toLowerCase(), PRICE.toString(), receipt.reference]);
-      assert.deepEqual(seen.slice(-2).map((x) => [x.auth === undefined, x.status]), [[true, 402], [false, 200]]);
+      assert.deepEqual(
+        seen.slice(-2).map((x) => [x.auth === undefined, x.status]),
+        [
+          [true, 402],
+          [false, 200],
+        ],
+      );
     });
 
     it('a refused credential (under-payment) is answered with a fresh challenge naming the code', async () => {
@@ -122,7 +128,7 @@ for (const backend of backends()) {
       assert.equal(r.status, 402);
       return Challenge.deserialize(r.headers.get('www-authenticate')!);
     }
-    const payments = async () => ((await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments')).body.data as { tx_hash: string; challenge_id: string }[]);
+    const payments = async () => (await st.s.signed(st.m, 'GET', '/api/v1/mpp/payments')).body.data as { tx_hash: string; challenge_id: string }[];
     const paymentEvents = async () => (await st.s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE event = 'mpp.payment.confirmed'`)).rows[0]!.n;
 
     it("an open challenge refuses a hash credential naming somebody else's transfer (source = the victim): nothing claimed, the victim's proof then pays", async () => {
@@ -169,7 +175,10 @@ for (const backend of backends()) {
       const stolen = await verify(st, { challenge_id: open.body.challenge_id, tx_hash: tx, payer_addr: victim, mac: open.body.mac });
       assert.equal(stolen.status, 401, stolen.text);
       assert.equal(stolen.body.code, 'payer_proof_required');
-      assert.equal((await payments()).some((p) => p.tx_hash === tx), false);
+      assert.equal(
+        (await payments()).some((p) => p.tx_hash === tx),
+        false,
+      );
       assert.equal(await paymentEvents(), eventsBefore);
       // A bound challenge needs no proof beyond the payer it was issued to.
       const paid = await verify(st, { challenge_id: bound.body.challenge_id, tx_hash: tx, payer_addr: victim, mac: bound.body.mac });

@@ -53,15 +53,15 @@ for (const backend of backends()) {
 
       const amounts = together.map((r) => r?.idx_transfers.map((t) => t.amount));
       assert.deepEqual(amounts, [[PRICE.toString()], [(PRICE + 5n).toString()], [(PRICE + 5n).toString()], undefined, [], [PRICE.toString()]]);
-      assert.deepEqual(together.map((r) => r?.id), [a.challenge_id, b.challenge_id, a.challenge_id, undefined, b.challenge_id, a.challenge_id]);
+      assert.deepEqual(
+        together.map((r) => r?.id),
+        [a.challenge_id, b.challenge_id, a.challenge_id, undefined, b.challenge_id, a.challenge_id],
+      );
       assert.ok(together[0]!.idx_cursor !== null && Number(together[0]!.idx_cursor) >= Number(together[0]!.idx_transfers[0]!.block_number));
       assert.equal('req_ord' in together[0]!, false, 'the statement’s bookkeeping column does not leak into the row');
 
       // And through the route: concurrent first verifies of both, each paid by its own transfer.
-      const [ra, rb] = await Promise.all([
-        verify(st, { challenge_id: a.challenge_id, tx_hash: txA, payer_addr: payer, mac: a.mac }),
-        verify(st, { challenge_id: b.challenge_id, tx_hash: txB, payer_addr: payer, mac: b.mac }),
-      ]);
+      const [ra, rb] = await Promise.all([verify(st, { challenge_id: a.challenge_id, tx_hash: txA, payer_addr: payer, mac: a.mac }), verify(st, { challenge_id: b.challenge_id, tx_hash: txB, payer_addr: payer, mac: b.mac })]);
       assert.deepEqual([ra.status, ra.body.tx_hash, ra.body.amount_wei], [200, txA, PRICE.toString()], ra.text);
       assert.deepEqual([rb.status, rb.body.tx_hash, rb.body.amount_wei], [200, txB, (PRICE + 5n).toString()], rb.text);
     });

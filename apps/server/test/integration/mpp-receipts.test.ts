@@ -51,7 +51,10 @@ for (const backend of backends()) {
       const afterRot = await paidReceipt('k2');
       assert.equal(kidOf(afterRot), rot.body.kid);
       const jwks = (await st.s.request('GET', '/.well-known/jwks.json')).body;
-      assert.deepEqual(jwks.keys.map((k: any) => k.kid), [rot.body.kid, oldKid]);
+      assert.deepEqual(
+        jwks.keys.map((k: any) => k.kid),
+        [rot.body.kid, oldKid],
+      );
       assert.ok(verifyMppReceipt(before, jwks).ok);
       assert.ok(verifyMppReceipt(afterRot, jwks).ok);
       // With only the new key, the old receipt is unknown, not silently valid.

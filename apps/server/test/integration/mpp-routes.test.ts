@@ -28,13 +28,13 @@ for (const backend of backends()) {
     it('sets a price with the merchant wallet as recipient, version 1, and lists it', async () => {
       const r = await put(m, 'GET:api:data', { amount_wei: '1500', chain_id: 31337, token_symbol: 'USDC' });
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual(
-        { ...r.body, updated_at: undefined },
-        { route_canonical: 'GET:api:data', amount_wei: '1500', chain_id: 31337, token_symbol: 'USDC', token_contract: USDC, recipient: MERCHANT_WALLET, route_pricing_version: 1, updated_at: undefined },
-      );
+      assert.deepEqual({ ...r.body, updated_at: undefined }, { route_canonical: 'GET:api:data', amount_wei: '1500', chain_id: 31337, token_symbol: 'USDC', token_contract: USDC, recipient: MERCHANT_WALLET, route_pricing_version: 1, updated_at: undefined });
       const list = await s.signed(m, 'GET', '/api/v1/mpp/routes');
       assert.equal(list.status, 200);
-      assert.deepEqual(list.body.data.map((x: any) => [x.route_canonical, x.amount_wei]), [['GET:api:data', '1500']]);
+      assert.deepEqual(
+        list.body.data.map((x: any) => [x.route_canonical, x.amount_wei]),
+        [['GET:api:data', '1500']],
+      );
       // Another merchant sees only its own routes.
       assert.deepEqual((await s.signed(other, 'GET', '/api/v1/mpp/routes')).body.data, []);
     });

@@ -12,19 +12,7 @@ import { createScratchDatabase, dropScratchDatabase } from '../helpers/db.ts';
 import { env as testEnv } from '../helpers/env.ts';
 import { pgClusterAvailable, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
 import { spawnTollgate, type TollgateProcess } from '../helpers/process.ts';
-import {
-  checkInvariants,
-  drainWebhooks,
-  LONG,
-  Payments,
-  runSeed,
-  seeded,
-  setupGatewayMerchant,
-  signedCall,
-  startMiner,
-  waitUntil,
-  writeGatewayConfig,
-} from '../helpers/reliability.ts';
+import { checkInvariants, drainWebhooks, LONG, Payments, runSeed, seeded, setupGatewayMerchant, signedCall, startMiner, waitUntil, writeGatewayConfig } from '../helpers/reliability.ts';
 import { TEST_ADMIN_TOKEN } from '../helpers/server.ts';
 import { sleep } from '../helpers/wait.ts';
 import { Receiver } from './webhook-fixtures.ts';
@@ -164,7 +152,11 @@ describe('multi-process: 3 api + 2 worker processes on one Postgres', { skip: !u
     await phase(ORDERS_PER_PHASE);
     for (let round = 0; round < ROUNDS; round++) {
       // Some orders of the last phase are still confirming when their watcher dies.
-      const holder = await waitUntil(async () => samples.at(-1)?.holder, 20_000, () => 'no watcher ever took the lease');
+      const holder = await waitUntil(
+        async () => samples.at(-1)?.holder,
+        20_000,
+        () => 'no watcher ever took the lease',
+      );
       const pid = holderPid(holder);
       const victim = workers.find((w) => w.child.pid === pid);
       assert.ok(victim, `lease holder ${holder} is one of the worker processes (${workers.map((w) => w.child.pid).join(', ')})`);
@@ -183,7 +175,10 @@ describe('multi-process: 3 api + 2 worker processes on one Postgres', { skip: !u
         20,
       );
       takeovers.push({ killedPid: pid, newHolder, ms: Date.now() - killedAt });
-      assert.ok(workers.some((w) => w !== victim && w.child.pid === holderPid(newHolder)), `the new leader ${newHolder} is the surviving worker`);
+      assert.ok(
+        workers.some((w) => w !== victim && w.child.pid === holderPid(newHolder)),
+        `the new leader ${newHolder} is the surviving worker`,
+      );
       await afterKill;
       // Back to two workers (a fresh process) for the next round and the drain.
       workers.splice(workers.indexOf(victim), 1, (await spawn('worker')).proc);
@@ -245,6 +240,9 @@ describe('multi-process: 3 api + 2 worker processes on one Postgres', { skip: !u
     console.log(`multi-process summary ${JSON.stringify(summary)}`);
     assert.deepEqual([...problems, ...violations], [], `seed ${seed}`);
     assert.equal(takeovers.length, ROUNDS);
-    assert.ok(perApi.every((n) => n > 0), 'orders went through every API process');
+    assert.ok(
+      perApi.every((n) => n > 0),
+      'orders went through every API process',
+    );
   });
 });

@@ -12,8 +12,11 @@ for (const backend of backends()) {
     let m: Creds;
     /** What the watcher records after scanning: chain time has reached `at`. */
     const setScannedChainTime = (at: Date) =>
-      s.db.query(`INSERT INTO chain_cursors (chain_id, block_number, block_hash, block_timestamp) VALUES (31337, 1, '0x' || repeat('0', 64), $1)
-        ON CONFLICT (chain_id) DO UPDATE SET block_timestamp = EXCLUDED.block_timestamp`, [at]);
+      s.db.query(
+        `INSERT INTO chain_cursors (chain_id, block_number, block_hash, block_timestamp) VALUES (31337, 1, '0x' || repeat('0', 64), $1)
+        ON CONFLICT (chain_id) DO UPDATE SET block_timestamp = EXCLUDED.block_timestamp`,
+        [at],
+      );
     const orderCount = async () => Number((await s.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]!.n);
 
     before(async () => {
@@ -141,7 +144,11 @@ for (const backend of backends()) {
       const other = await setupMerchant(s, { name: 'Other' });
       const r = await s.signed(m, 'POST', '/api/v1/orders', { body: buildOrderBody() });
       const id = r.body.order_id;
-      for (const [method, path] of [['GET', `/api/v1/orders/${id}`], ['GET', `/api/v1/orders/${id}/proof`], ['POST', `/api/v1/orders/${id}/cancel`]] as const) {
+      for (const [method, path] of [
+        ['GET', `/api/v1/orders/${id}`],
+        ['GET', `/api/v1/orders/${id}/proof`],
+        ['POST', `/api/v1/orders/${id}/cancel`],
+      ] as const) {
         const x = await s.signed(other, method, path, method === 'POST' ? { body: {} } : {});
         assert.equal(x.status, 404, `${method} ${path}`);
         assert.equal(x.body.code, 'order_not_found');

@@ -39,7 +39,11 @@ for (const backend of backends()) {
     it('a burst of 40 concurrent creates: 40 orders, 40 reserves, 40 audit rows, the ledger balances', async () => {
       const m = await setupMerchant(s, { topUp: '10.00' });
       const rs = await Promise.all(Array.from({ length: 40 }, () => s.signed(m, 'POST', '/api/v1/orders', { body: body() })));
-      assert.deepEqual(rs.map((r) => r.status), Array(40).fill(402), rs.find((r) => r.status !== 402)?.text);
+      assert.deepEqual(
+        rs.map((r) => r.status),
+        Array(40).fill(402),
+        rs.find((r) => r.status !== 402)?.text,
+      );
       const ids = new Set(rs.map((r) => r.body.order_id));
       assert.equal(ids.size, 40);
       assert.equal(await count('SELECT count(*)::int AS n FROM orders WHERE merchant_id = $1', [m.merchantId]), 40);
@@ -68,7 +72,10 @@ for (const backend of backends()) {
       const m = await setupMerchant(s, { topUp: '10.00' });
       const before = { batches: await sample('tollgate_db_batches_total', 'orders'), items: await sample('tollgate_db_batch_items_total', 'orders') };
       const rs = await Promise.all(Array.from({ length: 30 }, () => s.signed(m, 'POST', '/api/v1/orders', { body: body() })));
-      assert.deepEqual(rs.map((r) => r.status), Array(30).fill(402));
+      assert.deepEqual(
+        rs.map((r) => r.status),
+        Array(30).fill(402),
+      );
       const batches = (await sample('tollgate_db_batches_total', 'orders')) - before.batches;
       const items = (await sample('tollgate_db_batch_items_total', 'orders')) - before.items;
       assert.equal(items, 30, 'every create went through exactly one batch');
@@ -96,7 +103,7 @@ for (const backend of backends()) {
       assert.deepEqual([...codes.slice(2, 4)].sort(), [402, '409 order_conflict'].sort());
       assert.deepEqual(codes.slice(4), Array(6).fill(402));
       assert.equal(await count('SELECT count(*)::int AS n FROM orders WHERE merchant_id = $1', [m.merchantId]), 8);
-      assert.equal(((await getFeeBalance(s.db, m.merchantId))!).reserved, 8n * 10_000n);
+      assert.equal((await getFeeBalance(s.db, m.merchantId))!.reserved, 8n * 10_000n);
       assert.deepEqual(await findLedgerImbalances(s.db), []);
     });
 
@@ -107,7 +114,10 @@ for (const backend of backends()) {
       const created = rs.filter((r) => r.status === 402);
       const refused = rs.filter((r) => r.status !== 402);
       assert.equal(created.length, 5);
-      assert.deepEqual(refused.map((r) => `${r.status} ${r.body.code}`), Array(3).fill('400 insufficient_fee_balance'));
+      assert.deepEqual(
+        refused.map((r) => `${r.status} ${r.body.code}`),
+        Array(3).fill('400 insufficient_fee_balance'),
+      );
       const bal = (await getFeeBalance(s.db, m.merchantId))!;
       assert.deepEqual([bal.available, bal.reserved], [0n, 50_000n]);
       assert.deepEqual(await findLedgerImbalances(s.db), []);
@@ -149,13 +159,13 @@ for (const backend of backends()) {
       const m = await s.createMerchant({ topUp: '1.00' });
       const w = await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/wallets`, { chain_id: 31337, token_symbol: 'USDC', address: MERCHANT_WALLET });
       assert.equal(w.status, 201);
-      const rs = await Promise.all([
-        s.signed(m, 'POST', '/api/v1/orders', { body: body({ token_symbol: 'USDT' }) }),
-        ...Array.from({ length: 4 }, () => s.signed(m, 'POST', '/api/v1/orders', { body: body() })),
-      ]);
+      const rs = await Promise.all([s.signed(m, 'POST', '/api/v1/orders', { body: body({ token_symbol: 'USDT' }) }), ...Array.from({ length: 4 }, () => s.signed(m, 'POST', '/api/v1/orders', { body: body() }))]);
       assert.equal(rs[0]!.status, 400);
       assert.equal(rs[0]!.body.code, 'wallet_not_found');
-      assert.deepEqual(rs.slice(1).map((r) => r.status), [402, 402, 402, 402]);
+      assert.deepEqual(
+        rs.slice(1).map((r) => r.status),
+        [402, 402, 402, 402],
+      );
       assert.deepEqual(await findLedgerImbalances(s.db), []);
     });
 
@@ -171,7 +181,10 @@ for (const backend of backends()) {
         assert.equal((await viaOther('GET', `/api/v1/orders/${created.body.order_id}`)).status, 200);
         const revoke = await s.admin('DELETE', `/admin/v1/merchants/${m.merchantId}/api-keys/${m.apiKey}`);
         assert.equal(revoke.status, 200, revoke.text);
-        for (const [method, path, b] of [['GET', `/api/v1/orders/${created.body.order_id}`, undefined], ['POST', '/api/v1/orders', body()]] as const) {
+        for (const [method, path, b] of [
+          ['GET', `/api/v1/orders/${created.body.order_id}`, undefined],
+          ['POST', '/api/v1/orders', body()],
+        ] as const) {
           const r = await viaOther(method, path, b);
           assert.equal(r.status, 401, `${method} ${path}`);
           assert.equal(((await r.json()) as { code: string }).code, 'api_key_revoked');
@@ -199,8 +212,13 @@ for (const backend of backends()) {
     };
     /** Order k of a test: amounts unique per `run` (merchants share MERCHANT_WALLET, so equal terms would clash). */
     const directInput = (m: Creds, k: number, tag: string) => ({
-      merchantId: m.merchantId, receiveType: 'DIRECT' as const, dappOrderId: `${tag}-${k}`, chainId: 31337, tokenSymbol: 'USDC',
-      fromAddress: k % 2 ? PAYER : PAYER_2, amountWei: String(50_000_000 + run * 1000 + k),
+      merchantId: m.merchantId,
+      receiveType: 'DIRECT' as const,
+      dappOrderId: `${tag}-${k}`,
+      chainId: 31337,
+      tokenSymbol: 'USDC',
+      fromAddress: k % 2 ? PAYER : PAYER_2,
+      amountWei: String(50_000_000 + run * 1000 + k),
     });
 
     it('one batch of several merchants: a short merchant gets exactly what its balance covers, in order; the others all', async () => {
@@ -216,7 +234,7 @@ for (const backend of backends()) {
       assert.ok(counter.statements <= 1 + 5, `${counter.statements} statements`);
       const b = (await getFeeBalance(s.db, poor.merchantId))!;
       assert.deepEqual([b.available, b.reserved], [0n, 20_000n]);
-      assert.equal(((await getFeeBalance(s.db, rich.merchantId))!).reserved, 50_000n);
+      assert.equal((await getFeeBalance(s.db, rich.merchantId))!.reserved, 50_000n);
       assert.deepEqual(await findLedgerImbalances(s.db), []);
     });
 
@@ -232,10 +250,13 @@ for (const backend of backends()) {
         return via.createOrder(directInput(k % 2 ? m : ms[3 - (k % 4)]!, k, tag));
       });
       const out = await Promise.all(jobs);
-      assert.ok(out.every((o) => o.kind === 'created'), JSON.stringify(out.find((o) => o.kind !== 'created')));
+      assert.ok(
+        out.every((o) => o.kind === 'created'),
+        JSON.stringify(out.find((o) => o.kind !== 'created')),
+      );
       for (const m of ms) {
         const n = await count('SELECT count(*)::int AS n FROM orders WHERE merchant_id = $1', [m.merchantId]);
-        assert.equal(((await getFeeBalance(s.db, m.merchantId))!).reserved, BigInt(n) * 10_000n);
+        assert.equal((await getFeeBalance(s.db, m.merchantId))!.reserved, BigInt(n) * 10_000n);
       }
       assert.equal(await count(`SELECT count(*)::int AS n FROM orders WHERE dapp_order_id LIKE $1`, [`${tag}-%`]), 120);
       // One statement per gateway: no statement failed (a deadlock would have been retried per merchant).
@@ -263,7 +284,11 @@ for (const backend of backends()) {
         assert.deepEqual([b.available, b.reserved], [0n, 100_000n]);
         assert.deepEqual(await findLedgerImbalances(s.db), []);
         const replays = await Promise.all(reqs.map((send) => send()));
-        assert.deepEqual(replays.map((r) => r.status), Array(16).fill(401), 'every request, created or refused, used up its nonce');
+        assert.deepEqual(
+          replays.map((r) => r.status),
+          Array(16).fill(401),
+          'every request, created or refused, used up its nonce',
+        );
       } finally {
         await other.close();
       }
@@ -276,7 +301,10 @@ for (const backend of backends()) {
       const input = (k: number) => directInput(m, k, `direct-${run}`);
       const out = await Promise.all(Array.from({ length: 30 }, (_, k) => orders.createOrder(input(k))));
       assert.ok(out.every((o) => o.kind === 'created'));
-      assert.deepEqual(out.map((o) => o.kind === 'created' && o.order.amount_wei), Array.from({ length: 30 }, (_, k) => String(50_000_000 + run * 1000 + k)));
+      assert.deepEqual(
+        out.map((o) => o.kind === 'created' && o.order.amount_wei),
+        Array.from({ length: 30 }, (_, k) => String(50_000_000 + run * 1000 + k)),
+      );
       assert.ok(counter.statements <= 3, `30 concurrent creates took ${counter.statements} statements`);
       // What creation answers (built from the input and the statement's pay-to address) is the stored row.
       for (const o of out) {

@@ -12,7 +12,12 @@ import { waitFor } from '../helpers/wait.ts';
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 function waitForStatus(s: TestServer, m: Creds, orderId: string, want: string, timeoutMs = 20_000) {
-  return waitFor(`order ${orderId} ${want}`, async () => (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body, (last: any) => last.status === want, { timeoutMs });
+  return waitFor(
+    `order ${orderId} ${want}`,
+    async () => (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body,
+    (last: any) => last.status === want,
+    { timeoutMs },
+  );
 }
 
 /**
@@ -119,7 +124,10 @@ for (const backend of backends()) {
       }
       assert.equal(rec.status, 'CHECKOUT_VERIFIED');
       assert.equal(rec.tx_hash, undefined);
-      assert.deepEqual(rec.observed_transfers.map((t: any) => [t.tx_hash, t.kind, t.amount_wei]), [[hash, 'underpaid', '4999999']]);
+      assert.deepEqual(
+        rec.observed_transfers.map((t: any) => [t.tx_hash, t.kind, t.amount_wei]),
+        [[hash, 'underpaid', '4999999']],
+      );
     });
   });
 }

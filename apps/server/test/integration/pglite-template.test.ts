@@ -19,7 +19,10 @@ describe('embedded database template', () => {
     delete process.env.TOLLGATE_PGLITE_TEMPLATE;
   });
   after(() => {
-    for (const [k, v] of [['XDG_CACHE_HOME', saved.xdg], ['TOLLGATE_PGLITE_TEMPLATE', saved.off]] as const) {
+    for (const [k, v] of [
+      ['XDG_CACHE_HOME', saved.xdg],
+      ['TOLLGATE_PGLITE_TEMPLATE', saved.off],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -51,7 +54,10 @@ describe('embedded database template', () => {
     const copyMs = performance.now() - t1;
     assert.ok(copyMs < initdbMs, `the copy (${copyMs.toFixed(0)} ms) is faster than initdb (${initdbMs.toFixed(0)} ms)`);
     // Each directory has its own data; the template stays an empty cluster.
-    for (const [dir, n] of [['a', 1], ['b', 2]] as const) {
+    for (const [dir, n] of [
+      ['a', 1],
+      ['b', 2],
+    ] as const) {
       const db = await openPglite(join(root, dir, 'pgdata'));
       try {
         assert.deepEqual((await db.query('SELECT n FROM t')).rows, [{ n }]);

@@ -89,7 +89,11 @@ for (const backend of backends()) {
       assert.equal(protectedHeader.alg, 'EdDSA');
       const signed = JSON.parse(new TextDecoder().decode(payload));
       assert.deepEqual(signed, r.body.manifest, 'the clear copy is the signed payload');
-      assert.deepEqual([...Value.Errors(ManifestSchema, signed)].map((e) => `${e.path}: ${e.message}`), [], 'the manifest validates against its published schema');
+      assert.deepEqual(
+        [...Value.Errors(ManifestSchema, signed)].map((e) => `${e.path}: ${e.message}`),
+        [],
+        'the manifest validates against its published schema',
+      );
       assert.equal(Value.Check(ManifestSchema, { ...signed, kind: 'other' }), false);
       assert.deepEqual([signed.type, signed.version, signed.link_id, signed.kind, signed.price, signed.rails], ['tollgate.quickpay.link', 1, l.link_id, 'fixed', '2.5', ['crypto']]);
       assert.deepEqual(signed.payment_options, [{ chain_id: dev.chainId, network: `eip155:${dev.chainId}`, token_symbol: 'USDC', token_contract: dev.tokens.find((t) => t.symbol === 'USDC')!.address.toLowerCase(), decimals: 6, amount_wei: '2500000' }]);

@@ -70,7 +70,13 @@ for (const backend of backends()) {
       const v = await s.request('GET', `/quickpay/v1/links/${l.link_id}`);
       assert.equal(v.status, 200, v.text);
       assert.deepEqual([v.body.state, v.body.kind, v.body.price, v.body.product.name, v.body.merchant.merchant_id], ['ACTIVE', 'fixed', '12.50', 'Coffee beans', m.merchantId]);
-      assert.deepEqual(v.body.payment_options.map((o: any) => [o.token_symbol, o.amount_wei]), [['USDC', '12500000'], ['USDT', '12500000']]);
+      assert.deepEqual(
+        v.body.payment_options.map((o: any) => [o.token_symbol, o.amount_wei]),
+        [
+          ['USDC', '12500000'],
+          ['USDT', '12500000'],
+        ],
+      );
 
       const r = await open(l.link_id, { from_address: PAYER, memo: ' table 7 ' });
       assert.equal(r.status, 200, r.text);
@@ -88,7 +94,10 @@ for (const backend of backends()) {
       // records
       const rec = await s.signed(m, 'GET', `/api/v1/payment-links/${l.link_id}/sessions`);
       assert.equal(rec.status, 200, rec.text);
-      assert.deepEqual(rec.body.data.map((x: any) => [x.session_id, x.memo, x.order_id, x.amount]), [[r.body.session_id, 'table 7', r.body.terms.order_id, '12.50']]);
+      assert.deepEqual(
+        rec.body.data.map((x: any) => [x.session_id, x.memo, x.order_id, x.amount]),
+        [[r.body.session_id, 'table 7', r.body.terms.order_id, '12.50']],
+      );
       assert.equal((await s.signed(other, 'GET', `/api/v1/payment-links/${l.link_id}/sessions`)).status, 404);
     });
 

@@ -38,7 +38,7 @@ for (const backend of backends()) {
     const status = async (sessionId: string) => (await s.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
     const completions = async (orderId: string) => (await eventsOf(s, orderId)).filter(([e]) => e === 'quickpay.checkout.completed');
 
-    it('the public link offers card; a link cannot offer card without the merchant\'s card rail or a fiat price', async () => {
+    it("the public link offers card; a link cannot offer card without the merchant's card rail or a fiat price", async () => {
       const pub = await s.request('GET', `/quickpay/v1/links/${linkId}`);
       assert.equal(pub.status, 200, pub.text);
       assert.deepEqual(pub.body.payment_rails, ['crypto', 'card']);
@@ -60,7 +60,10 @@ for (const backend of backends()) {
       assert.equal(r.body.status, 'OPEN');
       assert.equal(r.body.rail, 'card');
       assert.equal(r.body.amount, '9.50');
-      assert.deepEqual({ ...r.body.terms, order_id: undefined, expires_at: undefined }, { order_id: undefined, expires_at: undefined, checkout_id: r.body.session_id, processor: 'TEST', currency: 'EUR', amount: '9.50', amount_minor: '950', payment_state: 'pending', next_action: { type: 'card_form' } });
+      assert.deepEqual(
+        { ...r.body.terms, order_id: undefined, expires_at: undefined },
+        { order_id: undefined, expires_at: undefined, checkout_id: r.body.session_id, processor: 'TEST', currency: 'EUR', amount: '9.50', amount_minor: '950', payment_state: 'pending', next_action: { type: 'card_form' } },
+      );
       const sid: string = r.body.session_id;
       const oid: string = r.body.order_id;
       const order = await s.signed(m, 'GET', `/api/v1/orders/${oid}`);
@@ -192,7 +195,7 @@ for (const backend of backends()) {
       const cs = await createCardSession(s, m, { payment_rails: 'crypto,card' });
       const view = await s.request('GET', `/checkout/v1/sessions/${cs.checkout_id}`);
       assert.equal(view.status, 200, view.text);
-      assert.deepEqual(view.body.payment_rails, ['crypto', 'fiat'], 'a checkout session answers in the interface\'s word');
+      assert.deepEqual(view.body.payment_rails, ['crypto', 'fiat'], "a checkout session answers in the interface's word");
     });
 
     it('a crypto session has no card order to pay; an unknown session is 404', async () => {

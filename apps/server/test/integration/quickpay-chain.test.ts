@@ -30,8 +30,7 @@ for (const backend of backends()) {
     });
 
     const status = (id: string) => s.request('GET', `/quickpay/v1/sessions/${id}`).then((r) => r.body);
-    const events = (sessionId: string) =>
-      s.db.query<{ payload: any }>(`SELECT payload FROM webhook_events WHERE event = 'quickpay.checkout.completed' AND payload::jsonb ->> 'session_id' = $1`, [sessionId]).then((r) => r.rows);
+    const events = (sessionId: string) => s.db.query<{ payload: any }>(`SELECT payload FROM webhook_events WHERE event = 'quickpay.checkout.completed' AND payload::jsonb ->> 'session_id' = $1`, [sessionId]).then((r) => r.rows);
 
     it('fixed-price link paid with crypto: session PAYMENT_CONFIRMED, then order INVOICED and quickpay.checkout.completed once', async () => {
       const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!;
@@ -45,11 +44,19 @@ for (const backend of backends()) {
 
       const hash = await transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: payer.privateKey, token: usdc.address, to: t.pay_to_address as Hex, amount: BigInt(t.amount_wei) });
       await mine(dev.rpcUrl, 1);
-      const confirmed = await waitFor('PAYMENT_CONFIRMED', () => status(r.body.session_id), (v) => v.order_status === 'PAYMENT_CONFIRMED');
+      const confirmed = await waitFor(
+        'PAYMENT_CONFIRMED',
+        () => status(r.body.session_id),
+        (v) => v.order_status === 'PAYMENT_CONFIRMED',
+      );
       assert.deepEqual([confirmed.status, confirmed.tx_hash, confirmed.amount_paid_wei], ['PAYMENT_CONFIRMED', hash, '7250000']);
       assert.equal((await events(r.body.session_id)).length, 0, 'PAYMENT_CONFIRMED is not completion');
       await mine(dev.rpcUrl, 2);
-      const invoiced = await waitFor('INVOICED', () => status(r.body.session_id), (v) => v.order_status === 'INVOICED');
+      const invoiced = await waitFor(
+        'INVOICED',
+        () => status(r.body.session_id),
+        (v) => v.order_status === 'INVOICED',
+      );
       assert.equal(invoiced.status, 'PAYMENT_CONFIRMED', 'interface mapping: order INVOICED → crypto session PAYMENT_CONFIRMED');
       await mine(dev.rpcUrl, 3);
       await new Promise((res) => setTimeout(res, 300));
@@ -87,7 +94,11 @@ for (const backend of backends()) {
       assert.equal(r.body.terms.amount_wei, '3141592');
       await transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: payer.privateKey, token: usdt.address, to: r.body.terms.pay_to_address as Hex, amount: 3141592n });
       await mine(dev.rpcUrl, 4);
-      await waitFor('completion event', () => events(r.body.session_id), (v) => v.length === 1);
+      await waitFor(
+        'completion event',
+        () => events(r.body.session_id),
+        (v) => v.length === 1,
+      );
       const [ev] = await events(r.body.session_id);
       assert.deepEqual([ev!.payload.amount_paid, ev!.payload.memo, ev!.payload.line_items[0].name], ['3.141592', 'tip', 'Payment']);
     });
@@ -103,20 +114,39 @@ for (const backend of backends()) {
       const first = await pay(4_000_000n);
       await mine(dev.rpcUrl, 5);
       // One short transfer is recorded against the session's order and pays nothing on its own.
-      const recorded = await waitFor('underpaid recorded', () => s.signed(m, 'GET', `/api/v1/orders/${r.body.terms.order_id}`).then((x) => x.body), (o) => o.observed_transfers?.length === 1);
+      const recorded = await waitFor(
+        'underpaid recorded',
+        () => s.signed(m, 'GET', `/api/v1/orders/${r.body.terms.order_id}`).then((x) => x.body),
+        (o) => o.observed_transfers?.length === 1,
+      );
       assert.deepEqual([recorded.status, recorded.observed_transfers[0].kind, recorded.observed_transfers[0].tx_hash], ['CHECKOUT_VERIFIED', 'underpaid', first]);
       await tickedAtHead(s.db, dev); // a whole watcher tick after the short payment: still short
       assert.equal((await status(r.body.session_id)).status, 'OPEN');
       const second = await pay(6_000_000n);
       await mine(dev.rpcUrl, 5);
-      const done = await waitFor('summed', () => status(r.body.session_id), (v) => v.status === 'PAYMENT_CONFIRMED');
+      const done = await waitFor(
+        'summed',
+        () => status(r.body.session_id),
+        (v) => v.status === 'PAYMENT_CONFIRMED',
+      );
       assert.deepEqual([done.order_status, done.tx_hash, done.amount_paid_wei], ['INVOICED', second, '10000000']);
       await tickedAtHead(s.db, dev); // a whole watcher tick after the completion: no second one
       const ev = await events(r.body.session_id);
       assert.equal(ev.length, 1, 'completed once');
       assert.deepEqual([ev[0]!.payload.amount_paid, ev[0]!.payload.tx_hash], ['10', second]);
       const audit = (await s.db.query<{ trigger: string; detail: any }>(`SELECT trigger, detail FROM order_transitions WHERE order_id = $1 AND to_status = 'INVOICED'`, [r.body.terms.order_id])).rows;
-      assert.deepEqual(audit.map((a) => [a.trigger, a.detail.summed.map((x: any) => [x.tx_hash, x.amount_wei])]), [['accept', [[first, '4000000'], [second, '6000000']]]]);
+      assert.deepEqual(
+        audit.map((a) => [a.trigger, a.detail.summed.map((x: any) => [x.tx_hash, x.amount_wei])]),
+        [
+          [
+            'accept',
+            [
+              [first, '4000000'],
+              [second, '6000000'],
+            ],
+          ],
+        ],
+      );
     });
   });
 }

@@ -30,8 +30,7 @@ for (const backend of backends()) {
     });
     after(() => s.close());
 
-    const open = (linkId: string, client: string, body: Record<string, unknown>) =>
-      s.request('POST', `/quickpay/v1/links/${linkId}/sessions`, { headers: { 'x-forwarded-for': client }, body: { chain_id: 31337, token_symbol: 'USDC', ...body } });
+    const open = (linkId: string, client: string, body: Record<string, unknown>) => s.request('POST', `/quickpay/v1/links/${linkId}/sessions`, { headers: { 'x-forwarded-for': client }, body: { chain_id: 31337, token_symbol: 'USDC', ...body } });
     const state = async (linkId: string) => (await s.request('GET', `/quickpay/v1/links/${linkId}`)).body.state;
 
     it('one address cannot take the stock; unpaid holds lapse long before the order TTL', async () => {
@@ -43,7 +42,11 @@ for (const backend of backends()) {
       // Client A opens sessions with random paying addresses: only MAX_UNPAID_HOLDS of them hold stock.
       const fromA = [];
       for (let i = 0; i < MAX_UNPAID_HOLDS + 1; i++) fromA.push(await open(linkId, CLIENT_A, { from_address: payer(i) }));
-      assert.deepEqual(fromA.map((r) => r.status), [...Array(MAX_UNPAID_HOLDS).fill(200), 429], fromA.map((r) => r.text).join('\n'));
+      assert.deepEqual(
+        fromA.map((r) => r.status),
+        [...Array(MAX_UNPAID_HOLDS).fill(200), 429],
+        fromA.map((r) => r.text).join('\n'),
+      );
       assert.equal(fromA.at(-1)!.body.code, 'quickpay_hold_limit');
       assert.equal(await state(linkId), 'ACTIVE', 'the stock is not sold out by one address');
       // The hold is the session's payment window.
@@ -63,7 +66,11 @@ for (const backend of backends()) {
       try {
         assert.equal(await state(linkId), 'ACTIVE');
         const again = await Promise.all([open(linkId, CLIENT_C, { from_address: payer(21) }), open(linkId, CLIENT_A, { from_address: payer(3) })]);
-        assert.deepEqual(again.map((r) => r.status), [200, 200], again.map((r) => r.text).join('\n'));
+        assert.deepEqual(
+          again.map((r) => r.status),
+          [200, 200],
+          again.map((r) => r.text).join('\n'),
+        );
       } finally {
         s.clock.advance(-(HOLD_SECONDS + 1) * 1000);
       }
@@ -81,7 +88,10 @@ for (const backend of backends()) {
       const free = await s.signed(m, 'POST', '/api/v1/payment-links', { body: { min_amount: '1', max_amount: '50' } });
       const many = [];
       for (let i = 0; i < MAX_UNPAID_HOLDS + 2; i++) many.push(await open(free.body.link_id, CLIENT_B, { from_address: payer(40 + i), amount: '3' }));
-      assert.deepEqual(many.map((r) => r.status), Array(MAX_UNPAID_HOLDS + 2).fill(200));
+      assert.deepEqual(
+        many.map((r) => r.status),
+        Array(MAX_UNPAID_HOLDS + 2).fill(200),
+      );
       assert.ok(many[0]!.body.expires_at * 1000 - s.clock.now() > HOLD_SECONDS * 1000, 'the order TTL');
     });
   });

@@ -47,11 +47,20 @@ for (const backend of backends()) {
       const ok = answers.filter((r) => r.status === 200);
       const refused = answers.filter((r) => r.status !== 200);
       assert.equal(ok.length, 4, answers.map((r) => r.text).join('\n'));
-      assert.deepEqual(refused.map((r) => [r.status, r.body.code]), [[400, 'refund_exceeds_payment'], [400, 'refund_exceeds_payment']]);
+      assert.deepEqual(
+        refused.map((r) => [r.status, r.body.code]),
+        [
+          [400, 'refund_exceeds_payment'],
+          [400, 'refund_exceeds_payment'],
+        ],
+      );
       for (const r of ok) assert.deepEqual([r.body.rail, r.body.status, r.body.amount, r.body.amount_base_units, r.body.currency], ['card', 'succeeded', '2.00', '200', 'EUR']);
       assert.equal(new Set(ok.map((r) => r.body.refund_id)).size, 4);
       let rows = await refundRows(id);
-      assert.deepEqual(rows.map((r) => [r.rail, r.amount, r.status, r.currency]), Array.from({ length: 4 }, () => ['card', '200', 'succeeded', 'EUR']));
+      assert.deepEqual(
+        rows.map((r) => [r.rail, r.amount, r.status, r.currency]),
+        Array.from({ length: 4 }, () => ['card', '200', 'succeeded', 'EUR']),
+      );
 
       // 1.50 remains: 2.00 is refused with a code, and nothing changes
       const over = await s.signed(m, 'POST', `/api/v1/orders/${id}/refunds`, { body: { amount: '2.00' } });
@@ -70,7 +79,10 @@ for (const backend of backends()) {
 
       const list = await s.signed(m, 'GET', `/api/v1/orders/${id}/refunds`);
       assert.equal(list.status, 200, list.text);
-      assert.deepEqual(list.body.refunds.map((r: any) => r.refund_id), rows.map((r) => r.id));
+      assert.deepEqual(
+        list.body.refunds.map((r: any) => r.refund_id),
+        rows.map((r) => r.id),
+      );
       assert.equal(list.body.refunds[4].refunded_amount, '9.50');
 
       // one order.refunded per refund, written and delivered once
@@ -95,7 +107,10 @@ for (const backend of backends()) {
       assert.deepEqual([r.rail, r.status, r.amount, r.amount_base_units, r.currency, r.reason, r.refunded_amount], ['card', 'succeeded', '1.25', '125', 'EUR', 'sdk', '1.25']);
       await assert.rejects(sdk.refundOrder(id, { amount: '9.00' }), (e: unknown) => e instanceof TollgateApiError && e.code === 'refund_exceeds_payment' && e.status === 400);
       const list = await sdk.listRefunds(id);
-      assert.deepEqual(list.map((x) => x.refund_id), [r.refund_id]);
+      assert.deepEqual(
+        list.map((x) => x.refund_id),
+        [r.refund_id],
+      );
     });
 
     it('another merchant can neither list nor refund the order', async () => {

@@ -57,7 +57,11 @@ for (const backend of backends()) {
       (await s.db.query<{ id: string; amount: string; status: string; tx_hash: string | null }>('SELECT id, amount::text AS amount, status, tx_hash FROM refunds WHERE order_id = $1 ORDER BY created_at, id', [orderId])).rows;
     const sendRefund = async (to: Hex, amount: bigint) => {
       const hash = await transferToken({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, privateKey: MERCHANT_KEY, token: usdc(), to, amount });
-      await until('refund mined', () => rpcRequest<unknown>(dev.rpcUrl, 'eth_getTransactionReceipt', [hash]), (x) => !!x);
+      await until(
+        'refund mined',
+        () => rpcRequest<unknown>(dev.rpcUrl, 'eth_getTransactionReceipt', [hash]),
+        (x) => !!x,
+      );
       return hash;
     };
 
@@ -68,7 +72,11 @@ for (const backend of backends()) {
 
       const id = await create(m, payerAddress(dev, 1), '1000000');
       await pay(dev, 1, MERCHANT_WALLET as Hex, 1_000_000n);
-      await until('paid', () => record(id), (o) => o.status === 'INVOICED' || o.status === 'PAYMENT_CONFIRMED');
+      await until(
+        'paid',
+        () => record(id),
+        (o) => o.status === 'INVOICED' || o.status === 'PAYMENT_CONFIRMED',
+      );
       const over = await s.signed(m, 'POST', `/api/v1/orders/${id}/refunds`, { body: { amount: '1.000001' } });
       assert.deepEqual([over.status, over.body.code, over.body.param], [400, 'refund_exceeds_payment', 'amount']);
       const bad = await s.signed(m, 'POST', `/api/v1/orders/${id}/refunds`, { body: { amount: '0.0000001' } });
@@ -79,7 +87,14 @@ for (const backend of backends()) {
       assert.deepEqual(answers.map((r) => r.status).sort(), [200, 200, 200, 400, 400], answers.map((r) => r.text).join('\n'));
       assert.ok(answers.filter((r) => r.status === 400).every((r) => r.body.code === 'refund_exceeds_payment'));
       const rows = await refundRows(id);
-      assert.deepEqual(rows.map((r) => [r.amount, r.status]), [['300000', 'pending'], ['300000', 'pending'], ['300000', 'pending']]);
+      assert.deepEqual(
+        rows.map((r) => [r.amount, r.status]),
+        [
+          ['300000', 'pending'],
+          ['300000', 'pending'],
+          ['300000', 'pending'],
+        ],
+      );
       const rest = await s.signed(m, 'POST', `/api/v1/orders/${id}/refunds`, { body: {} });
       assert.equal(rest.body.amount_base_units, '100000', 'without amount: all that remains');
       const again = await s.signed(m, 'POST', `/api/v1/orders/${id}/refunds`, { body: {} });
@@ -90,7 +105,11 @@ for (const backend of backends()) {
       const payer = payerAddress(dev, 2);
       const id = await create(m, payer, '2000000');
       await pay(dev, 2, MERCHANT_WALLET as Hex, 2_000_000n);
-      await until('invoiced', () => record(id), (o) => o.status === 'INVOICED');
+      await until(
+        'invoiced',
+        () => record(id),
+        (o) => o.status === 'INVOICED',
+      );
 
       // A trap: another merchant whose wallet is this payer has a live order with exactly the
       // refund's terms (payer = our merchant wallet, amount 0.75). The refund transfer must not pay it.
@@ -108,14 +127,24 @@ for (const backend of backends()) {
       // a transfer of another amount is not the refund
       await sendRefund(payer as Hex, 10_000n);
       const hash = await sendRefund(payer as Hex, 750_000n);
-      const done = await until('refund succeeded', async () => (await s.signed(m, 'GET', `/api/v1/orders/${id}/refunds`)).body.refunds[0], (r: any) => r.status === 'succeeded');
+      const done = await until(
+        'refund succeeded',
+        async () => (await s.signed(m, 'GET', `/api/v1/orders/${id}/refunds`)).body.refunds[0],
+        (r: any) => r.status === 'succeeded',
+      );
       assert.deepEqual([done.tx_hash, done.refunded_amount, done.order_status], [hash, '0.75', 'INVOICED']);
       assert.equal((await record(id)).refunded_amount, '0.75');
 
       const { rows: t } = await s.db.query<{ id: string; match_status: string; order_id: string | null }>('SELECT id, match_status, order_id FROM chain_transfers WHERE tx_hash = $1', [hash]);
-      assert.deepEqual(t.map((x) => [x.match_status, x.order_id]), [['claimed', null]]);
+      assert.deepEqual(
+        t.map((x) => [x.match_status, x.order_id]),
+        [['claimed', null]],
+      );
       const { rows: claims } = await s.db.query<{ purpose: string; purpose_id: string }>('SELECT purpose, purpose_id FROM transfer_claims WHERE tx_ref = $1', [hash]);
-      assert.deepEqual(claims.map((c) => [c.purpose, c.purpose_id]), [['refund', rf.body.refund_id]]);
+      assert.deepEqual(
+        claims.map((c) => [c.purpose, c.purpose_id]),
+        [['refund', rf.body.refund_id]],
+      );
       const trapRec = await record(trapOrder, trap);
       assert.equal(trapRec.status, 'CHECKOUT_VERIFIED', 'the refund paid no order');
       assert.equal(trapRec.tx_hash, undefined);
@@ -132,9 +161,15 @@ for (const backend of backends()) {
       // against the trap order as an under-payment; the refund transfer appears nowhere there.
       const trapAfter = await record(trapOrder, trap);
       assert.equal(trapAfter.status, 'CHECKOUT_VERIFIED');
-      assert.deepEqual((trapAfter.observed_transfers ?? []).map((x: any) => [x.amount_wei, x.kind]), [['10000', 'underpaid']]);
+      assert.deepEqual(
+        (trapAfter.observed_transfers ?? []).map((x: any) => [x.amount_wei, x.kind]),
+        [['10000', 'underpaid']],
+      );
       const { rows: trapEv } = await s.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1', [trapOrder]);
-      assert.deepEqual(trapEv.map((e) => e.event), ['order.underpaid']);
+      assert.deepEqual(
+        trapEv.map((e) => e.event),
+        ['order.underpaid'],
+      );
     });
   });
 }

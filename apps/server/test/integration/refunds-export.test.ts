@@ -17,9 +17,22 @@ function parseCsv(text: string): Record<string, string>[] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; } else cell += c;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i++;
+    } else cell += c;
   }
   const [head, ...body] = rows;
   return body.map((r) => Object.fromEntries(head!.map((h, i) => [h, r[i] ?? ''])));
@@ -82,11 +95,23 @@ for (const backend of backends()) {
         return parseCsv(r.text);
       };
       const pay = await get('payments');
-      assert.deepEqual(pay.map((r) => [r.row_type, r.order_id]).sort(), [['payment', cardOrder], ['payment', cryptoOrder], ['refund', cardOrder], ['refund', cryptoOrder]].sort());
+      assert.deepEqual(
+        pay.map((r) => [r.row_type, r.order_id]).sort(),
+        [
+          ['payment', cardOrder],
+          ['payment', cryptoOrder],
+          ['refund', cardOrder],
+          ['refund', cryptoOrder],
+        ].sort(),
+      );
       assert.ok(!pay.some((r) => r.order_id === unpaid), 'an unpaid order is no payment');
 
-      const { rows: [co] } = await s.db.query<{ payment_reference: string; amount_wei: string }>('SELECT payment_reference, amount_wei::text FROM orders WHERE id = $1', [cardOrder]);
-      const { rows: [cr] } = await s.db.query<{ processor_refund_id: string; id: string }>('SELECT processor_refund_id, id FROM refunds WHERE order_id = $1', [cardOrder]);
+      const {
+        rows: [co],
+      } = await s.db.query<{ payment_reference: string; amount_wei: string }>('SELECT payment_reference, amount_wei::text FROM orders WHERE id = $1', [cardOrder]);
+      const {
+        rows: [cr],
+      } = await s.db.query<{ processor_refund_id: string; id: string }>('SELECT processor_refund_id, id FROM refunds WHERE order_id = $1', [cardOrder]);
       const card = pay.find((r) => r.row_type === 'payment' && r.order_id === cardOrder)!;
       assert.deepEqual(
         [card.rail, card.flow, card.currency, card.amount, card.amount_wei, card.paid_amount, card.fiat_amount, card.refunded_amount, card.processor, card.processor_reference, card.status],
@@ -106,7 +131,10 @@ for (const backend of backends()) {
       assert.deepEqual([cryptoRefund.refund_id, cryptoRefund.rail, cryptoRefund.amount, cryptoRefund.amount_wei, cryptoRefund.status, cryptoRefund.tx_hash], [drf.body.refund_id, 'direct', '0.5', '500000', 'pending', '']);
 
       const orders = await get('orders');
-      assert.deepEqual(orders.map((r) => r.row_type), orders.map(() => 'order'));
+      assert.deepEqual(
+        orders.map((r) => r.row_type),
+        orders.map(() => 'order'),
+      );
       assert.ok([cardOrder, cryptoOrder, unpaid].every((id) => orders.some((r) => r.order_id === id)));
     });
   });

@@ -72,7 +72,12 @@ describe('remote signer over JSON-RPC (anvil signs for its unlocked accounts)', 
     for (const nonce of [0, 7, 1234]) assert.equal(await account.signTransaction(tx(nonce)), await local.signTransaction(tx(nonce)));
     const typed = {
       domain: { name: 'Tollgate', version: '1', chainId: dev.chainId, verifyingContract: dev.tokens[0]!.address },
-      types: { Order: [{ name: 'id', type: 'bytes32' }, { name: 'amount', type: 'uint256' }] },
+      types: {
+        Order: [
+          { name: 'id', type: 'bytes32' },
+          { name: 'amount', type: 'uint256' },
+        ],
+      },
       primaryType: 'Order' as const,
       message: { id: `0x${'ab'.repeat(32)}` as Hex, amount: 10n ** 30n },
     };

@@ -86,7 +86,10 @@ for (const backend of backends()) {
             AND (column_name LIKE '%ciphertext%' OR column_name LIKE '%encrypted%' OR column_name LIKE '%secret%') ORDER BY 1, 2`,
       );
       const registered = ENCRYPTED_COLUMNS.flatMap((s) => s.columns.map((c) => `${s.table}.${c}`)).sort();
-      assert.deepEqual(rows.map((r) => `${r.t}.${r.c}`), registered);
+      assert.deepEqual(
+        rows.map((r) => `${r.t}.${r.c}`),
+        registered,
+      );
     });
 
     it('a wrong current key is refused and nothing changes', async () => {

@@ -79,7 +79,11 @@ describe('RPC providers between Tollgate and anvil', () => {
         assert.equal(transfers.length, orders.length, 'one transfer row per payment');
         for (const o of orders) {
           const tr = await transitionsOf(database.db, o.id);
-          assert.deepEqual(tr.map((x) => x.to_status), ['PAYMENT_CONFIRMED', 'INVOICED'].slice(tr[0]?.to_status === 'INVOICED' ? 1 : 0), `${o.id}: confirmed and invoiced once (${JSON.stringify(tr)})`);
+          assert.deepEqual(
+            tr.map((x) => x.to_status),
+            ['PAYMENT_CONFIRMED', 'INVOICED'].slice(tr[0]?.to_status === 'INVOICED' ? 1 : 0),
+            `${o.id}: confirmed and invoiced once (${JSON.stringify(tr)})`,
+          );
           assert.equal(transfers.filter((t) => t.order_id === o.id).length, 1, `${o.id}: matched once`);
         }
         const [sa, sb] = [a.stats(), b.stats()];
@@ -107,18 +111,23 @@ describe('RPC providers between Tollgate and anvil', () => {
     const lookup = createEvmTxLookup(chain, 2_000);
     // 40 concurrent verifies of 4 transactions (as concurrent MPP verifies send them): all answered
     // from the chain, each with its one transfer; a failure would be a 503 to the client, retried.
-    const answers = await Promise.all(Array.from({ length: 40 }, async (_, i) => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return await lookup.getMinedTransfers(hashes[i % 4]!);
-        } catch (err) {
-          if (attempt >= 5) throw err;
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await lookup.getMinedTransfers(hashes[i % 4]!);
+          } catch (err) {
+            if (attempt >= 5) throw err;
+          }
         }
-      }
-    }));
+      }),
+    );
     answers.forEach((a, i) => {
       assert.equal(a?.status, 'success');
-      assert.deepEqual(a!.transfers.map((t) => [t.to, t.value]), [[to, 1_000n + BigInt(i % 4)]]);
+      assert.deepEqual(
+        a!.transfers.map((t) => [t.to, t.value]),
+        [[to, 1_000n + BigInt(i % 4)]],
+      );
     });
     const x402 = new ExactEvmChain(chain);
     const usdc = dev.tokens.find((t) => t.symbol === 'USDC')!.address;
@@ -184,7 +193,12 @@ describe('RPC providers between Tollgate and anvil', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(first.stats().calls.eth_blockNumber, 2, 'back in use');
-    assert.deepEqual(rpcPool(chain).health().map((h) => h.state), ['ok', 'ok']);
+    assert.deepEqual(
+      rpcPool(chain)
+        .health()
+        .map((h) => h.state),
+      ['ok', 'ok'],
+    );
 
     // It now answers for another chain: after `recheckMs` it is refused and traffic moves.
     first.limit({ chainId: 1 });

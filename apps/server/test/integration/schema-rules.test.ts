@@ -84,7 +84,10 @@ for (const backend of backends()) {
       // Byte order: uppercase before lowercase, whatever the database's default collation says.
       await db.exec(`INSERT INTO merchants (id, name) VALUES ('b', 'x'), ('B', 'x'), ('a', 'x')`);
       const { rows: ms } = await db.query<{ id: string }>(`SELECT id FROM merchants WHERE id IN ('a', 'b', 'B') ORDER BY id`);
-      assert.deepEqual(ms.map((r) => r.id), ['B', 'a', 'b']);
+      assert.deepEqual(
+        ms.map((r) => r.id),
+        ['B', 'a', 'b'],
+      );
     });
   });
 }

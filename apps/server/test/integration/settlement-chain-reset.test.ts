@@ -72,18 +72,18 @@ for (const backend of backends()) {
       const ex = new SettlementExecutor({ db: database.db, chain: b.chain, signer: b.signer });
       await ex.reconcile();
       const [old] = await settlementAttempts(database.db, b.chain.chainId, unsentOrder, 'settle');
-      assert.equal(old?.status, 'failed', 'the old chain\'s unsent transaction is not sent to the new chain');
+      assert.equal(old?.status, 'failed', "the old chain's unsent transaction is not sent to the new chain");
       assert.match(old?.failureReason ?? '', /^chain reset: /);
       const out = await ex.settle(await paidOrder(b.dev, b.chain), { pollMs: 50, timeoutMs: 30_000 });
       assert.ok(out.kind === 'recorded', JSON.stringify(out));
       assert.equal(out.record.status, 'confirmed', JSON.stringify(out.record));
-      assert.equal(out.record.nonce, 0, 'the chain\'s own nonce, not the database\'s 8');
+      assert.equal(out.record.nonce, 0, "the chain's own nonce, not the database's 8");
       const again = await ex.settle(await paidOrder(b.dev, b.chain), { pollMs: 50, timeoutMs: 30_000 });
       assert.ok(again.kind === 'recorded' && again.record.status === 'confirmed' && again.record.nonce === 1);
       assert.equal(await nonceOf(b.dev, b.signer.executorAddress), 2);
     }
 
-    it('a new genesis block: the old chain\'s unfinished rows fail, nonces start from the chain\'s', { timeout: 120_000 }, async () => {
+    it("a new genesis block: the old chain's unfinished rows fail, nonces start from the chain's", { timeout: 120_000 }, async () => {
       const chainId = nextChainId++;
       const { unsent, genesisTime } = await historyOnOldChain(chainId);
       await chains.pop()!.stop();
@@ -96,10 +96,13 @@ for (const backend of backends()) {
       assert.notEqual(rows[0]!.genesis, g);
       await settlesOnNewChain(b, unsent.orderId);
       const epochs = await database.db.query<{ genesis: string; epoch: number }>('SELECT genesis, epoch FROM executor_epochs WHERE chain_id = $1', [chainId]);
-      assert.deepEqual(epochs.rows.map((r) => [r.genesis, Number(r.epoch)]), [[g, 1]]);
+      assert.deepEqual(
+        epochs.rows.map((r) => [r.genesis, Number(r.epoch)]),
+        [[g, 1]],
+      );
     });
 
-    it('the same genesis but the chain\'s nonce below a confirmed one: a reset too', { timeout: 120_000 }, async () => {
+    it("the same genesis but the chain's nonce below a confirmed one: a reset too", { timeout: 120_000 }, async () => {
       const chainId = nextChainId++;
       const { unsent } = await historyOnOldChain(chainId);
       await chains.pop()!.stop();

@@ -130,7 +130,10 @@ describe('settlement contract check (anvil)', () => {
     assert.equal(code, 78, proc.output());
     const lines = proc.output().trim().split('\n');
     assert.equal(lines.length, 1, proc.output());
-    assert.equal(lines[0], `tollgate: chain ${dev.chainId}: settlement_contract ${token}: the code at this address is not the shipped TollgateSettlement (${(((await client.getCode({ address: token as Hex }))!.length - 2) / 2)} bytes, expected ${(TollgateSettlementArtifact.deployedBytecode.length - 2) / 2})`);
+    assert.equal(
+      lines[0],
+      `tollgate: chain ${dev.chainId}: settlement_contract ${token}: the code at this address is not the shipped TollgateSettlement (${((await client.getCode({ address: token as Hex }))!.length - 2) / 2} bytes, expected ${(TollgateSettlementArtifact.deployedBytecode.length - 2) / 2})`,
+    );
     assert.doesNotMatch(proc.output(), new RegExp(executorKey().slice(2), 'i'), 'the key never printed');
   });
 });

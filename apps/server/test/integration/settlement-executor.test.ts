@@ -54,8 +54,7 @@ for (const backend of backends()) {
 
     const executor = (db = database.db) => new SettlementExecutor({ db, chain, signer });
     const balance = (who: Hex) => client.readContract({ address: usdc, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
-    const orderState = (orderId: string) =>
-      client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] });
+    const orderState = (orderId: string) => client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] });
     const executorNonce = () => client.getTransactionCount({ address: signer.executorAddress });
 
     /** A fresh order whose payer has paid `AMOUNT` into the pool; the merchant wallet is new (balance 0). */
@@ -234,17 +233,19 @@ for (const backend of backends()) {
         for (let i = 0; i < 5; i++) reqs.push(await paidOrder()); // one payer: its transfers one after another
         const before = await executorNonce();
         // A failed call leaves the row as it was; the caller (the worker) retries: here, until done.
-        const done = await Promise.all(reqs.map(async (req) => {
-          for (let attempt = 0; attempt < 20; attempt++) {
-            try {
-              const out = await ex.settle(req, { pollMs: 50 });
-              if (out.kind === 'recorded' || out.kind === 'existing') return out;
-            } catch {
-              /* a provider failure: the row (if recorded) is reconciled below */
+        const done = await Promise.all(
+          reqs.map(async (req) => {
+            for (let attempt = 0; attempt < 20; attempt++) {
+              try {
+                const out = await ex.settle(req, { pollMs: 50 });
+                if (out.kind === 'recorded' || out.kind === 'existing') return out;
+              } catch {
+                /* a provider failure: the row (if recorded) is reconciled below */
+              }
             }
-          }
-          throw new Error(`${req.orderId}: not settled in 20 attempts`);
-        }));
+            throw new Error(`${req.orderId}: not settled in 20 attempts`);
+          }),
+        );
         assert.equal(done.length, 5);
         limited.set({ mode: 'pass' }); // the rate limit stays
         await reconcileSettled(ex);
@@ -287,7 +288,10 @@ for (const backend of backends()) {
       const [lo, hi] = [pa.record.nonce, pb.record.nonce].sort((x, y) => x - y);
       assert.equal(hi, lo! + 1);
       const done = await reconcileSettled(ex);
-      assert.deepEqual(done.map((r) => r.status), ['confirmed', 'confirmed']);
+      assert.deepEqual(
+        done.map((r) => r.status),
+        ['confirmed', 'confirmed'],
+      );
       assert.equal(await balance(a.payee), AMOUNT);
       assert.equal(await balance(b.payee), AMOUNT);
     });

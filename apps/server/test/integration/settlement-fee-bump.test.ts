@@ -56,14 +56,17 @@ for (const backend of backends()) {
 
     const balance = (who: Hex) => client.readContract({ address: usdc, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
     const executorNonce = () => client.getTransactionCount({ address: signer.executorAddress });
-    const orderState = (orderId: string) =>
-      client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] });
+    const orderState = (orderId: string) => client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] });
     const attempts = (orderId: string) => settlementAttempts(database.db, chain.chainId, orderId, 'settle');
     const fees = (raw: Hex) => {
       const t = parseTransaction(raw);
       return { max: t.maxFeePerGas!, tip: t.maxPriorityFeePerGas!, nonce: t.nonce!, gas: t.gas!, data: t.data, to: t.to };
     };
-    const hasReceipt = (hash: Hex) => client.getTransactionReceipt({ hash }).then(() => true, () => false);
+    const hasReceipt = (hash: Hex) =>
+      client.getTransactionReceipt({ hash }).then(
+        () => true,
+        () => false,
+      );
 
     /** Pays the pool (mined), then turns automine off: what the executor sends next waits in the mempool. */
     async function paidOrder(): Promise<SettleRequest> {
@@ -93,7 +96,10 @@ for (const backend of backends()) {
       const unobserve = observeFeeBumps((e) => events.push(e));
       try {
         // Younger than after_seconds: sent again as it is, not replaced.
-        assert.deepEqual((await ex.reconcile()).map((r) => [r.attempt, r.status]), [[0, 'sent']]);
+        assert.deepEqual(
+          (await ex.reconcile()).map((r) => [r.attempt, r.status]),
+          [[0, 'sent']],
+        );
         await sleep(BUMP.afterMs + 100);
         const [bumped] = await ex.reconcile();
         assert.equal(bumped!.attempt, 1);
@@ -106,7 +112,13 @@ for (const backend of backends()) {
         assert.deepEqual([b.to, b.data, b.gas], [a.to, a.data, a.gas], 'the same call');
         assert.ok(b.max * 100n >= a.max * 115n, `maxFeePerGas ${a.max} → ${b.max}`);
         assert.ok(b.tip * 100n >= a.tip * 115n, `maxPriorityFeePerGas ${a.tip} → ${b.tip}`);
-        assert.deepEqual((await attempts(req.orderId)).map((r) => [r.attempt, r.status]), [[0, 'sent'], [1, 'sent']]);
+        assert.deepEqual(
+          (await attempts(req.orderId)).map((r) => [r.attempt, r.status]),
+          [
+            [0, 'sent'],
+            [1, 'sent'],
+          ],
+        );
       } finally {
         unobserve();
       }
@@ -118,7 +130,13 @@ for (const backend of backends()) {
       await mine(dev.rpcUrl, 1);
       const final = await ex.checkReceipt(original);
       assert.deepEqual([final.attempt, final.status], [1, 'confirmed']);
-      assert.deepEqual((await attempts(req.orderId)).map((r) => [r.attempt, r.status]), [[0, 'replaced'], [1, 'confirmed']]);
+      assert.deepEqual(
+        (await attempts(req.orderId)).map((r) => [r.attempt, r.status]),
+        [
+          [0, 'replaced'],
+          [1, 'confirmed'],
+        ],
+      );
       assert.deepEqual(await ex.reconcile(), [], 'nothing left to do');
       assert.equal(await balance(req.payee), AMOUNT, 'paid once');
       assert.equal(await executorNonce(), nonce + 1, 'one executor transaction mined');
@@ -139,7 +157,11 @@ for (const backend of backends()) {
       const write = process.stderr.write;
       process.stderr.write = ((chunk: string | Uint8Array) => lines.push(String(chunk)) > 0) as typeof process.stderr.write;
       try {
-        for (let i = 0; i < 3; i++) assert.deepEqual((await capped.reconcile()).map((r) => [r.attempt, r.status]), [[0, 'sent']]);
+        for (let i = 0; i < 3; i++)
+          assert.deepEqual(
+            (await capped.reconcile()).map((r) => [r.attempt, r.status]),
+            [[0, 'sent']],
+          );
       } finally {
         process.stderr.write = write;
         unobserve();
@@ -184,7 +206,13 @@ for (const backend of backends()) {
       await mine(dev.rpcUrl, 1);
       const final = await ex.checkReceipt(bumped!);
       assert.deepEqual([final.attempt, final.status], [0, 'confirmed']);
-      assert.deepEqual((await attempts(req.orderId)).map((r) => [r.attempt, r.status]), [[0, 'confirmed'], [1, 'replaced']]);
+      assert.deepEqual(
+        (await attempts(req.orderId)).map((r) => [r.attempt, r.status]),
+        [
+          [0, 'confirmed'],
+          [1, 'replaced'],
+        ],
+      );
       assert.equal(await balance(req.payee), AMOUNT, 'paid once');
       assert.equal(await executorNonce(), nonce + 1);
       assert.equal(await orderState(req.orderId), 1);

@@ -57,8 +57,7 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
 
   const balance = (who: Hex) => client.readContract({ address: usdc, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
   const executorNonce = () => client.getTransactionCount({ address: signer.executorAddress });
-  const orderState = (orderId: string) =>
-    client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] });
+  const orderState = (orderId: string) => client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] });
 
   for (const step of ['signed', 'recorded', 'sent', 'marked'] as const) {
     it(`killed after "${step}": the restart settles once`, async () => {
@@ -68,13 +67,7 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
       });
       const order = { orderId: `ord_${randomBytes(10).toString('hex')}`, payer: payer.address, token: usdc, amount: AMOUNT.toString(), payee: privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`).address };
       const before = await executorNonce();
-      const child = spawnTollgate(
-        [JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })],
-        {},
-        undefined,
-        ['--import', 'tsx'],
-        CHILD,
-      );
+      const child = spawnTollgate([JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })], {}, undefined, ['--import', 'tsx'], CHILD);
       const m = await child.waitFor(/STEP [\w-]+ (0x[0-9a-f]{64})/, 30_000);
       child.child.kill('SIGKILL');
       await new Promise((r) => child.child.once('exit', r));
@@ -115,32 +108,48 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
       const before = await executorNonce();
       await setAutomine(dev.rpcUrl, false);
       try {
-        const child = spawnTollgate(
-          [JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })],
-          {},
-          undefined,
-          ['--import', 'tsx'],
-          CHILD,
-        );
+        const child = spawnTollgate([JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })], {}, undefined, ['--import', 'tsx'], CHILD);
         const m = await child.waitFor(/STEP [\w-]+ (0x[0-9a-f]{64})/, 30_000);
         child.child.kill('SIGKILL');
         await new Promise((r) => child.child.once('exit', r));
         const rows = await settlementAttempts(database.db, chain.chainId, order.orderId, 'settle');
-        assert.deepEqual(rows.map((r) => [r.attempt, r.status]), [[0, 'sent'], [1, 'pending']], 'the replacement recorded before it was sent');
+        assert.deepEqual(
+          rows.map((r) => [r.attempt, r.status]),
+          [
+            [0, 'sent'],
+            [1, 'pending'],
+          ],
+          'the replacement recorded before it was sent',
+        );
         assert.equal(rows[1]!.txHash, m[1]);
         assert.equal(rows[1]!.nonce, rows[0]!.nonce, 'same nonce');
-        const inPool = await client.getTransaction({ hash: rows[1]!.txHash }).then(() => true, () => false);
+        const inPool = await client.getTransaction({ hash: rows[1]!.txHash }).then(
+          () => true,
+          () => false,
+        );
         assert.equal(inPool, step === 'bump-sent', step === 'bump-sent' ? 'the node has the replacement' : 'the replacement never left the process');
 
         // The restart (no further bump: a long after_seconds) sends the pending replacement.
         const restarted = new SettlementExecutor({ db: database.db, chain: { ...chain, feeBump: { afterMs: 600_000, bumpPercent: 15, maxFeePerGas: 10n ** 12n } }, signer });
-        assert.deepEqual((await restarted.reconcile()).map((r) => [r.attempt, r.status]), [[1, 'sent']]);
-        assert.equal(await client.getTransaction({ hash: rows[1]!.txHash }).then(() => true, () => false), true);
+        assert.deepEqual(
+          (await restarted.reconcile()).map((r) => [r.attempt, r.status]),
+          [[1, 'sent']],
+        );
+        assert.equal(
+          await client.getTransaction({ hash: rows[1]!.txHash }).then(
+            () => true,
+            () => false,
+          ),
+          true,
+        );
         await setAutomine(dev.rpcUrl, true);
         await mine(dev.rpcUrl, 2);
         const [rec] = await reconcileSettled(restarted);
         assert.deepEqual([rec?.attempt, rec?.status, rec?.txHash], [1, 'confirmed', m[1]]);
-        assert.deepEqual((await settlementAttempts(database.db, chain.chainId, order.orderId, 'settle')).map((r) => r.status), ['replaced', 'confirmed']);
+        assert.deepEqual(
+          (await settlementAttempts(database.db, chain.chainId, order.orderId, 'settle')).map((r) => r.status),
+          ['replaced', 'confirmed'],
+        );
       } finally {
         await setAutomine(dev.rpcUrl, true);
       }

@@ -85,10 +85,7 @@ for (const backend of backends()) {
       assert.equal(final.blockNumber, Number(second.blockNumber));
       assert.equal(await balance(payee), AMOUNT, 'paid once');
       assert.equal(await executorNonce(), nonce + 1, 'exactly one executor transaction');
-      assert.equal(
-        await client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] }),
-        1,
-      );
+      assert.equal(await client.readContract({ address: chain.settlementContract!, abi: TollgateSettlementArtifact.abi, functionName: 'orderState', args: [orderIdToBytes32(orderId)] }), 1);
     });
   });
 }

@@ -84,7 +84,7 @@ for (const backend of backends()) {
       return t as Extract<SolanaTick, { kind: 'leader' }>;
     }
 
-    it('a backlog larger than a tick\'s pages is read to its end, oldest first, across ticks; the sweeper waits for it', async () => {
+    it("a backlog larger than a tick's pages is read to its end, oldest first, across ticks; the sweeper waits for it", async () => {
       clock.ms = Date.now();
       const orders = [];
       for (let i = 0; i < 7; i++) orders.push(await create(100n + BigInt(i)));
@@ -113,7 +113,11 @@ for (const backend of backends()) {
         assert.equal(o.tx_hash, sigs[i - 1]);
       }
       const rows = (await s.db.query<{ tx_hash: string; match_status: string }>(`SELECT tx_hash, match_status FROM chain_transfers WHERE chain_id = $1 AND tx_hash = ANY($2::text[]) ORDER BY id`, [CHAIN_ID, [...sigs, again]])).rows;
-      assert.deepEqual(rows.map((r) => r.tx_hash), [...sigs, again], 'recorded oldest first');
+      assert.deepEqual(
+        rows.map((r) => r.tx_hash),
+        [...sigs, again],
+        'recorded oldest first',
+      );
       assert.equal(rows[rows.length - 1]!.match_status, 'duplicate');
       assert.deepEqual([first.behind, first.backlog, ticks[ticks.length - 1]!.behind], [1, 1, 0], json(ticks));
       svm.ledger.advance(3);
@@ -133,7 +137,10 @@ for (const backend of backends()) {
       const rec = await order(o.id);
       assert.equal(rec.status, 'CHECKOUT_VERIFIED', json(rec));
       assert.equal(rec.needs_reconciliation, true);
-      assert.deepEqual(rec.observed_transfers.map((x: any) => [x.tx_hash, x.kind]), [[sig, 'late']]);
+      assert.deepEqual(
+        rec.observed_transfers.map((x: any) => [x.tx_hash, x.kind]),
+        [[sig, 'late']],
+      );
       const ev = (await s.db.query<{ event: string; payload: any }>(`SELECT event, payload FROM webhook_events WHERE order_id = $1 ORDER BY id`, [o.id])).rows;
       const late = ev.filter((e) => e.event === 'order.late_payment');
       assert.equal(late.length, 1, json(ev.map((e) => e.event)));

@@ -71,24 +71,25 @@ for (const backend of backends()) {
       return r.body;
     }
     function waitForStatus(s: TestServer, c: Creds, id: string, want: string) {
-      return waitFor(`order ${id} ${want}`, async () => {
-        const last = (await s.signed(c, 'GET', `/api/v1/orders/${id}`)).body;
-        if (last.status !== want) svm.ledger.advance(1);
-        return last;
-      }, (last) => last.status === want, { everyMs: 40 });
+      return waitFor(
+        `order ${id} ${want}`,
+        async () => {
+          const last = (await s.signed(c, 'GET', `/api/v1/orders/${id}`)).body;
+          if (last.status !== want) svm.ledger.advance(1);
+          return last;
+        },
+        (last) => last.status === want,
+        { everyMs: 40 },
+      );
     }
-    const worker = (s: TestServer, extra: Partial<ConstructorParameters<typeof SolanaSettlementWorker>[0]> = {}) =>
-      new SolanaSettlementWorker({ chain, key, db: s.db, clock: s.clock, leaseMs: 60_000, ...extra });
+    const worker = (s: TestServer, extra: Partial<ConstructorParameters<typeof SolanaSettlementWorker>[0]> = {}) => new SolanaSettlementWorker({ chain, key, db: s.db, clock: s.clock, leaseMs: 60_000, ...extra });
 
     before(async () => {
       svm = await startLocalSvm({ slotMs: 0, confirmLag: 1, finalizeLag: 6 });
       svm.ledger.airdrop(key.address as Address, 10_000_000_000n); // the delegate pays the pulls' fees
       chain = chainOf(svm);
       wallet = (await generateKeyPairSigner()).address;
-      [live, api] = await Promise.all([
-        startTestServer({ backend, config: { solanaChains: [chain], solanaDelegate: key } }),
-        startTestServer({ backend, config: { solanaChains: [chain], solanaDelegate: key }, role: 'api' }),
-      ]);
+      [live, api] = await Promise.all([startTestServer({ backend, config: { solanaChains: [chain], solanaDelegate: key } }), startTestServer({ backend, config: { solanaChains: [chain], solanaDelegate: key }, role: 'api' })]);
       m = await delegateMerchant(live);
       mApi = await delegateMerchant(api);
     });
@@ -137,7 +138,10 @@ for (const backend of backends()) {
       const keys = tx.transaction.message.accountKeys as readonly string[];
       const programs = tx.transaction.message.instructions.map((ix) => keys[ix.programIdIndex] as string);
       assert.ok(programs.includes(usdc.program as string) && programs.includes(MEMO_PROGRAM as string), programs.join(','));
-      assert.ok((tx.meta!.logMessages ?? []).some((l) => l.includes(settlementMemo(terms.order_id))), 'the memo names the order');
+      assert.ok(
+        (tx.meta!.logMessages ?? []).some((l) => l.includes(settlementMemo(terms.order_id))),
+        'the memo names the order',
+      );
       assert.ok(keys.includes(referenceOf(terms.order_id)), 'the settlement carries the order’s reference key');
       assert.equal(keys[0], key.address, 'the delegate signs and pays the fee');
 
@@ -147,7 +151,10 @@ for (const backend of backends()) {
       const src = Buffer.from((await rpc.getAccountInfo(approve.sourceTokenAccount, { encoding: 'base64' }).send()).value!.data[0], 'base64');
       assert.equal(src.readBigUInt64LE(121), 0n, 'delegated amount consumed');
       const events = await live.db.query<{ event: string }>('SELECT event FROM webhook_events WHERE order_id = $1 ORDER BY created_at', [terms.order_id]);
-      assert.deepEqual(events.rows.map((e) => e.event).filter((e) => e !== 'order.created'), ['order.payment_confirmed', 'order.invoiced']);
+      assert.deepEqual(
+        events.rows.map((e) => e.event).filter((e) => e !== 'order.created'),
+        ['order.payment_confirmed', 'order.invoiced'],
+      );
     });
 
     it('an approval without the order’s reference, or for too little, is not acted on; no approval before expiry → FAILED with order.failed', async () => {
@@ -161,7 +168,11 @@ for (const backend of backends()) {
       const w = worker(api);
       let t = await w.tick();
       assert.deepEqual([t.leader, t.sent], [true, []], 'an approval without the reference is not attributed');
-      await waitForSignature(rpc, await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdt.mint, tokenProgram: usdt.program, decimals: usdt.decimals, amount: 1_000_000n, references: [terms.extensions.paymentTerms.approve.reference] }), 'processed');
+      await waitForSignature(
+        rpc,
+        await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdt.mint, tokenProgram: usdt.program, decimals: usdt.decimals, amount: 1_000_000n, references: [terms.extensions.paymentTerms.approve.reference] }),
+        'processed',
+      );
       svm.ledger.advance(2);
       t = await w.tick();
       assert.deepEqual(t.sent, [], 'an approval for less than the amount is not pulled');
@@ -213,7 +224,10 @@ for (const backend of backends()) {
       assert.equal(done.status, 'INVOICED');
       assert.equal(done.settlement_tx_hash, rec[0]!.signature, 'the recorded transaction is the one that landed');
       const rows = (await api.db.query<{ status: string }>('SELECT status FROM solana_settlements WHERE order_id = $1', [terms.order_id])).rows;
-      assert.deepEqual(rows.map((r) => r.status), ['finalized']);
+      assert.deepEqual(
+        rows.map((r) => r.status),
+        ['finalized'],
+      );
       await next.release();
     });
 
@@ -223,7 +237,11 @@ for (const backend of backends()) {
       const terms = await order(api, mApi, 'USDT', '1000000', payer.address);
       const rpc = rpcClient(svm.rpcUrl);
       const before = await balance(svm, wallet, 'USDT');
-      await waitForSignature(rpc, await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdt.mint, tokenProgram: usdt.program, decimals: usdt.decimals, amount: 1_000_000n, references: [terms.extensions.paymentTerms.approve.reference as Address] }), 'processed');
+      await waitForSignature(
+        rpc,
+        await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdt.mint, tokenProgram: usdt.program, decimals: usdt.decimals, amount: 1_000_000n, references: [terms.extensions.paymentTerms.approve.reference as Address] }),
+        'processed',
+      );
       svm.ledger.advance(2);
       const w = worker(api);
       // 1. The first send is accepted by the node and dropped (never executed).
@@ -243,10 +261,17 @@ for (const backend of backends()) {
         if ((await api.signed(mApi, 'GET', `/api/v1/orders/${terms.order_id}`)).body.status === 'INVOICED') break;
       }
       const rows = (await api.db.query<{ signature: string; status: string }>('SELECT signature, status FROM solana_settlements WHERE order_id = $1 ORDER BY id', [terms.order_id])).rows;
-      assert.deepEqual(rows.map((r) => r.status), ['expired', 'finalized']);
+      assert.deepEqual(
+        rows.map((r) => r.status),
+        ['expired', 'finalized'],
+      );
       assert.equal(rows[0]!.signature, first);
       const held = (await api.db.query<{ tx_ref: string }>(`SELECT tx_ref FROM transfer_claims WHERE purpose = 'order' AND purpose_id = $1`, [terms.order_id])).rows;
-      assert.deepEqual(held.map((r) => r.tx_ref), [rows[1]!.signature], 'the expired attempt’s claim was given back; the landed one holds');
+      assert.deepEqual(
+        held.map((r) => r.tx_ref),
+        [rows[1]!.signature],
+        'the expired attempt’s claim was given back; the landed one holds',
+      );
       const done = (await api.signed(mApi, 'GET', `/api/v1/orders/${terms.order_id}`)).body;
       assert.equal(done.status, 'INVOICED');
       assert.equal(done.settlement_tx_hash, rows[1]!.signature);
@@ -262,7 +287,11 @@ for (const backend of backends()) {
       // the approved one is reached within two ticks (a page from the start each tick would starve it).
       const waiting = await order(api, mApi, 'USDC', '1100000', svm.payers[1]!.address);
       const approved = await order(api, mApi, 'USDC', '1200000', svm.payers[2]!.address);
-      await waitForSignature(rpc, await approveDelegate(rpc, { payer: svm.payers[2]!, delegate: key.address as Address, mint: usdc.mint, tokenProgram: usdc.program, decimals: 6, amount: 1_200_000n, references: [approved.extensions.paymentTerms.approve.reference as Address] }), 'processed');
+      await waitForSignature(
+        rpc,
+        await approveDelegate(rpc, { payer: svm.payers[2]!, delegate: key.address as Address, mint: usdc.mint, tokenProgram: usdc.program, decimals: 6, amount: 1_200_000n, references: [approved.extensions.paymentTerms.approve.reference as Address] }),
+        'processed',
+      );
       svm.ledger.advance(2);
       const w = worker(api, { batch: 1 });
       const sent = [...(await w.tick()).sent, ...(await w.tick()).sent];
@@ -276,7 +305,11 @@ for (const backend of backends()) {
       const usdc = svm.tokens.find((t) => t.symbol === 'USDC')!;
       const terms = await order(api, mApi, 'USDC', '1300000', payer.address);
       const rpc = rpcClient(svm.rpcUrl);
-      await waitForSignature(rpc, await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdc.mint, tokenProgram: usdc.program, decimals: 6, amount: 1_300_000n, references: [terms.extensions.paymentTerms.approve.reference as Address] }), 'processed');
+      await waitForSignature(
+        rpc,
+        await approveDelegate(rpc, { payer, delegate: key.address as Address, mint: usdc.mint, tokenProgram: usdc.program, decimals: 6, amount: 1_300_000n, references: [terms.extensions.paymentTerms.approve.reference as Address] }),
+        'processed',
+      );
       svm.ledger.advance(2);
       const crashing = worker(api, { crashAfterRecord: (id) => id === terms.order_id });
       await crashing.tick();

@@ -65,7 +65,7 @@ describe('Solana watcher core on the local SVM', () => {
     return { f, confirmed, finalized };
   }
 
-  test('config and port: CAIP-2 from the genesis hash, pay-to is the wallet\'s associated token account', () => {
+  test("config and port: CAIP-2 from the genesis hash, pay-to is the wallet's associated token account", () => {
     assert.equal(solanaFamily.network(chain), svm.caip2);
     assert.deepEqual(solanaFamily.depth(chain), { unit: 'commitment', confirm: 'confirmed', invoice: 'finalized' });
     assert.equal(solanaFamily.normalizeAddress(merchant), merchant);
@@ -126,7 +126,10 @@ describe('Solana watcher core on the local SVM', () => {
     const again = await pay('USDC', 10_000n, [o.reference], 2);
     svm.ledger.advance(1);
     await f.tick();
-    assert.deepEqual(confirmed.map((t) => t.signature), [again]);
+    assert.deepEqual(
+      confirmed.map((t) => t.signature),
+      [again],
+    );
   });
 
   test('catch-up after downtime: a new follower resumes from saved cursors through several pages, reporting each transfer once', async () => {
@@ -144,12 +147,19 @@ describe('Solana watcher core on the local SVM', () => {
     for (let i = 0; i < 7; i++) missed.push(await pay('USDC', 2n + BigInt(i), [o.reference], i % 3));
     svm.ledger.advance(1);
     const paged = await signaturesSince(rpc, o.reference, { until: saved.get(o.reference), commitment: 'confirmed', pageSize: 2 });
-    assert.deepEqual(paged.map((s) => s.signature), missed, 'oldest first across 4 pages');
+    assert.deepEqual(
+      paged.map((s) => s.signature),
+      missed,
+      'oldest first across 4 pages',
+    );
     const second = follower();
     for (const [address, cursor] of saved) second.f.watch(address, cursor);
     await second.f.tick();
     // seen through both the reference and the token account, reported once per transfer
-    assert.deepEqual(second.confirmed.map((t) => t.signature), missed);
+    assert.deepEqual(
+      second.confirmed.map((t) => t.signature),
+      missed,
+    );
     await second.f.tick();
     assert.equal(second.confirmed.length, 7);
   });

@@ -33,7 +33,12 @@ function chainOf(svm: LocalSvm): SolanaChainConfig {
 }
 
 function waitForStatus(s: TestServer, m: Creds, orderId: string, want: string, timeoutMs = 15_000) {
-  return waitFor(`order ${orderId} ${want}`, async () => (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body, (last: any) => last.status === want, { timeoutMs, everyMs: 40 });
+  return waitFor(
+    `order ${orderId} ${want}`,
+    async () => (await s.signed(m, 'GET', `/api/v1/orders/${orderId}`)).body,
+    (last: any) => last.status === want,
+    { timeoutMs, everyMs: 40 },
+  );
 }
 
 /** Pays what a wallet would read from the order's `solana:` URL (recipient wallet, amount, mint, reference). */
@@ -111,7 +116,9 @@ for (const backend of backends()) {
       const proof = (await s.signed(m, 'GET', `/api/v1/orders/${terms.order_id}/proof`)).body;
       assert.equal(proof.payload.tx_hash, sig);
       assert.equal(proof.payload.amount_wei, '2500000');
-      const tx = await rpcClient(svm.rpcUrl).getTransaction(sig as never, { commitment: 'finalized', encoding: 'json', maxSupportedTransactionVersion: 0 }).send();
+      const tx = await rpcClient(svm.rpcUrl)
+        .getTransaction(sig as never, { commitment: 'finalized', encoding: 'json', maxSupportedTransactionVersion: 0 })
+        .send();
       assert.ok(tx, 'the signature the proof names is a finalized transaction');
     });
 
@@ -203,7 +210,10 @@ for (const backend of backends()) {
       svm.ledger.advance(4);
       const second = new SolanaWatcher({ chain, db: s.tg.deps.db, referenceLimit: 0, holderId: 'second' });
       const t2 = await second.tick();
-      assert.ok(t2.kind === 'leader', JSON.stringify(t2, (_k, v) => (typeof v === 'bigint' ? String(v) : v)));
+      assert.ok(
+        t2.kind === 'leader',
+        JSON.stringify(t2, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+      );
       assert.equal(t2.confirmed, 5);
       for (const id of ids) assert.equal((await s.signed(m, 'GET', `/api/v1/orders/${id}`)).body.status, 'INVOICED');
       // the first instance comes back as a follower; the leader's next tick finds nothing new

@@ -64,7 +64,16 @@ for (const backend of backends()) {
     }
     const usdc = () => svm.tokens[0]!;
     const pay = (o: { url: URL }, amount: bigint) =>
-      payWithReference(rpcClient(svm.rpcUrl), { payer: svm.payers[0]!, recipient: merchant.address, mint: usdc().mint, tokenProgram: usdc().program, decimals: 6, amount, references: o.url.searchParams.getAll('reference') as Address[], createRecipientAccount: true });
+      payWithReference(rpcClient(svm.rpcUrl), {
+        payer: svm.payers[0]!,
+        recipient: merchant.address,
+        mint: usdc().mint,
+        tokenProgram: usdc().program,
+        decimals: 6,
+        amount,
+        references: o.url.searchParams.getAll('reference') as Address[],
+        createRecipientAccount: true,
+      });
     const status = async (id: string) => (await s.signed(m, 'GET', `/api/v1/orders/${id}`)).body.status as string;
     const scanSlot = async () => BigInt((await s.db.query<{ b: string }>('SELECT block_number::text AS b FROM chain_cursors WHERE chain_id = $1', [CHAIN_ID])).rows[0]?.b ?? -1);
     /** One tick and the RPC calls it made, by method. */
@@ -73,7 +82,14 @@ for (const backend of backends()) {
       const t = await w.tick();
       assert.equal(t.kind, 'leader', json(t));
       const after = proxy.stats().calls;
-      return { t: t as Extract<SolanaTick, { kind: 'leader' }>, calls: Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0)) };
+      return {
+        t: t as Extract<SolanaTick, { kind: 'leader' }>,
+        calls: Object.fromEntries(
+          Object.entries(after)
+            .map(([k, v]) => [k, v - (before[k] ?? 0)])
+            .filter(([, v]) => v !== 0),
+        ),
+      };
     }
 
     it('reads the changed accounts and a rotation, not every account; a payment is confirmed on the next tick', async () => {

@@ -56,9 +56,17 @@ describe('x402 terms at the edge of expiry', () => {
   it('an order expiring within the second still offers maxTimeoutSeconds >= 1 (x402 requires a positive number)', () => {
     const now = Date.UTC(2026, 0, 1, 12, 0, 0, 500);
     const order = {
-      id: 'ord_x', dapp_order_id: 'edge', flow: 'ERC20_DIRECT', chain_id: 31337, pay_to_chain_id: 31337, token_symbol: 'USDC',
-      token_contract: fakeChain().tokens[0]!.address, decimals: 6, pay_to_address: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720',
-      amount_wei: '1', expires_at: new Date(now - 200),
+      id: 'ord_x',
+      dapp_order_id: 'edge',
+      flow: 'ERC20_DIRECT',
+      chain_id: 31337,
+      pay_to_chain_id: 31337,
+      token_symbol: 'USDC',
+      token_contract: fakeChain().tokens[0]!.address,
+      decimals: 6,
+      pay_to_address: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720',
+      amount_wei: '1',
+      expires_at: new Date(now - 200),
     };
     const terms = buildPaymentTerms(order, { baseUrl: 'http://127.0.0.1:8402', nowMs: now, receiveType: 'DIRECT' });
     validatePaymentRequired(decodePaymentRequiredHeader(paymentRequired(terms).header));

@@ -62,10 +62,7 @@ for (const backend of backends()) {
       const db = tdb.db;
       for (const o of r.orders) {
         assert.equal((await getOrderRow(db, o.id)).status, 'INVOICED', o.id);
-        const { rows } = await db.query<{ to_status: string; n: number }>(
-          'SELECT to_status, count(*)::int AS n FROM order_transitions WHERE order_id = $1 GROUP BY to_status',
-          [o.id],
-        );
+        const { rows } = await db.query<{ to_status: string; n: number }>('SELECT to_status, count(*)::int AS n FROM order_transitions WHERE order_id = $1 GROUP BY to_status', [o.id]);
         assert.equal(rows.find((x) => x.to_status === 'INVOICED')?.n, 1, `one INVOICED transition for ${o.id}`);
         for (const x of rows) assert.equal(x.n, 1, `${x.to_status} once for ${o.id}`);
         const { rows: caps } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fee_ledger WHERE order_id = $1 AND kind = 'capture'`, [o.id]);

@@ -83,12 +83,7 @@ export async function createMerchant(db: Database, chain: ChainConfig, topUp = 1
 }
 
 /** A CHECKOUT_VERIFIED order with its fee reserved, as the orders service would create it. */
-export async function createOrder(
-  db: Database,
-  chain: ChainConfig,
-  m: TestMerchant,
-  o: { from: Hex; amount: bigint; expiresAt?: Date; token?: 'USDC' | 'USDT' },
-): Promise<OrderRow> {
+export async function createOrder(db: Database, chain: ChainConfig, m: TestMerchant, o: { from: Hex; amount: bigint; expiresAt?: Date; token?: 'USDC' | 'USDT' }): Promise<OrderRow> {
   const token = chain.tokens.find((t) => t.symbol === (o.token ?? 'USDC'))!;
   return db.transaction(async (tx) => {
     const id = rid('ord');
@@ -162,10 +157,7 @@ export async function transfersOf(q: Queryable, chainId: number): Promise<Transf
 }
 
 export async function transitionsOf(q: Queryable, orderId: string): Promise<{ from_status: string | null; to_status: string; trigger: string }[]> {
-  const { rows } = await q.query<{ from_status: string | null; to_status: string; trigger: string }>(
-    'SELECT from_status, to_status, trigger FROM order_transitions WHERE order_id = $1 ORDER BY id',
-    [orderId],
-  );
+  const { rows } = await q.query<{ from_status: string | null; to_status: string; trigger: string }>('SELECT from_status, to_status, trigger FROM order_transitions WHERE order_id = $1 ORDER BY id', [orderId]);
   return rows;
 }
 
@@ -199,7 +191,11 @@ async function cursorAt(db: Queryable, chainId: number): Promise<number> {
 
 /** Waits until the running watcher has scanned `block` (a range's payments are recorded before its cursor moves). */
 export function scannedTo(db: Queryable, chainId: number, block: number): Promise<number> {
-  return waitFor(`the watcher's cursor at block ${block}`, () => cursorAt(db, chainId), (n) => n >= block);
+  return waitFor(
+    `the watcher's cursor at block ${block}`,
+    () => cursorAt(db, chainId),
+    (n) => n >= block,
+  );
 }
 
 /** The block a mined transaction is in. */
@@ -219,4 +215,3 @@ export async function tickedAtHead(db: Queryable, dev: { rpcUrl: string; chainId
   await mine(dev.rpcUrl, 1);
   await scannedTo(db, dev.chainId, head + 1);
 }
-

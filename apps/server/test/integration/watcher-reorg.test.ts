@@ -10,10 +10,7 @@ import { findLedgerImbalances, getFeeBalance } from '../../src/fees/ledger.ts';
 import type { ChainWatcher } from '../../src/chain/evm/watcher.ts';
 import { readCursor } from '../../src/chain/evm/scan.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import {
-  FEE, chainConfigOf, createMerchant, createOrder, getOrderRow, headNumber, pay, payerAddress, startTestChain, transfersOf,
-  transitionsOf, tickOk, watcherFor, type TestMerchant,
-} from './watcher-fixtures.ts';
+import { FEE, chainConfigOf, createMerchant, createOrder, getOrderRow, headNumber, pay, payerAddress, startTestChain, transfersOf, transitionsOf, tickOk, watcherFor, type TestMerchant } from './watcher-fixtures.ts';
 
 const PAYMENT_FIELDS = ['transfer_id', 'tx_hash', 'log_index', 'block_number', 'block_hash', 'paid_amount_wei', 'confirmations', 'payment_seen_at', 'confirmed_at'] as const;
 
@@ -92,7 +89,10 @@ for (const backend of backends()) {
         for (const f of PAYMENT_FIELDS) assert.equal(o[f], null, f);
         assert.deepEqual(
           (await transitionsOf(db, order.id)).map((t) => [t.from_status, t.to_status, t.trigger]),
-          [['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'confirm'], ['PAYMENT_CONFIRMED', 'CHECKOUT_VERIFIED', 'orphan']],
+          [
+            ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'confirm'],
+            ['PAYMENT_CONFIRMED', 'CHECKOUT_VERIFIED', 'orphan'],
+          ],
         );
         await mine(dev.rpcUrl, chain.finalityConfirmations);
         await tickOk(w);

@@ -11,10 +11,7 @@ import { findLedgerImbalances, getFeeBalance } from '../../src/fees/ledger.ts';
 import { runChainWatcher } from '../../src/chain/evm/watcher.ts';
 import { leaseHolder } from '../../src/chain/evm/lease.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import {
-  FEE, chainConfigOf, createMerchant, createOrder, getOrderRow, pay, payerAddress, startTestChain, tickOk, tickUntilCaughtUp, transfersOf,
-  transitionsOf, watcherFor,
-} from './watcher-fixtures.ts';
+import { FEE, chainConfigOf, createMerchant, createOrder, getOrderRow, pay, payerAddress, startTestChain, tickOk, tickUntilCaughtUp, transfersOf, transitionsOf, watcherFor } from './watcher-fixtures.ts';
 
 /**
  * A JSON-RPC pass-through to anvil that can be switched off (its port closed: connection refused)
@@ -169,7 +166,10 @@ for (const backend of backends()) {
         const o = await getOrderRow(db, order.id);
         assert.equal(o.status, 'CHECKOUT_VERIFIED');
         assert.equal(o.transfer_id, null);
-        assert.deepEqual((await transitionsOf(db, order.id)).map((t) => t.trigger), ['confirm', 'orphan']);
+        assert.deepEqual(
+          (await transitionsOf(db, order.id)).map((t) => t.trigger),
+          ['confirm', 'orphan'],
+        );
 
         await pay(devB, 0, m.wallet, 3_300_000n);
         await mine(devB.rpcUrl, chainB.finalityConfirmations - 1);

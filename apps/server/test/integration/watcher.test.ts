@@ -10,10 +10,7 @@ import { findLedgerImbalances, getFeeBalance } from '../../src/fees/ledger.ts';
 import { transitionOrder } from '../../src/orders/transition.ts';
 import { readCursor, scannedThrough } from '../../src/chain/evm/scan.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import {
-  FEE, chainConfigOf, createMerchant, createOrder, getOrderRow, headNumber, pay, payerAddress, randomAddress, startTestChain,
-  transfersOf, transitionsOf, tickOk, watcherFor, type TestMerchant,
-} from './watcher-fixtures.ts';
+import { FEE, chainConfigOf, createMerchant, createOrder, getOrderRow, headNumber, pay, payerAddress, randomAddress, startTestChain, transfersOf, transitionsOf, tickOk, watcherFor, type TestMerchant } from './watcher-fixtures.ts';
 import type { ChainWatcher } from '../../src/chain/evm/watcher.ts';
 
 for (const backend of backends()) {
@@ -85,7 +82,10 @@ for (const backend of backends()) {
 
         assert.deepEqual(
           (await transitionsOf(db, order.id)).map((t) => [t.from_status, t.to_status, t.trigger]),
-          [['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'confirm'], ['PAYMENT_CONFIRMED', 'INVOICED', 'invoice']],
+          [
+            ['CHECKOUT_VERIFIED', 'PAYMENT_CONFIRMED', 'confirm'],
+            ['PAYMENT_CONFIRMED', 'INVOICED', 'invoice'],
+          ],
         );
         const bal = await getFeeBalance(db, m.id);
         assert.equal(bal!.captured, FEE);
@@ -234,7 +234,10 @@ for (const backend of backends()) {
         assert.equal(o.status, 'CHECKOUT_VERIFIED');
         assert.equal(o.transfer_id, null, 'the earlier transfer did not pay the later order');
         const trs = await transfersOf(db, chain.chainId);
-        assert.deepEqual(trs.map((t) => [t.match_status, t.order_id]), [['unmatched', null]]);
+        assert.deepEqual(
+          trs.map((t) => [t.match_status, t.order_id]),
+          [['unmatched', null]],
+        );
         // A payment made after the order was created pays it.
         await db.query(`UPDATE orders SET created_at = now() WHERE id = $1`, [order.id]);
         await pay(dev, 1, m.wallet, 2_300_000n);

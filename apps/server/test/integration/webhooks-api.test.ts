@@ -139,7 +139,10 @@ for (const backend of backends()) {
       // side) that can take a moment after the commit, so read until both are served.
       let all = await feed('');
       for (const until = Date.now() + 10_000; all.body.events.length < 2 && Date.now() < until; all = await feed('')) await new Promise((r) => setTimeout(r, 50));
-      assert.deepEqual(all.body.events.map((e: { id: string }) => e.id), [e1, e2]);
+      assert.deepEqual(
+        all.body.events.map((e: { id: string }) => e.id),
+        [e1, e2],
+      );
       assert.equal(all.body.next_after, e2);
       assert.equal(all.body.events[0].test, true);
       const fromNow = await feed('?after=now');
@@ -150,7 +153,10 @@ for (const backend of backends()) {
       await new Promise((r) => setTimeout(r, 300));
       const e3 = await trigger(s, other, 'order.expired');
       const got = await waiting;
-      assert.deepEqual(got.body.events.map((e: { id: string }) => e.id), [e3]);
+      assert.deepEqual(
+        got.body.events.map((e: { id: string }) => e.id),
+        [e3],
+      );
       assert.ok(Date.now() - started < 4000, 'answered as soon as the event committed');
 
       const quiet = Date.now();

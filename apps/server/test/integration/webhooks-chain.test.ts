@@ -34,11 +34,16 @@ for (const backend of backends()) {
     });
 
     function waitForEvent(event: string, timeoutMs = 20_000) {
-      return waitFor(() => `${event}; got ${rx.received.map((r) => r.headers['x-webhook-event']).join(', ')}`, () => {
-        const got = rx.received.find((r) => r.headers['x-webhook-event'] === event);
-        if (!got) catchUpClock(s); // the dispatcher runs on the TestClock; order events carry wall-clock time
-        return got;
-      }, undefined, { timeoutMs });
+      return waitFor(
+        () => `${event}; got ${rx.received.map((r) => r.headers['x-webhook-event']).join(', ')}`,
+        () => {
+          const got = rx.received.find((r) => r.headers['x-webhook-event'] === event);
+          if (!got) catchUpClock(s); // the dispatcher runs on the TestClock; order events carry wall-clock time
+          return got;
+        },
+        undefined,
+        { timeoutMs },
+      );
     }
 
     it('delivers order.payment_confirmed and order.invoiced for a paid order', async () => {
@@ -54,7 +59,10 @@ for (const backend of backends()) {
       await mine(dev.rpcUrl, 2);
       const invoiced = await waitForEvent('order.invoiced');
 
-      for (const [got, status] of [[confirmed, 'PAYMENT_CONFIRMED'], [invoiced, 'INVOICED']] as const) {
+      for (const [got, status] of [
+        [confirmed, 'PAYMENT_CONFIRMED'],
+        [invoiced, 'INVOICED'],
+      ] as const) {
         assert.ok(verifyWebhookSignature({ secret: ep.secret, rawBody: got.body, header: got.headers['x-webhook-signature'] as string }));
         assert.equal(verifyStandardWebhook({ secret: ep.secret, headers: got.headers, rawBody: got.body, now: () => s.clock.now() }).ok, true);
         const env = JSON.parse(got.body);

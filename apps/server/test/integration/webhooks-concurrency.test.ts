@@ -98,7 +98,10 @@ for (const backend of backends()) {
         await Promise.all([a.stop(), b.stop()]);
       }
       assert.equal(await count(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'delivered' AND attempt_count = 1`), 500);
-      assert.deepEqual([...receipts].filter(([, n]) => n > 1), []);
+      assert.deepEqual(
+        [...receipts].filter(([, n]) => n > 1),
+        [],
+      );
       assert.equal(receipts.size, 500);
     });
   });

@@ -37,10 +37,13 @@ for (const backend of backends()) {
       const chain = fakeChain();
       const configPath = join(dir, 'tollgate.json');
       // One chain so an order can be created; its RPC is never needed (the order is cancelled).
-      writeFileSync(configPath, JSON.stringify({
-        environment: 'test',
-        chains: [{ chain_id: chain.chainId, rpc_url: chain.rpcUrl, confirmations: 1, finality_confirmations: 2, tokens: chain.tokens }],
-      }));
+      writeFileSync(
+        configPath,
+        JSON.stringify({
+          environment: 'test',
+          chains: [{ chain_id: chain.chainId, rpc_url: chain.rpcUrl, confirmations: 1, finality_confirmations: 2, tokens: chain.tokens }],
+        }),
+      );
       env = { TOLLGATE_CONFIG: configPath, MASTER_KEY: randomBytes(32).toString('hex'), ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', LOG_LEVEL: 'warn' };
       if (backend === 'postgres') {
         scratch = await createScratchDatabase();

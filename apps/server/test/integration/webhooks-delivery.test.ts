@@ -141,7 +141,12 @@ for (const backend of backends()) {
       );
       assert.deepEqual(await rowsOf('gone_'), []);
       // Nothing of this test goes out in the next tests' dispatches.
-      for (const [m, ep] of [[a, a1], [a, a2], [b, eb]] as const) await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/${ep.id}/disable`);
+      for (const [m, ep] of [
+        [a, a1],
+        [a, a2],
+        [b, eb],
+      ] as const)
+        await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/webhooks/${ep.id}/disable`);
     });
 
     it('only subscribed events reach an endpoint; a disabled endpoint gets nothing until enabled', async () => {

@@ -57,7 +57,10 @@ for (const backend of backends()) {
         assert.equal(up.received[0]!.headers['x-webhook-attempt'], '4');
         const [d] = await deliveries(s, m);
         assert.equal(d.status, 'delivered');
-        assert.deepEqual(d.attempts.map((a: { status_code?: number }) => a.status_code ?? null), [null, null, null, 200]);
+        assert.deepEqual(
+          d.attempts.map((a: { status_code?: number }) => a.status_code ?? null),
+          [null, null, null, 200],
+        );
       } finally {
         await up.close();
       }
@@ -66,7 +69,13 @@ for (const backend of backends()) {
     it('a 4xx is recorded as refused and still retried; 5xx, 408 and 429 are not refusals', async () => {
       const rx = await Receiver.start();
       try {
-        for (const [status, refused] of [[400, true], [404, true], [500, false], [408, false], [429, false]] as const) {
+        for (const [status, refused] of [
+          [400, true],
+          [404, true],
+          [500, false],
+          [408, false],
+          [429, false],
+        ] as const) {
           const m = await s.createMerchant();
           await createEndpoint(s, m, rx.url, ['order.cancelled']);
           rx.reply = () => ({ status, body: `nope ${status}` });

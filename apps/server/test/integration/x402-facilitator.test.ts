@@ -54,7 +54,10 @@ for (const backend of backends()) {
       signer = new SettlementSigner(key, privateKeyToAccount(key).address);
       s = await startTestServer({ backend, chains: [chain], config: { settlement: signer }, role: 'api', http: { rateLimits: false } });
       client = createPublicClient({ transport: http(dev.rpcUrl) });
-      for (const [name, address] of [['Paid', payTo], ['Other', otherPayTo]] as const) {
+      for (const [name, address] of [
+        ['Paid', payTo],
+        ['Other', otherPayTo],
+      ] as const) {
         const m = await s.createMerchant({ name });
         const w = await s.admin('POST', `/admin/v1/merchants/${m.merchantId}/wallets`, { chain_id: dev.chainId, token_symbol: 'USDC', address });
         assert.equal(w.status, 201, w.text);
@@ -64,12 +67,7 @@ for (const backend of backends()) {
       const network = `eip155:${dev.chainId}` as const;
       const rs = new x402ResourceServer(new HTTPFacilitatorClient({ url: `${s.url}/x402/v2` })).register(network, new ExactEvmServer());
       const app = express();
-      app.use(
-        paymentMiddleware(
-          { 'GET /paid': { accepts: { scheme: 'exact', price: { amount: PRICE.toString(), asset: usdc, extra: USDC_DOMAIN }, network, payTo }, description: 'paid data' } },
-          rs,
-        ),
-      );
+      app.use(paymentMiddleware({ 'GET /paid': { accepts: { scheme: 'exact', price: { amount: PRICE.toString(), asset: usdc, extra: USDC_DOMAIN }, network, payTo }, description: 'paid data' } }, rs));
       app.get('/paid', (_req, res) => void res.json({ data: 'the paid resource' }));
       resource = await new Promise<Server>((r) => {
         const srv = app.listen(0, '127.0.0.1', () => r(srv));

@@ -99,5 +99,13 @@ export async function startSendRefusingProxy(upstream: string) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}`, state, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    state,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }

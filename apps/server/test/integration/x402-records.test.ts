@@ -57,8 +57,7 @@ for (const backend of backends()) {
       // The worker's pass: confirm at depth, then announce.
       await mine(st.dev.rpcUrl, 3);
       await st.s.tg.deps.x402.reconcile();
-      const events = async () =>
-        (await st.s.db.query<{ merchant_id: string; payload: any }>(`SELECT merchant_id, payload FROM webhook_events WHERE event = 'x402.settlement.confirmed' ORDER BY created_at`)).rows;
+      const events = async () => (await st.s.db.query<{ merchant_id: string; payload: any }>(`SELECT merchant_id, payload FROM webhook_events WHERE event = 'x402.settlement.confirmed' ORDER BY created_at`)).rows;
       const ev = await events();
       assert.equal(ev.length, 1, JSON.stringify(ev));
       assert.equal(ev[0]!.merchant_id, st.m.merchantId);

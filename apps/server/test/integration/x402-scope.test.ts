@@ -61,8 +61,7 @@ for (const backend of backends()) {
     });
 
     const balance = (who: Hex) => client.readContract({ address: usdc, abi: TestTokenArtifact.abi, functionName: 'balanceOf', args: [who] });
-    const body = (o: Partial<X402BodyOptions> = {}) =>
-      x402Body({ chainId: dev.chainId, token: usdc, payTo: merchantWallet, nowSeconds: Math.floor(Date.now() / 1000), payerKey: dev.payers[0]!.privateKey, amount: PRICE, ...o });
+    const body = (o: Partial<X402BodyOptions> = {}) => x402Body({ chainId: dev.chainId, token: usdc, payTo: merchantWallet, nowSeconds: Math.floor(Date.now() / 1000), payerKey: dev.payers[0]!.privateKey, amount: PRICE, ...o });
     const executorNonce = () => client.getTransactionCount({ address: signer.executorAddress });
     const recorded = async () => ({
       claims: (await s.db.query('SELECT 1 FROM x402_authorizations')).rows.length,

@@ -52,7 +52,7 @@ for (const backend of backends()) {
       }
     });
 
-    test('sign out everywhere: a user ends all its own sessions (no one else\'s); the operator ends every operator session', async () => {
+    test("sign out everywhere: a user ends all its own sessions (no one else's); the operator ends every operator session", async () => {
       const pw = await addPortalUser(server, merchantId, 'everywhere@acc.example', 'viewer');
       const otherPw = await addPortalUser(server, merchantId, 'bystander@acc.example', 'viewer');
       const [a, b] = [await signedIn('everywhere@acc.example', pw), await signedIn('everywhere@acc.example', pw)];

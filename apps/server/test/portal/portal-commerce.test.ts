@@ -44,7 +44,10 @@ for (const backend of backends()) {
       assert.equal(off.body.active, false);
       const list = await viewer.call('GET', '/portal/api/products');
       assert.equal(list.status, 200);
-      assert.deepEqual(list.body.data.map((x: any) => [x.product_id, x.active]), [[id, false]]);
+      assert.deepEqual(
+        list.body.data.map((x: any) => [x.product_id, x.active]),
+        [[id, false]],
+      );
       // refused input: a code, nothing changed; a viewer may read but not write
       const bad = await p.call('POST', `/portal/api/products/${id}`, { price: '-1' });
       assert.equal(bad.status, 400, bad.text);

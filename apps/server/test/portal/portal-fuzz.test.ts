@@ -46,8 +46,18 @@ const cursorArb = fc.oneof(
 const textArb = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.constantFrom('%', '_', '\\', "'; --", '0x' + 'a'.repeat(64), '0x' + 'F'.repeat(40), ' '.repeat(5)));
 // Boundary values of each type, drawn more often: the range ends where SQL types overflow.
 const edgeArb = fc.constantFrom(
-  '0000-01-01', '0000-01-01T00:00:00Z', '9999-12-31', '1900-02-29', '999999999999', '2147483648', '9223372036854775808', '-1',
-  b64('9999999999999999999.ord_x'), b64('-9999999999999999999.ord_x'), b64('9223372036854775807.ord_x'), b64('0.x'),
+  '0000-01-01',
+  '0000-01-01T00:00:00Z',
+  '9999-12-31',
+  '1900-02-29',
+  '999999999999',
+  '2147483648',
+  '9223372036854775808',
+  '-1',
+  b64('9999999999999999999.ord_x'),
+  b64('-9999999999999999999.ord_x'),
+  b64('9223372036854775807.ord_x'),
+  b64('0.x'),
 );
 const valueArb = fc.oneof(
   { arbitrary: edgeArb, weight: 3 },

@@ -29,7 +29,7 @@ function totpAt(key: Buffer, ms: number): string {
   return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, '0');
 }
 
-test('the test\'s own TOTP matches RFC 6238 appendix B (SHA-1, T = 59 s → 94287082, last 6 digits)', () => {
+test("the test's own TOTP matches RFC 6238 appendix B (SHA-1, T = 59 s → 94287082, last 6 digits)", () => {
   assert.equal(totpAt(Buffer.from('12345678901234567890'), 59_000), '287082');
   assert.equal(totpAt(Buffer.from('12345678901234567890'), 1111111109_000), '081804');
 });

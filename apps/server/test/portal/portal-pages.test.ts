@@ -40,7 +40,10 @@ describe('portal page routes', () => {
     // The lazily loaded part (products and links, machine payments): small too, same rules, served beside app.js.
     const chunk = a.chunks?.commerce;
     assert.ok(chunk && chunk.gzipBytes < 6_000, `commerce chunk: ${chunk?.gzipBytes} bytes gzipped`);
-    assert.deepEqual([...chunk.js.matchAll(/https?:\/\/[^\s"'`)]+/g)].map((m) => m[0]).filter((u) => !u.startsWith('http://www.w3.org/2000/svg')), []);
+    assert.deepEqual(
+      [...chunk.js.matchAll(/https?:\/\/[^\s"'`)]+/g)].map((m) => m[0]).filter((u) => !u.startsWith('http://www.w3.org/2000/svg')),
+      [],
+    );
     const served = await fetch(`${server.url}/portal/assets/commerce.js?v=${chunk.hash}`);
     assert.equal(served.status, 200);
     assert.equal(await served.text(), chunk.js);

@@ -68,7 +68,9 @@ for (const backend of backends()) {
       const r = await p.call('GET', `/portal/api/orders/${paid}`);
       assert.equal(r.status, 200, r.text);
       assert.equal(r.body.rail, 'card');
-      const { rows: [cp] } = await s.db.query<{ payment_reference: string; card_brand: string; card_last4: string }>('SELECT payment_reference, card_brand, card_last4 FROM card_payments WHERE order_id = $1', [paid]);
+      const {
+        rows: [cp],
+      } = await s.db.query<{ payment_reference: string; card_brand: string; card_last4: string }>('SELECT payment_reference, card_brand, card_last4 FROM card_payments WHERE order_id = $1', [paid]);
       assert.deepEqual(r.body.card, { processor: 'TEST', state: 'succeeded', charges: 1, payment_reference: cp!.payment_reference, brand: 'visa', last4: '4242' });
       assert.deepEqual([cp!.card_brand, cp!.card_last4], ['visa', '4242'], 'stored as the processor reported them');
       assert.equal(r.body.order.fiat_amount, '9.50');
@@ -94,7 +96,10 @@ for (const backend of backends()) {
       const o = await p.call('GET', '/portal/api/overview');
       assert.equal(o.status, 200, o.text);
       const eur = o.body.buckets.filter((b: any) => b.token_symbol === 'EUR' && b.status === 'INVOICED');
-      assert.equal(eur.reduce((a: number, b: any) => a + b.orders, 0), 1);
+      assert.equal(
+        eur.reduce((a: number, b: any) => a + b.orders, 0),
+        1,
+      );
       assert.equal(eur[0].amount, '9.50');
     });
   });

@@ -23,8 +23,7 @@ for (const backend of backends()) {
     after(() => server?.close());
 
     /** `n` failures of `key` already in the current window (as earlier requests left them). */
-    const prefill = (key: string, n: number) =>
-      server.db.query('INSERT INTO portal_login_failures (key, failures, window_start) VALUES ($1, $2, $3)', [key, n, new Date(server.clock.now() - 1000)]);
+    const prefill = (key: string, n: number) => server.db.query('INSERT INTO portal_login_failures (key, failures, window_start) VALUES ($1, $2, $3)', [key, n, new Date(server.clock.now() - 1000)]);
 
     // A gate wide enough to let every guess reach the throttle: the count alone must hold.
     const wideAuth = () => new PortalAuth(server.db, server.tg.deps.config, server.clock, { concurrency: 4, queue: 1000, perAddress: 1000 });
@@ -79,9 +78,7 @@ describe('password hashing under a flood (pglite, loopback, simulated client add
     const watch = setInterval(() => (peak = Math.max(peak, gate.load.running + gate.load.waiting)), 1);
     const t0 = performance.now();
     const answers = await Promise.all(
-      Array.from({ length: MAX_ADDRESS_FAILURES + 10 }, () =>
-        server.request('POST', '/portal/api/invitations/accept', { body: { token: randomBytes(32).toString('base64url'), password: 'some-password-123' }, headers: from('10.9.0.1') }),
-      ),
+      Array.from({ length: MAX_ADDRESS_FAILURES + 10 }, () => server.request('POST', '/portal/api/invitations/accept', { body: { token: randomBytes(32).toString('base64url'), password: 'some-password-123' }, headers: from('10.9.0.1') })),
     );
     clearInterval(watch);
     const codes = answers.map((a) => a.body.code);
@@ -147,7 +144,10 @@ describe('password hashing under a flood (pglite, loopback, simulated client add
     assert.ok(floodStillRunning, 'the flood was still under way when the person signed in');
     assert.ok(peak <= gate.concurrency + gate.queue, `peak ${peak}`);
     assert.ok((statuses['429 auth_busy'] ?? 0) > 0, 'the gate refused part of the flood');
-    assert.deepEqual(Object.keys(statuses).sort(), ['401 login_failed', '429 auth_busy'].filter((k) => statuses[k]));
+    assert.deepEqual(
+      Object.keys(statuses).sort(),
+      ['401 login_failed', '429 auth_busy'].filter((k) => statuses[k]),
+    );
   });
 });
 

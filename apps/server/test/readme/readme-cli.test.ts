@@ -87,16 +87,40 @@ describe('README admin CLI table and config example', () => {
 
   it('every merchant command of the table works with its placeholders filled in', async () => {
     const cmds = tableCommands();
-    assert.deepEqual(cmds.map((c) => c.split(' ').slice(0, 3).join(' ')), [
-      'tollgate merchant create', 'tollgate merchant show', 'tollgate merchant add-wallet', 'tollgate merchant top-up',
-      'tollgate merchant create-key', 'tollgate merchant revoke-key', 'tollgate merchant return-urls',
-      'tollgate merchant set-tolerance', 'tollgate mpp set-price', 'tollgate mpp rotate-receipt-key',
-      'tollgate merchant callback', 'tollgate merchant callbacks', 'tollgate order refund',
-      'tollgate link create', 'tollgate link list', 'tollgate link deactivate',
-      'tollgate chains', 'tollgate portal add-user', 'tollgate card enable', 'tollgate card simulate', 'tollgate card release', 'tollgate card refund',
-    ]);
+    assert.deepEqual(
+      cmds.map((c) => c.split(' ').slice(0, 3).join(' ')),
+      [
+        'tollgate merchant create',
+        'tollgate merchant show',
+        'tollgate merchant add-wallet',
+        'tollgate merchant top-up',
+        'tollgate merchant create-key',
+        'tollgate merchant revoke-key',
+        'tollgate merchant return-urls',
+        'tollgate merchant set-tolerance',
+        'tollgate mpp set-price',
+        'tollgate mpp rotate-receipt-key',
+        'tollgate merchant callback',
+        'tollgate merchant callbacks',
+        'tollgate order refund',
+        'tollgate link create',
+        'tollgate link list',
+        'tollgate link deactivate',
+        'tollgate chains',
+        'tollgate portal add-user',
+        'tollgate card enable',
+        'tollgate card simulate',
+        'tollgate card release',
+        'tollgate card refund',
+      ],
+    );
     const fill = (c: string, key = '') =>
-      c.replace('[--id ID]', '--id cli_shop').replace('NAME', 'Shop').replace(/\bID\b/g, 'cli_shop').replace('0x…', ADDRESS).replace('KEY', key);
+      c
+        .replace('[--id ID]', '--id cli_shop')
+        .replace('NAME', 'Shop')
+        .replace(/\bID\b/g, 'cli_shop')
+        .replace('0x…', ADDRESS)
+        .replace('KEY', key);
 
     assert.match(await run(fill(cmds[0]!)), /merchant_id: cli_shop/);
     await run(fill(cmds[2]!));
@@ -132,7 +156,11 @@ describe('README admin CLI table and config example', () => {
       body: JSON.stringify({ name: 'Delegate Shop', merchant_id: 'cli_dshop', receive_type: 'DELEGATE' }),
     });
     assert.equal(dm.status, 201, await dm.text());
-    const dfill = (c: string) => c.replace(/\bID\b/g, 'cli_dshop').replace('0x…', adapter).replace('NAME', 'Shop-Adapter');
+    const dfill = (c: string) =>
+      c
+        .replace(/\bID\b/g, 'cli_dshop')
+        .replace('0x…', adapter)
+        .replace('NAME', 'Shop-Adapter');
     assert.equal(cmds[10], 'tollgate merchant callback ID --chain 31337 --contract 0x… --eip712-name NAME --eip712-version 1');
     assert.match(await run(dfill(cmds[10]!)), new RegExp(`callback_contract: ${adapter}`, 'i'));
     const listed = await run(dfill(cmds[11]!));
@@ -217,19 +245,22 @@ describe('README admin CLI table and config example', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tg-readme-prod-'));
     const db = await createScratchDatabase();
     const port = await freePort();
-    writeFileSync(join(dir, 'tollgate.json'), codeBlocks(README, 'Configuration').find((b) => b.lang === 'json')!.code.replace('0x…', ADDRESS));
-    const line = serveLine
-      .replace('postgres://…', db.url)
-      .replace('MASTER_KEY=…', `MASTER_KEY=${masterKey}`)
-      .replace('ADMIN_TOKEN=…', `ADMIN_TOKEN=${TEST_ADMIN_TOKEN}`)
-      .replace('/etc/tollgate.json', join(dir, 'tollgate.json'));
+    writeFileSync(
+      join(dir, 'tollgate.json'),
+      codeBlocks(README, 'Configuration')
+        .find((b) => b.lang === 'json')!
+        .code.replace('0x…', ADDRESS),
+    );
+    const line = serveLine.replace('postgres://…', db.url).replace('MASTER_KEY=…', `MASTER_KEY=${masterKey}`).replace('ADMIN_TOKEN=…', `ADMIN_TOKEN=${TEST_ADMIN_TOKEN}`).replace('/etc/tollgate.json', join(dir, 'tollgate.json'));
     // PORT only to avoid another instance's 8402; everything else is the README's line.
     const p = startCommand('sh', ['-c', line], ROOT, { PORT: String(port), LOG_LEVEL: 'warn' });
     try {
       await p.waitFor(/tollgate listening on http:\/\/127\.0\.0\.1:\d+/, 30_000);
       assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
       const m = await fetch(`http://127.0.0.1:${port}/admin/v1/merchants`, {
-        method: 'POST', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Prod shop' }),
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Prod shop' }),
       });
       const created = (await m.json()) as { api_key: string };
       assert.equal(m.status, 201);

@@ -98,7 +98,10 @@ describe('README quick start on a fresh data directory', () => {
     assert.equal(signIn.status, 200, await signIn.text());
 
     const lines = shellLines(quick[1]!.code, port);
-    assert.deepEqual(lines.map((l) => l.split(' ').slice(0, 2).join(' ')), ['npx tollgate', 'curl http://127.0.0.1:' + port + '/merchants/demo', 'curl http://127.0.0.1:' + port + '/openapi.json']);
+    assert.deepEqual(
+      lines.map((l) => l.split(' ').slice(0, 2).join(' ')),
+      ['npx tollgate', 'curl http://127.0.0.1:' + port + '/merchants/demo', 'curl http://127.0.0.1:' + port + '/openapi.json'],
+    );
     assert.match(sh(lines[0]!, env), /merchant_id: demo/);
     assert.equal(JSON.parse(sh(lines[1]!, env)).merchant_id, 'demo');
     assert.equal(JSON.parse(sh(lines[2]!, env)).openapi.startsWith('3.1'), true);
@@ -121,9 +124,9 @@ describe('README quick start on a fresh data directory', () => {
     // The SDK example, verbatim, with the variables it leaves to the reader; paid when it shows terms.
     const sdkExample = codeBlocks(README, 'Taking a payment').find((b) => b.lang === 'ts')!.code;
     const prelude = 'const { apiKey, apiSecret, payerAddress } = JSON.parse(process.env.README_VARS);\n';
-    const sdkRun = runExample('sdk-example.mjs', prelude + sdkExample.replaceAll('127.0.0.1:8402', `127.0.0.1:${port}`) +
-      "\nconsole.log('RESULT ' + JSON.stringify({ status: final.status, orderId: order.orderId }));\n",
-      { README_VARS: JSON.stringify({ apiKey, apiSecret, payerAddress: payer }) });
+    const sdkRun = runExample('sdk-example.mjs', prelude + sdkExample.replaceAll('127.0.0.1:8402', `127.0.0.1:${port}`) + "\nconsole.log('RESULT ' + JSON.stringify({ status: final.status, orderId: order.orderId }));\n", {
+      README_VARS: JSON.stringify({ apiKey, apiSecret, payerAddress: payer }),
+    });
     try {
       await until(() => sdkRun.output().includes('CHECKOUT_VERIFIED') || sdkRun.output().includes('Error'), 20_000, sdkRun.output);
       assert.doesNotMatch(sdkRun.output(), /Error/);
@@ -154,8 +157,7 @@ describe('README quick start on a fresh data directory', () => {
     // The hosted-checkout example on the demo merchant, with the client of the SDK example.
     const coExample = checkoutBlocks.find((b) => b.lang === 'ts')!.code;
     const coPrelude = "import { TollgateClient } from '@tollgate/sdk';\nconst { apiKey, apiSecret, baseUrl } = JSON.parse(process.env.README_VARS);\nconst tollgate = new TollgateClient({ baseUrl, apiKey, apiSecret });\n";
-    const coRun = runExample('checkout-example.mjs', coPrelude + coExample + "\nconsole.log('RESULT ' + JSON.stringify(session));\n",
-      { README_VARS: JSON.stringify({ apiKey, apiSecret, baseUrl: `http://127.0.0.1:${port}` }) });
+    const coRun = runExample('checkout-example.mjs', coPrelude + coExample + "\nconsole.log('RESULT ' + JSON.stringify(session));\n", { README_VARS: JSON.stringify({ apiKey, apiSecret, baseUrl: `http://127.0.0.1:${port}` }) });
     assert.equal(await withTimeout(coRun.exited, 20_000, coRun.output), 0, coRun.output());
     const session = JSON.parse(/RESULT (.*)/.exec(coRun.output())![1]!) as { checkout_id: string; url: string };
     assert.match(session.url, /\/checkout\/pay#cs_/);
@@ -181,7 +183,10 @@ describe('README quick start on a fresh data directory', () => {
     }
     assert.match(dRun2.output(), /INVOICED succeeded 0x[0-9a-f]{64}/, dRun2.output());
     await server.stop('SIGINT');
-    const errors = server.output().split('\n').filter((l) => /"level":(50|60)/.test(l));
+    const errors = server
+      .output()
+      .split('\n')
+      .filter((l) => /"level":(50|60)/.test(l));
     assert.deepEqual(errors, [], 'a restart logs no error line');
     assert.match(server.output(), /"level":40,[^\n]*new chain under chain id 31337[^\n]*"invoiced_kept":2/, "the SDK example's order and the first DELEGATE example's");
     // ~55 s on a loaded 2-core machine; not asserted (a timing bound would flake under load).

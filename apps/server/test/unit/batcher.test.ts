@@ -21,7 +21,10 @@ describe('KeyedBatcher', () => {
     const p = b.submit('k', 1);
     assert.equal(c.batches.length, 0, 'nothing runs synchronously');
     await tick();
-    assert.deepEqual(c.batches.map((x) => x.items), [[1]]);
+    assert.deepEqual(
+      c.batches.map((x) => x.items),
+      [[1]],
+    );
     c.batches[0]!.finish();
     assert.equal(await p, 'k:1');
     assert.equal(b.pending, 0);
@@ -33,7 +36,10 @@ describe('KeyedBatcher', () => {
     const ps = [1, 2, 3].map((x) => b.submit('k', x));
     assert.deepEqual(b.stats(), { batches: 0, items: 0, queued: 3 });
     await tick();
-    assert.deepEqual(c.batches.map((x) => x.items), [[1, 2, 3]]);
+    assert.deepEqual(
+      c.batches.map((x) => x.items),
+      [[1, 2, 3]],
+    );
     assert.deepEqual(b.stats(), { batches: 1, items: 3, queued: 0 });
     c.batches[0]!.finish();
     assert.deepEqual(await Promise.all(ps), ['k:1', 'k:2', 'k:3']);
@@ -85,7 +91,10 @@ describe('KeyedBatcher', () => {
     const b = new KeyedBatcher(c.run, { maxBatch: 2, maxInFlight: 5 });
     const ps = [1, 2, 3, 4, 5].map((x) => b.submit('k', x));
     await tick();
-    assert.deepEqual(c.batches.map((x) => x.items), [[1, 2], [3, 4], [5]]);
+    assert.deepEqual(
+      c.batches.map((x) => x.items),
+      [[1, 2], [3, 4], [5]],
+    );
     c.batches.forEach((x) => x.finish());
     assert.deepEqual(await Promise.all(ps), ['k:1', 'k:2', 'k:3', 'k:4', 'k:5']);
   });
@@ -96,13 +105,19 @@ describe('KeyedBatcher', () => {
     const ps = [1, 2, 3].map((x) => b.submit('a', x));
     const other = b.submit('b', 9);
     await tick();
-    assert.deepEqual(c.batches.map((x) => `${x.key}${x.items}`), ['a1', 'a2', 'b9']);
+    assert.deepEqual(
+      c.batches.map((x) => `${x.key}${x.items}`),
+      ['a1', 'a2', 'b9'],
+    );
     c.batches[2]!.finish();
     assert.equal(await other, 'b:9', 'key b finished while key a was saturated');
     c.batches[0]!.finish();
     await ps[0];
     await tick();
-    assert.deepEqual(c.batches.map((x) => `${x.key}${x.items}`), ['a1', 'a2', 'b9', 'a3']);
+    assert.deepEqual(
+      c.batches.map((x) => `${x.key}${x.items}`),
+      ['a1', 'a2', 'b9', 'a3'],
+    );
     c.batches[1]!.finish();
     c.batches[3]!.finish();
     assert.deepEqual(await Promise.all(ps), ['a:1', 'a:2', 'a:3']);
@@ -137,37 +152,35 @@ describe('KeyedBatcher', () => {
 
   it('property: every item gets its own result exactly once; limits hold under any schedule', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.nat(3)), { minLength: 1, maxLength: 60 }),
-        fc.integer({ min: 1, max: 5 }),
-        fc.integer({ min: 1, max: 3 }),
-        async (plan, maxBatch, maxInFlight) => {
-          const running = new Map<string, number>();
-          let violation = '';
-          const b = new KeyedBatcher<number, number>(
-            async (key, items) => {
-              const n = (running.get(key) ?? 0) + 1;
-              running.set(key, n);
-              if (n > maxInFlight) violation = `${n} batches of ${key} in flight`;
-              if (items.length > maxBatch) violation = `batch of ${items.length}`;
-              await new Promise((r) => setTimeout(r, items[0]! % 3));
-              running.set(key, running.get(key)! - 1);
-              return items.map((x) => x * 2);
-            },
-            { maxBatch, maxInFlight },
-          );
-          const ps: Promise<number>[] = [];
-          let id = 0;
-          for (const [key, pause] of plan) {
-            ps.push(b.submit(key, id++));
-            if (pause > 0) await new Promise((r) => setTimeout(r, pause - 1));
-          }
-          const out = await Promise.all(ps);
-          assert.equal(violation, '');
-          assert.deepEqual(out, plan.map((_, i) => i * 2));
-          assert.equal(b.pending, 0);
-        },
-      ),
+      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.nat(3)), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 3 }), async (plan, maxBatch, maxInFlight) => {
+        const running = new Map<string, number>();
+        let violation = '';
+        const b = new KeyedBatcher<number, number>(
+          async (key, items) => {
+            const n = (running.get(key) ?? 0) + 1;
+            running.set(key, n);
+            if (n > maxInFlight) violation = `${n} batches of ${key} in flight`;
+            if (items.length > maxBatch) violation = `batch of ${items.length}`;
+            await new Promise((r) => setTimeout(r, items[0]! % 3));
+            running.set(key, running.get(key)! - 1);
+            return items.map((x) => x * 2);
+          },
+          { maxBatch, maxInFlight },
+        );
+        const ps: Promise<number>[] = [];
+        let id = 0;
+        for (const [key, pause] of plan) {
+          ps.push(b.submit(key, id++));
+          if (pause > 0) await new Promise((r) => setTimeout(r, pause - 1));
+        }
+        const out = await Promise.all(ps);
+        assert.equal(violation, '');
+        assert.deepEqual(
+          out,
+          plan.map((_, i) => i * 2),
+        );
+        assert.equal(b.pending, 0);
+      }),
       { numRuns: 60 },
     );
   });

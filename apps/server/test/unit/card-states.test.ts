@@ -71,7 +71,10 @@ test('Stripe events normalize to card events; unrelated types and unpaid session
   assert.deepEqual(normalizeStripeEvent(ev('checkout.session.completed', { payment_intent: null, payment_status: 'unpaid', metadata: md })), []);
   assert.equal(normalizeStripeEvent(ev('payment_intent.payment_failed', { id: 'pi_1', amount: 950, currency: 'eur', metadata: md, last_payment_error: { decline_code: 'insufficient_funds' } }))[0]!.declineCode, 'insufficient_funds');
   const refund = (status: string) => normalizeStripeEvent(ev('refund.updated', { id: 're_1', payment_intent: 'pi_1', amount: 100, currency: 'eur', status, metadata: { tollgate_refund_id: 'rf_1' } }));
-  assert.deepEqual(refund('succeeded').map((e) => [e.type, e.refundId, e.refundKey, e.amountMinor]), [['refund.succeeded', 're_1', 'rf_1', 100n]]);
+  assert.deepEqual(
+    refund('succeeded').map((e) => [e.type, e.refundId, e.refundKey, e.amountMinor]),
+    [['refund.succeeded', 're_1', 'rf_1', 100n]],
+  );
   assert.deepEqual(refund('pending'), []);
   assert.equal(refund('canceled')[0]!.type, 'refund.failed');
   const dispute = (type: string, status: string) => normalizeStripeEvent(ev(type, { id: 'dp_1', payment_intent: 'pi_1', amount: 950, currency: 'eur', status }))[0]?.type;
@@ -93,7 +96,7 @@ test('Stripe Checkout expires_at: the order window, within 35 min and 23 h of th
   const created = new Date('2026-01-01T00:00:00Z');
   const at = (s: number) => new Date(created.getTime() + s * 1000);
   const base = created.getTime() / 1000;
-  assert.equal(stripeExpiry(at(600), created), base + 35 * 60, 'a 10-minute window: Stripe\'s 30-minute floor (+5 for a retry)');
+  assert.equal(stripeExpiry(at(600), created), base + 35 * 60, "a 10-minute window: Stripe's 30-minute floor (+5 for a retry)");
   assert.equal(stripeExpiry(at(3600), created), base + 3600);
   assert.equal(stripeExpiry(at(3 * 86_400), created), base + 23 * 3600);
   assert.equal(stripeExpiry(at(3600), created), stripeExpiry(at(3600), created));

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LimitExceededRpcError, ResponseBodyTooLargeError, RpcRequestError, toEventSelector } from 'viem';
-import {
-  TRANSFER_TOPIC, addressTopic, backoffDelay, decodeTransferLog, describeError, isRangeError, redactUrls, withRetry,
-} from '../../src/chain/evm/rpc.ts';
+import { TRANSFER_TOPIC, addressTopic, backoffDelay, decodeTransferLog, describeError, isRangeError, redactUrls, withRetry } from '../../src/chain/evm/rpc.ts';
 import { initialCursorBlock, nextRange } from '../../src/chain/evm/scan.ts';
 import { rewindTarget } from '../../src/chain/evm/reorg.ts';
 import { tickBackoff } from '../../src/chain/evm/watcher.ts';
@@ -12,52 +10,96 @@ import { mapLimit } from '../../src/chain/evm/context.ts';
 describe('withRetry', () => {
   it('retries until success', async () => {
     let calls = 0;
-    const v = await withRetry(async () => {
-      if (++calls < 3) throw new Error('flaky');
-      return 'ok';
-    }, { attempts: 3, baseMs: 1, maxMs: 2 });
+    const v = await withRetry(
+      async () => {
+        if (++calls < 3) throw new Error('flaky');
+        return 'ok';
+      },
+      { attempts: 3, baseMs: 1, maxMs: 2 },
+    );
     assert.equal(v, 'ok');
     assert.equal(calls, 3);
   });
 
   it('rethrows the last error after `attempts`', async () => {
     let calls = 0;
-    await assert.rejects(withRetry(async () => { throw new Error(`fail ${++calls}`); }, { attempts: 2, baseMs: 1, maxMs: 1 }), /fail 2/);
+    await assert.rejects(
+      withRetry(
+        async () => {
+          throw new Error(`fail ${++calls}`);
+        },
+        { attempts: 2, baseMs: 1, maxMs: 1 },
+      ),
+      /fail 2/,
+    );
     assert.equal(calls, 2);
   });
 
   it('stops at once when shouldRetry says no', async () => {
     let calls = 0;
-    await assert.rejects(withRetry(async () => { calls++; throw new Error('query returned more than 10000 results'); }, { attempts: 5, baseMs: 1, maxMs: 1, shouldRetry: (e) => !isRangeError(e) }));
+    await assert.rejects(
+      withRetry(
+        async () => {
+          calls++;
+          throw new Error('query returned more than 10000 results');
+        },
+        { attempts: 5, baseMs: 1, maxMs: 1, shouldRetry: (e) => !isRangeError(e) },
+      ),
+    );
     assert.equal(calls, 1);
   });
 });
 
 describe('backoff', () => {
   it('full jitter stays under the doubling cap', () => {
-    assert.equal(backoffDelay(0, 100, 1000, () => 0.999), 99);
-    assert.equal(backoffDelay(3, 100, 1000, () => 0.999), 799);
-    assert.equal(backoffDelay(10, 100, 1000, () => 0.999), 999);
-    assert.equal(backoffDelay(10, 100, 1000, () => 0), 0);
+    assert.equal(
+      backoffDelay(0, 100, 1000, () => 0.999),
+      99,
+    );
+    assert.equal(
+      backoffDelay(3, 100, 1000, () => 0.999),
+      799,
+    );
+    assert.equal(
+      backoffDelay(10, 100, 1000, () => 0.999),
+      999,
+    );
+    assert.equal(
+      backoffDelay(10, 100, 1000, () => 0),
+      0,
+    );
   });
 
   it('tick backoff doubles the poll interval with equal jitter, capped at 30 s', () => {
-    assert.equal(tickBackoff(1, 1000, () => 0), 1000);
-    assert.equal(tickBackoff(1, 1000, () => 1), 2000);
-    assert.equal(tickBackoff(30, 1000, () => 0), 15_000);
-    assert.equal(tickBackoff(30, 1000, () => 1), 30_000);
+    assert.equal(
+      tickBackoff(1, 1000, () => 0),
+      1000,
+    );
+    assert.equal(
+      tickBackoff(1, 1000, () => 1),
+      2000,
+    );
+    assert.equal(
+      tickBackoff(30, 1000, () => 0),
+      15_000,
+    );
+    assert.equal(
+      tickBackoff(30, 1000, () => 1),
+      30_000,
+    );
   });
 });
 
 describe('isRangeError', () => {
-  it('recognises the providers\' phrasings and viem\'s body limit', () => {
+  it("recognises the providers' phrasings and viem's body limit", () => {
     for (const m of [
       'query returned more than 10000 results',
       'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range',
       'eth_getLogs is limited to a 10,000 range',
       'exceed maximum block range: 5000',
       'block range is too wide',
-    ]) assert.ok(isRangeError(new Error(m)), m);
+    ])
+      assert.ok(isRangeError(new Error(m)), m);
     assert.ok(isRangeError(new LimitExceededRpcError(new RpcRequestError({ body: {}, url: 'http://x', error: { code: -32005, message: 'query returned more than 10000 results' } }))));
     assert.ok(isRangeError(new ResponseBodyTooLargeError({ maxSize: 10, size: 11 } as never)));
     assert.ok(isRangeError({ status: 413, message: 'Payload Too Large' }));
@@ -78,7 +120,10 @@ describe('describeError / redactUrls', () => {
 
   it('describes a database error by its structure, never its values', () => {
     const e = Object.assign(new Error('duplicate key value violates unique constraint "payments_tx_key"'), {
-      code: '23505', table: 'payments', constraint: 'payments_tx_key', detail: 'Key (tx_hash)=(0xdeadbeef) already exists.',
+      code: '23505',
+      table: 'payments',
+      constraint: 'payments_tx_key',
+      detail: 'Key (tx_hash)=(0xdeadbeef) already exists.',
     });
     const d = describeError(e);
     assert.equal(d, 'database error sqlstate=23505 table=payments constraint=payments_tx_key');
@@ -94,7 +139,7 @@ describe('transfer logs', () => {
   const base = {
     address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
     topics: [TRANSFER_TOPIC, addressTopic('0x70997970C51812dc3A010C7d01b50e0d17dc79C8'), addressTopic('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC')],
-    data: `0x${(2_500_000n).toString(16).padStart(64, '0')}`,
+    data: `0x${2_500_000n.toString(16).padStart(64, '0')}`,
     transactionHash: '0x' + 'AB'.repeat(32),
     logIndex: '0x2',
     blockNumber: '0x10',

@@ -1,18 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  SESSION_STATUSES,
-  SESSION_TRANSITIONS,
-  effectiveStatus,
-  isExpiredAt,
-  isLiveOrder,
-  isPayable,
-  nextSessionStatus,
-  sessionSourcesOf,
-  sessionTargetOf,
-  sessionTriggerForOrder,
-  type SessionTrigger,
-} from '../../src/checkout/states.ts';
+import { SESSION_STATUSES, SESSION_TRANSITIONS, effectiveStatus, isExpiredAt, isLiveOrder, isPayable, nextSessionStatus, sessionSourcesOf, sessionTargetOf, sessionTriggerForOrder, type SessionTrigger } from '../../src/checkout/states.ts';
 import { ORDER_STATUSES } from '../../src/orders/states.ts';
 
 const TRIGGERS: SessionTrigger[] = ['bind', 'rebind', 'complete', 'fail', 'expire', 'cancel'];

@@ -27,7 +27,13 @@ describe('checkout create rules (draftSession)', () => {
   it('a minimal crypto session: price converted exactly per token, default rails and expiry', () => {
     const d = draft({ price: '9.99' });
     assert.deepEqual(d.paymentRails, ['crypto']);
-    assert.deepEqual(d.paymentOptions.map((o) => [o.token_symbol, o.amount_wei]), [['USDC', '9990000'], ['DAI', '9990000000000000000']]);
+    assert.deepEqual(
+      d.paymentOptions.map((o) => [o.token_symbol, o.amount_wei]),
+      [
+        ['USDC', '9990000'],
+        ['DAI', '9990000000000000000'],
+      ],
+    );
     assert.equal(d.expiresAt.getTime(), (Math.floor(NOW / 1000) + 3600) * 1000);
     assert.deepEqual([d.lineItems, d.publicMetadata, d.privateMetadata], [[], {}, {}]);
   });
@@ -145,7 +151,7 @@ describe('checkout create rules (draftSession)', () => {
     assert.deepEqual(parsePaymentRails(undefined), ['crypto']);
   });
 
-  it('card is the card rail\'s other name: accepted, stored and answered as fiat on this surface', () => {
+  it("card is the card rail's other name: accepted, stored and answered as fiat on this surface", () => {
     assert.deepEqual(parsePaymentRails('crypto,card'), ['crypto', 'fiat']);
     assert.deepEqual(parsePaymentRails('card'), ['fiat']);
     const twice = parsePaymentRails('fiat,card') as { kind: string; param: string; message: string };
@@ -160,7 +166,10 @@ describe('checkout create rules (draftSession)', () => {
 describe('line items', () => {
   it('amount is per unit: sum(amount × quantity) must equal the total exactly', () => {
     const items = parseLineItems('[{"name":"Tee","quantity":3,"amount":"0.1"},{"name":"Mug","quantity":1,"amount":"9.7"}]', { value: '10.00', param: 'price' });
-    assert.deepEqual(items, [{ name: 'Tee', quantity: 3, amount: '0.1' }, { name: 'Mug', quantity: 1, amount: '9.7' }]);
+    assert.deepEqual(items, [
+      { name: 'Tee', quantity: 3, amount: '0.1' },
+      { name: 'Mug', quantity: 1, amount: '9.7' },
+    ]);
   });
   it('items without amounts, or a mix, are display-only (no sum check)', () => {
     assert.ok(Array.isArray(parseLineItems('[{"name":"a","quantity":1}]', { value: '5', param: 'price' })));

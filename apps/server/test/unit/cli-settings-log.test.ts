@@ -54,7 +54,10 @@ describe('one log format (pino: numeric level, epoch-ms time)', () => {
     log.warn('w');
     log.error('e');
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(parsed.map((p) => p.level), [30, 40, 50]);
+    assert.deepEqual(
+      parsed.map((p) => p.level),
+      [30, 40, 50],
+    );
     for (const p of parsed) {
       assert.equal(typeof p.time, 'number');
       assert.equal(p.pid, process.pid);

@@ -47,12 +47,19 @@ describe('config: chains[].explorer_url', () => {
 
   it('knowing a chain does not invent its confirmation depths', () => {
     assert.equal(CHAIN_PRESETS[84532], undefined);
-    assert.throws(() => load({ chain_id: 84532, confirmations: undefined }), (e) => e instanceof ConfigError && e.key === 'chains.0.confirmations');
+    assert.throws(
+      () => load({ chain_id: 84532, confirmations: undefined }),
+      (e) => e instanceof ConfigError && e.key === 'chains.0.confirmations',
+    );
   });
 
   it('refuses what is not an http(s) URL or carries a query or fragment', () => {
     for (const bad of ['javascript:alert(1)', 'ftp://x.example', 'https://x.example/?tx=', 'https://x.example/#a', 'https://x .example', '']) {
-      assert.throws(() => load({ chain_id: 1, explorer_url: bad }), (e) => e instanceof ConfigError && e.key === 'chains.0.explorer_url', bad);
+      assert.throws(
+        () => load({ chain_id: 1, explorer_url: bad }),
+        (e) => e instanceof ConfigError && e.key === 'chains.0.explorer_url',
+        bad,
+      );
     }
   });
 

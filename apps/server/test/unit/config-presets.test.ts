@@ -55,10 +55,25 @@ describe('loadConfig: chain presets', () => {
   });
 
   it('every preset field can be overridden; `tokens` picks preset tokens by symbol and overrides their fields', () => {
-    const { cwd, env } = withFile(buildFile({ chains: [{
-      preset: 137, rpc_url: 'https://rpc.example.com', name: 'Polygon (ours)', explorer_url: 'https://explorer.example/', confirmations: 5, finality_confirmations: 9, poll_interval_ms: 500,
-      tokens: [{ symbol: 'USDT', eip3009: false, eip712_name: 'USDT0', eip712_version: '1' }, { symbol: 'EURC', address: USDC, decimals: 6 }],
-    }] }));
+    const { cwd, env } = withFile(
+      buildFile({
+        chains: [
+          {
+            preset: 137,
+            rpc_url: 'https://rpc.example.com',
+            name: 'Polygon (ours)',
+            explorer_url: 'https://explorer.example/',
+            confirmations: 5,
+            finality_confirmations: 9,
+            poll_interval_ms: 500,
+            tokens: [
+              { symbol: 'USDT', eip3009: false, eip712_name: 'USDT0', eip712_version: '1' },
+              { symbol: 'EURC', address: USDC, decimals: 6 },
+            ],
+          },
+        ],
+      }),
+    );
     const c = loadConfig(env, cwd).chains[0]!;
     assert.deepEqual([c.name, c.explorerUrl, c.confirmations, c.finalityConfirmations, c.pollIntervalMs], ['Polygon (ours)', 'https://explorer.example', 5, 9, 500]);
     assert.deepEqual(c.tokens, [
@@ -91,7 +106,10 @@ describe('loadConfig: chain presets', () => {
         assert.equal(t.decimals, id === '56' ? 18 : 6, `${id} ${t.symbol}`);
       }
     }
-    assert.deepEqual(PRESET_IDS.toSorted((a, b) => a - b), [1, 56, 137, 1088, 2345, 42161]);
+    assert.deepEqual(
+      PRESET_IDS.toSorted((a, b) => a - b),
+      [1, 56, 137, 1088, 2345, 42161],
+    );
   });
 
   it('a chain without a preset and without confirmations fails', () => {

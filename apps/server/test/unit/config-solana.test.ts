@@ -41,7 +41,10 @@ function load(chains: unknown[]) {
 describe('config: Solana chains', () => {
   it('a kind "solana" entry is a Solana cluster; EVM chains are unchanged beside it', () => {
     const c = load([evm, solana()]);
-    assert.deepEqual(c.chains.map((x) => x.chainId), [31337]);
+    assert.deepEqual(
+      c.chains.map((x) => x.chainId),
+      [31337],
+    );
     const s = c.solanaChains![0]!;
     assert.equal(s.network, 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp');
     assert.equal(s.name, 'Solana');

@@ -44,14 +44,7 @@ describe('TRUST_PROXY / trust_proxy', () => {
     assert.equal(parseTrustProxy('1', 'TRUST_PROXY'), 1);
     assert.equal(parseTrustProxy(' 2 ', 'TRUST_PROXY'), 2);
     assert.deepEqual(parseTrustProxy('127.0.0.1', 'TRUST_PROXY'), ['127.0.0.1']);
-    assert.deepEqual(parseTrustProxy('127.0.0.1, 10.0.0.0/8,fd00::/8, ::1,loopback,uniquelocal', 'TRUST_PROXY'), [
-      '127.0.0.1',
-      '10.0.0.0/8',
-      'fd00::/8',
-      '::1',
-      'loopback',
-      'uniquelocal',
-    ]);
+    assert.deepEqual(parseTrustProxy('127.0.0.1, 10.0.0.0/8,fd00::/8, ::1,loopback,uniquelocal', 'TRUST_PROXY'), ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', '::1', 'loopback', 'uniquelocal']);
     // the file's JSON forms
     assert.equal(parseTrustProxy(false, 'trust_proxy'), false);
     assert.equal(parseTrustProxy(1, 'trust_proxy'), 1);

@@ -208,7 +208,15 @@ describe('loadConfig: the config file', () => {
 
   const schemaCases: [string, Record<string, unknown>, string][] = [
     ['unknown top-level key', buildFile({ extra: true }), 'extra'],
-    ['missing environment', (() => { const f = buildFile(); delete f.environment; return f; })(), 'environment'],
+    [
+      'missing environment',
+      (() => {
+        const f = buildFile();
+        delete f.environment;
+        return f;
+      })(),
+      'environment',
+    ],
     ['bad environment', buildFile({ environment: 'staging' }), 'environment'],
     ['order_ttl_seconds too small', buildFile({ order_ttl_seconds: 10 }), 'order_ttl_seconds'],
     ['unknown key in fees', buildFile({ fees: { per_order: '0.01', currency: 'USD' } }), 'fees.currency'],
@@ -218,31 +226,11 @@ describe('loadConfig: the config file', () => {
     ['unknown key in a chain', buildFile({ chains: [{ ...(buildFile().chains as object[])[0], rpc: 'x' }] }), 'chains.0.rpc'],
     ['bad chain rpc_url', buildFile({ chains: [{ ...(buildFile().chains as object[])[0], rpc_url: 'localhost:8545' }] }), 'chains.0.rpc_url'],
     ['chain without tokens', buildFile({ chains: [{ ...(buildFile().chains as object[])[0], tokens: [] }] }), 'chains.0.tokens'],
-    [
-      'bad token address',
-      buildFile({ chains: [{ ...(buildFile().chains as object[])[0], tokens: [{ symbol: 'USDC', address: '0x1234', decimals: 6 }] }] }),
-      'chains.0.tokens.0.address',
-    ],
-    [
-      'bad token symbol',
-      buildFile({ chains: [{ ...(buildFile().chains as object[])[0], tokens: [{ symbol: 'usdc', address: USDC, decimals: 6 }] }] }),
-      'chains.0.tokens.0.symbol',
-    ],
-    [
-      'unknown key in a token',
-      buildFile({ chains: [{ ...(buildFile().chains as object[])[0], tokens: [{ symbol: 'USDC', address: USDC, decimals: 6, name: 'x' }] }] }),
-      'chains.0.tokens.0.name',
-    ],
-    [
-      'finality below confirmations',
-      buildFile({ chains: [{ ...(buildFile().chains as object[])[0], confirmations: 5, finality_confirmations: 4 }] }),
-      'chains.0.finality_confirmations',
-    ],
-    [
-      'duplicate chain',
-      buildFile({ chains: [(buildFile().chains as object[])[0], { ...(buildFile().chains as object[])[0], name: 'Again' }] }),
-      'chains.1.chain_id',
-    ],
+    ['bad token address', buildFile({ chains: [{ ...(buildFile().chains as object[])[0], tokens: [{ symbol: 'USDC', address: '0x1234', decimals: 6 }] }] }), 'chains.0.tokens.0.address'],
+    ['bad token symbol', buildFile({ chains: [{ ...(buildFile().chains as object[])[0], tokens: [{ symbol: 'usdc', address: USDC, decimals: 6 }] }] }), 'chains.0.tokens.0.symbol'],
+    ['unknown key in a token', buildFile({ chains: [{ ...(buildFile().chains as object[])[0], tokens: [{ symbol: 'USDC', address: USDC, decimals: 6, name: 'x' }] }] }), 'chains.0.tokens.0.name'],
+    ['finality below confirmations', buildFile({ chains: [{ ...(buildFile().chains as object[])[0], confirmations: 5, finality_confirmations: 4 }] }), 'chains.0.finality_confirmations'],
+    ['duplicate chain', buildFile({ chains: [(buildFile().chains as object[])[0], { ...(buildFile().chains as object[])[0], name: 'Again' }] }), 'chains.1.chain_id'],
     [
       'duplicate token symbol',
       buildFile({

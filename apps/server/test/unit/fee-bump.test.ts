@@ -60,7 +60,14 @@ describe('chains[].fee_bump', () => {
   const load = (feeBump: unknown) => {
     const cwd = mkdtempSync(join(tmpdir(), 'tollgate-feebump-'));
     dirs.push(cwd);
-    const chain = { chain_id: 31337, rpc_url: 'http://127.0.0.1:8545', confirmations: 1, finality_confirmations: 2, tokens: [{ symbol: 'USDC', address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 }], ...(feeBump === undefined ? {} : { fee_bump: feeBump }) };
+    const chain = {
+      chain_id: 31337,
+      rpc_url: 'http://127.0.0.1:8545',
+      confirmations: 1,
+      finality_confirmations: 2,
+      tokens: [{ symbol: 'USDC', address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 }],
+      ...(feeBump === undefined ? {} : { fee_bump: feeBump }),
+    };
     writeFileSync(join(cwd, 'tollgate.json'), JSON.stringify({ environment: 'production', chains: [chain] }));
     return loadConfig({ TOLLGATE_CONFIG: 'tollgate.json', MASTER_KEY: 'ab'.repeat(32) }, cwd).chains[0] as { feeBump?: unknown };
   };
@@ -72,7 +79,11 @@ describe('chains[].fee_bump', () => {
 
   it('refuses a raise under 10 %, a zero delay, a decimal or negative cap, unknown keys', () => {
     for (const bad of [{ bump_percent: 9 }, { after_seconds: 0 }, { max_fee_per_gas: '1.5' }, { max_fee_per_gas: '-1' }, { max_fee_per_gas: 5 }, { after_blocks: 3 }]) {
-      assert.throws(() => load(bad), (e: unknown) => e instanceof ConfigError && /fee_bump/.test(e.key), JSON.stringify(bad));
+      assert.throws(
+        () => load(bad),
+        (e: unknown) => e instanceof ConfigError && /fee_bump/.test(e.key),
+        JSON.stringify(bad),
+      );
     }
   });
 });

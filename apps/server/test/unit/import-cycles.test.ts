@@ -37,7 +37,7 @@ test('check:cycles fails on a cycle of type-only imports, names its files, and p
   // The same modules, the port owned by the core: one direction.
   const acyclic = fixture({
     'orders/service.ts': "import type { Rail } from './port.ts';\nexport interface Orders { rails: Rail[] }\n",
-    'orders/port.ts': "export interface Rail { start(orders: { rails: unknown[] }): void }\n",
+    'orders/port.ts': 'export interface Rail { start(orders: { rails: unknown[] }): void }\n',
     'rails/crypto.ts': "import type { Rail } from '../orders/port.ts';\nexport const crypto: Rail = { start() {} };\n",
     'main.ts': "import type { Orders } from './orders/service.ts';\nimport { crypto } from './rails/crypto.ts';\nexport const orders: Orders = { rails: [crypto] };\n",
   });
@@ -82,7 +82,7 @@ test('check:cycles applies the whole layer table: core → plug-in, plug-in → 
     'apps/server/src/http/route.ts': "import type { PortalContext } from '../portal/http.ts';\nexport type Req = { portal: PortalContext };\n",
     'apps/server/src/portal/http.ts': 'export type PortalContext = { role: string };\n',
     'apps/server/src/quickpay/service.ts': "import type { AppDeps } from '../deps.ts';\nexport type Q = { deps: AppDeps };\n",
-    'apps/server/src/deps.ts': "export interface AppDeps { db: unknown }\n",
+    'apps/server/src/deps.ts': 'export interface AppDeps { db: unknown }\n',
     'apps/server/src/webhooks/service.ts': "import { started } from '../main.ts';\nexport const w = started;\n",
     'apps/server/src/main.ts': 'export const started = true;\n',
   });
@@ -111,7 +111,7 @@ test('check:cycles applies the whole layer table: core → plug-in, plug-in → 
 
 test('check:cycles fails on a server file no layer claims (the table must name every folder)', async (t) => {
   const dir = fixture({
-    'apps/server/src/orders/service.ts': "export const o = 1;\n",
+    'apps/server/src/orders/service.ts': 'export const o = 1;\n',
     'apps/server/src/newthing/index.ts': "import { o } from '../orders/service.ts';\nexport const n = o;\n",
   });
   t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -70,7 +70,7 @@ describe('keystore v3', () => {
     refusal(() => decryptKeystore(PBKDF2_VECTOR, 'wrong-passphrase-123'), /wrong passphrase/, 'wrong-passphrase-123');
   });
 
-  it('round trip: what it writes it reads, in geth\'s shape (lowercase address without 0x, UUID id, scrypt)', () => {
+  it("round trip: what it writes it reads, in geth's shape (lowercase address without 0x, UUID id, scrypt)", () => {
     const key = '0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356';
     const file = encryptKeystore(key, 'correct horse', LIGHT) as any;
     assert.equal(file.version, 3);
@@ -115,7 +115,12 @@ describe('keystore v3', () => {
 
   it('files: the passphrase file loses one trailing line ending only; an unreadable or non-JSON keystore is named, not quoted', () => {
     const d = tmp();
-    for (const [text, want] of [['pw\n', 'pw'], ['pw\r\n', 'pw'], ['pw', 'pw'], [' pw \n\n', ' pw \n']] as const) {
+    for (const [text, want] of [
+      ['pw\n', 'pw'],
+      ['pw\r\n', 'pw'],
+      ['pw', 'pw'],
+      [' pw \n\n', ' pw \n'],
+    ] as const) {
       writeFileSync(join(d, 'p'), text);
       assert.equal(passphraseFromFile(join(d, 'p')), want);
     }

@@ -11,9 +11,24 @@ test('parseRfc3339: offsets, fractions, calendar and range', () => {
   assert.equal(parseRfc3339('1970-01-01T00:00:00Z')?.getTime(), 0);
   assert.equal(parseRfc3339('9999-12-31T23:59:59Z')?.toISOString(), '9999-12-31T23:59:59.000Z');
   assert.equal(parseRfc3339('2024-02-29T00:00:00Z')?.toISOString(), '2024-02-29T00:00:00.000Z');
-  for (const bad of ['0000-01-01T00:00:00Z', '0099-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '1970-01-01T00:30:00+01:00', '9999-12-31T23:59:59-00:01',
-    '2025-02-29T00:00:00Z', '2025-02-30T00:00:00Z', '2025-13-01T00:00:00Z', '2025-01-01T24:00:00Z', '2025-01-01T00:60:00Z', '2025-01-01T00:00:60Z',
-    '2025-01-01T00:00:00+24:00', '+275760-09-13T00:00:00Z', '2025-01-01', '2025-01-01T00:00:00', ' 2025-01-01T00:00:00Z']) {
+  for (const bad of [
+    '0000-01-01T00:00:00Z',
+    '0099-01-01T00:00:00Z',
+    '1969-12-31T23:59:59Z',
+    '1970-01-01T00:30:00+01:00',
+    '9999-12-31T23:59:59-00:01',
+    '2025-02-29T00:00:00Z',
+    '2025-02-30T00:00:00Z',
+    '2025-13-01T00:00:00Z',
+    '2025-01-01T24:00:00Z',
+    '2025-01-01T00:60:00Z',
+    '2025-01-01T00:00:60Z',
+    '2025-01-01T00:00:00+24:00',
+    '+275760-09-13T00:00:00Z',
+    '2025-01-01',
+    '2025-01-01T00:00:00',
+    ' 2025-01-01T00:00:00Z',
+  ]) {
     assert.equal(parseRfc3339(bad), undefined, bad);
   }
 });
@@ -30,8 +45,15 @@ test('redactPath keeps query names, never values; checkout ids anywhere', () => 
 
 test('logSafeError: a database error by structure only; others without quoted values', () => {
   const pg = Object.assign(new Error('duplicate key value violates unique constraint "checkout_sessions_ref"'), {
-    code: '23505', severity: 'ERROR', table: 'checkout_sessions', constraint: 'checkout_sessions_ref', detail: 'Key (client_reference_id)=(alice@example.com) already exists.',
-    where: 'JSON data, line 1: {"email":"alice@example.com"', query: 'INSERT … VALUES ($1)', params: ['alice@example.com'], routine: '_bt_check_unique',
+    code: '23505',
+    severity: 'ERROR',
+    table: 'checkout_sessions',
+    constraint: 'checkout_sessions_ref',
+    detail: 'Key (client_reference_id)=(alice@example.com) already exists.',
+    where: 'JSON data, line 1: {"email":"alice@example.com"',
+    query: 'INSERT … VALUES ($1)',
+    params: ['alice@example.com'],
+    routine: '_bt_check_unique',
   });
   assert.deepEqual(logSafeError(pg), { type: 'DatabaseError', sqlstate: '23505', severity: 'ERROR', table: 'checkout_sessions', constraint: 'checkout_sessions_ref', routine: '_bt_check_unique' });
   const missing = Object.assign(new Error('relation "orders" does not exist'), { code: '42P01' });

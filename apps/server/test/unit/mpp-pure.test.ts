@@ -25,13 +25,30 @@ describe('mpp challenge ids and MACs', () => {
 
   it('the MAC changes with every term, including request_canonical', () => {
     const t: ChallengeTerms = {
-      challengeId: newChallengeId(keys, 1_900_000_000), merchantId: 'm1', routeCanonical: 'GET:a', requestCanonical: 'GET:a:1', payerAddr: '0x' + '1'.repeat(40),
-      chainId: 1, tokenContract: '0x' + '2'.repeat(40), recipient: '0x' + '3'.repeat(40), amountWei: '10', routePricingVersion: 1, expiresAtSec: 1_900_000_000,
+      challengeId: newChallengeId(keys, 1_900_000_000),
+      merchantId: 'm1',
+      routeCanonical: 'GET:a',
+      requestCanonical: 'GET:a:1',
+      payerAddr: '0x' + '1'.repeat(40),
+      chainId: 1,
+      tokenContract: '0x' + '2'.repeat(40),
+      recipient: '0x' + '3'.repeat(40),
+      amountWei: '10',
+      routePricingVersion: 1,
+      expiresAtSec: 1_900_000_000,
     };
     const base = challengeMac(keys, t);
     const changes: Partial<ChallengeTerms>[] = [
-      { merchantId: 'm2' }, { routeCanonical: 'GET:b' }, { requestCanonical: 'GET:a:2' }, { payerAddr: '0x' + '4'.repeat(40) }, { chainId: 2 },
-      { tokenContract: '0x' + '5'.repeat(40) }, { recipient: '0x' + '6'.repeat(40) }, { amountWei: '9' }, { routePricingVersion: 2 }, { expiresAtSec: 1_900_000_001 },
+      { merchantId: 'm2' },
+      { routeCanonical: 'GET:b' },
+      { requestCanonical: 'GET:a:2' },
+      { payerAddr: '0x' + '4'.repeat(40) },
+      { chainId: 2 },
+      { tokenContract: '0x' + '5'.repeat(40) },
+      { recipient: '0x' + '6'.repeat(40) },
+      { amountWei: '9' },
+      { routePricingVersion: 2 },
+      { expiresAtSec: 1_900_000_001 },
     ];
     for (const c of changes) assert.notEqual(challengeMac(keys, { ...t, ...c }), base, JSON.stringify(c));
     // Address case does not matter (EIP-55 input, lowercase storage).

@@ -22,16 +22,26 @@ function splitAs(line: string, sep: string): string[] {
   let i = 0;
   while (i <= line.length) {
     if (line[i] === '"') {
-      let j = i + 1; let v = '';
+      let j = i + 1;
+      let v = '';
       while (j < line.length) {
-        if (line[j] === '"' && line[j + 1] === '"') { v += '"'; j += 2; continue; }
+        if (line[j] === '"' && line[j + 1] === '"') {
+          v += '"';
+          j += 2;
+          continue;
+        }
         if (line[j] === '"') break;
         v += line[j++];
       }
-      out.push(v); i = line.indexOf(sep, j); if (i < 0) break; i++;
+      out.push(v);
+      i = line.indexOf(sep, j);
+      if (i < 0) break;
+      i++;
     } else {
       const j = line.indexOf(sep, i);
-      out.push(line.slice(i, j < 0 ? undefined : j)); if (j < 0) break; i = j + 1;
+      out.push(line.slice(i, j < 0 ? undefined : j));
+      if (j < 0) break;
+      i = j + 1;
     }
   }
   return out;
@@ -54,13 +64,37 @@ test('csvCell: a formula after a semicolon, tab or line break is defused too (sp
 
 test('orderCsvLine: token units with the token decimals, fee in fee units, line items, one cell per column', () => {
   const line = orderCsvLine({
-    id: 'ord_1', dapp_order_id: 'shop,42', flow: 'DIRECT', chain_id: 31337, token_symbol: 'USDC', decimals: 6, from_address: '0xaa', pay_to_address: '0xbb',
-    amount_wei: '1234567', paid_amount_wei: '1234567', fee_amount: '10000', status: 'INVOICED', tx_hash: '0xcc', created_at: new Date('2026-01-02T03:04:05.678Z'),
-    invoiced_at: new Date('2026-01-02T03:05:00Z'), created_us: '0', log_index: 3, block_number: 99, confirmed_at: null, checkout_id: 'cs_1', client_reference_id: 'ref-1',
-    line_items: [{ name: 'Latte', quantity: 2, amount: '0.617283' }, { name: 'Bag' , quantity: 1 }],
+    id: 'ord_1',
+    dapp_order_id: 'shop,42',
+    flow: 'DIRECT',
+    chain_id: 31337,
+    token_symbol: 'USDC',
+    decimals: 6,
+    from_address: '0xaa',
+    pay_to_address: '0xbb',
+    amount_wei: '1234567',
+    paid_amount_wei: '1234567',
+    fee_amount: '10000',
+    status: 'INVOICED',
+    tx_hash: '0xcc',
+    created_at: new Date('2026-01-02T03:04:05.678Z'),
+    invoiced_at: new Date('2026-01-02T03:05:00Z'),
+    created_us: '0',
+    log_index: 3,
+    block_number: 99,
+    confirmed_at: null,
+    checkout_id: 'cs_1',
+    client_reference_id: 'ref-1',
+    line_items: [
+      { name: 'Latte', quantity: 2, amount: '0.617283' },
+      { name: 'Bag', quantity: 1 },
+    ],
   });
   assert.ok(line.endsWith('\r\n'));
-  const cells = line.trimEnd().match(/("([^"]|"")*"|[^,]*)(,|$)/g)!.map((c) => c.replace(/,$/, ''));
+  const cells = line
+    .trimEnd()
+    .match(/("([^"]|"")*"|[^,]*)(,|$)/g)!
+    .map((c) => c.replace(/,$/, ''));
   const row = Object.fromEntries(EXPORT_COLUMNS.map((c, i) => [c, cells[i]]));
   assert.equal(row.dapp_order_id, '"shop,42"');
   assert.equal(row.amount, '1.234567');

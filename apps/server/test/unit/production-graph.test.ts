@@ -11,9 +11,7 @@ import { build, type Metafile } from 'esbuild';
 import { bundleOptions, DEV_ONLY_PACKAGES, productionGraphProblems, ROOT, serverDependencies } from '../../../../scripts/build-graph.mjs';
 
 const manifest = (dir: string) => JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> };
-const WORKSPACES = new Map<string, string>(
-  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).workspaces as string[]).map((dir) => [manifest(dir).name, dir]),
-);
+const WORKSPACES = new Map<string, string>((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).workspaces as string[]).map((dir) => [manifest(dir).name, dir]));
 
 describe('the production dependency graph', () => {
   it('no development-only package among the dependencies a production install of the server brings', () => {
@@ -37,15 +35,35 @@ describe('the production dependency graph', () => {
     assert.deepEqual(productionGraphProblems(result.metafile), []);
     // The dev profile still has its chunk (with devchain and the SVM), so the split is real.
     const inputs = Object.values(result.metafile!.outputs).flatMap((o) => Object.keys(o.inputs));
-    assert.ok(inputs.some((i) => i.includes('packages/devchain/')), 'the dev profile bundles the local chain');
+    assert.ok(
+      inputs.some((i) => i.includes('packages/devchain/')),
+      'the dev profile bundles the local chain',
+    );
   });
 
   it('the check names a production chunk that pulls in devchain, tsx, or an undeclared package', () => {
     const meta: Metafile = {
       inputs: {},
       outputs: {
-        'cli.js': { entryPoint: 'apps/server/src/cli/main.ts', inputs: { 'apps/server/src/cli/main.ts': { bytesInOutput: 1 } }, imports: [{ path: 'serve.js', kind: 'dynamic-import' }, { path: 'tsx/esm/api', kind: 'import-statement', external: true }], exports: [], bytes: 1 },
-        'serve.js': { inputs: { 'packages/devchain/src/index.ts': { bytesInOutput: 1 } }, imports: [{ path: 'left-pad', kind: 'import-statement', external: true }, { path: 'esbuild', kind: 'dynamic-import', external: true }], exports: [], bytes: 1 },
+        'cli.js': {
+          entryPoint: 'apps/server/src/cli/main.ts',
+          inputs: { 'apps/server/src/cli/main.ts': { bytesInOutput: 1 } },
+          imports: [
+            { path: 'serve.js', kind: 'dynamic-import' },
+            { path: 'tsx/esm/api', kind: 'import-statement', external: true },
+          ],
+          exports: [],
+          bytes: 1,
+        },
+        'serve.js': {
+          inputs: { 'packages/devchain/src/index.ts': { bytesInOutput: 1 } },
+          imports: [
+            { path: 'left-pad', kind: 'import-statement', external: true },
+            { path: 'esbuild', kind: 'dynamic-import', external: true },
+          ],
+          exports: [],
+          bytes: 1,
+        },
       },
     };
     assert.deepEqual(productionGraphProblems(meta, serverDependencies()).sort(), [

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { draftLink, draftProduct, parseOptions, parseRails, sessionAmount } from '../../src/quickpay/validate.ts';
 
-const wallets = [{ chain_id: 1, token_symbol: 'USDC' }, { chain_id: 137, token_symbol: 'USDT' }];
+const wallets = [
+  { chain_id: 1, token_symbol: 'USDC' },
+  { chain_id: 137, token_symbol: 'USDT' },
+];
 const ctx = { wallets, cardEnabled: false, product: { price: '9.99', fiat_amount: null }, nowMs: 1_700_000_000_000 };
 
 test('draftProduct: trimmed text, exact decimal price, https image, fiat pair, inventory', () => {

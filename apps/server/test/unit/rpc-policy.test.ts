@@ -14,7 +14,11 @@ const rpcError = (code: number, message: string) => new RpcRequestError({ body: 
 const RANGE_REFUSALS: [provider: string, message: string, hint: number | undefined][] = [
   ['Infura (results)', 'query returned more than 10000 results. Try with this block range [0x3c1b0, 0x3c2a7].', 248],
   ['geth (results)', 'query returned more than 10000 results', undefined],
-  ['Alchemy (results)', 'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x10, 0x2f]', 32],
+  [
+    'Alchemy (results)',
+    'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x10, 0x2f]',
+    32,
+  ],
   ['Alchemy (range)', 'You can make eth_getLogs requests with up to a 500 block range. Based on your parameters, this block range should work: [0x1, 0x1f4]', 500],
   ['QuickNode', 'eth_getLogs is limited to a 10,000 range', 10_000],
   ['geth / BSC', 'exceed maximum block range: 5000', 5000],

@@ -61,12 +61,18 @@ describe('decodeTransfers', () => {
 
   it('two transfers into one account: each gets its amount when nothing was withheld, unknown when a fee was', () => {
     const clean = decodeTransfers('sig', tx(1000n));
-    assert.deepEqual(clean.map((t) => [t.instructionIndex, t.amount, t.received, t.references]), [
-      [0, 600n, 600n, [keys[4]]],
-      [1, 400n, 400n, []],
-    ]);
+    assert.deepEqual(
+      clean.map((t) => [t.instructionIndex, t.amount, t.received, t.references]),
+      [
+        [0, 600n, 600n, [keys[4]]],
+        [1, 400n, 400n, []],
+      ],
+    );
     const withFee = decodeTransfers('sig', tx(990n));
-    assert.deepEqual(withFee.map((t) => t.received), [undefined, undefined]);
+    assert.deepEqual(
+      withFee.map((t) => t.received),
+      [undefined, undefined],
+    );
     const order = { orderId: 'ord_1', reference: keys[4]!, mint: MINT, payTo: keys[2]!, amount: 600n };
     assert.equal(attribute(withFee[0]!, (r) => (r === order.reference ? order : undefined)).kind, 'ambiguous');
     assert.equal(attribute(clean[0]!, (r) => (r === order.reference ? order : undefined)).kind, 'paid');

@@ -153,18 +153,27 @@ describe('checkEndpointUrl', () => {
 describe('connect-time checks', () => {
   type Addr = { address: string; family: number };
   const fakeLookup = (addrs: Addr[]) => (_h: string, _o: unknown, cb: (err: NodeJS.ErrnoException | null, a: Addr[]) => void) => cb(null, addrs);
-  const call = (lookup: ReturnType<typeof publicOnlyLookup>, all: boolean) =>
-    new Promise<{ err: Error | null; res: unknown; family?: number }>((resolve) => lookup('rebind.example.com', { all } as never, (err, res, family) => resolve({ err, res, family })));
+  const call = (lookup: ReturnType<typeof publicOnlyLookup>, all: boolean) => new Promise<{ err: Error | null; res: unknown; family?: number }>((resolve) => lookup('rebind.example.com', { all } as never, (err, res, family) => resolve({ err, res, family })));
 
   it('hands only public addresses to connect, in both callback shapes', async () => {
-    const lookup = publicOnlyLookup(fakeLookup([{ address: '10.0.0.1', family: 4 }, { address: '93.184.216.34', family: 4 }]) as never);
+    const lookup = publicOnlyLookup(
+      fakeLookup([
+        { address: '10.0.0.1', family: 4 },
+        { address: '93.184.216.34', family: 4 },
+      ]) as never,
+    );
     assert.deepEqual((await call(lookup, true)).res, [{ address: '93.184.216.34', family: 4 }]);
     const one = await call(lookup, false);
     assert.deepEqual([one.res, one.family], ['93.184.216.34', 4]);
   });
 
   it('refuses a name that now resolves only to private addresses (DNS rebinding)', async () => {
-    const lookup = publicOnlyLookup(fakeLookup([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]) as never);
+    const lookup = publicOnlyLookup(
+      fakeLookup([
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ]) as never,
+    );
     const { err } = await call(lookup, true);
     assert.ok(err instanceof AddressNotAllowedError);
     assert.match(err.message, /127\.0\.0\.1 \(loopback\), ::1 \(loopback\)/);

@@ -7,13 +7,22 @@ const DAY = 86_400_000;
 describe('webhook retry schedule', () => {
   it('follows docs/webhooks.md: 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, then every 24 h', () => {
     const nominal = Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => retryDelayMs(i + 1, () => 0.5));
-    assert.deepEqual(nominal, [10, 60, 300, 1800, 7200, 21600, 43200, 86400, 86400, 86400].map((s) => s * 1000));
+    assert.deepEqual(
+      nominal,
+      [10, 60, 300, 1800, 7200, 21600, 43200, 86400, 86400, 86400].map((s) => s * 1000),
+    );
     assert.equal(MAX_ATTEMPTS, 11);
   });
 
   it('gives up after the last attempt (dead)', () => {
-    assert.equal(retryDelayMs(MAX_ATTEMPTS, () => 0.5), undefined);
-    assert.equal(retryDelayMs(MAX_ATTEMPTS + 5, () => 0.5), undefined);
+    assert.equal(
+      retryDelayMs(MAX_ATTEMPTS, () => 0.5),
+      undefined,
+    );
+    assert.equal(
+      retryDelayMs(MAX_ATTEMPTS + 5, () => 0.5),
+      undefined,
+    );
   });
 
   it('spans at least 3 days even with every delay jittered to its minimum', () => {
@@ -25,8 +34,14 @@ describe('webhook retry schedule', () => {
   it('jitters each delay within ±10 %', () => {
     for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
       const nominal = RETRY_DELAYS_SECONDS[attempt - 1]! * 1000;
-      assert.equal(retryDelayMs(attempt, () => 0), Math.round(nominal * (1 - JITTER)));
-      assert.equal(retryDelayMs(attempt, () => 1), Math.round(nominal * (1 + JITTER)));
+      assert.equal(
+        retryDelayMs(attempt, () => 0),
+        Math.round(nominal * (1 - JITTER)),
+      );
+      assert.equal(
+        retryDelayMs(attempt, () => 1),
+        Math.round(nominal * (1 + JITTER)),
+      );
       for (let i = 0; i < 50; i++) {
         const d = retryDelayMs(attempt)!;
         assert.ok(d >= nominal * 0.9 - 1 && d <= nominal * 1.1 + 1, `${attempt}: ${d}`);
@@ -35,8 +50,14 @@ describe('webhook retry schedule', () => {
   });
 
   it('clamps a misbehaving random source and refuses bad attempt numbers', () => {
-    assert.equal(retryDelayMs(1, () => -3), 9000);
-    assert.equal(retryDelayMs(1, () => 7), 11000);
+    assert.equal(
+      retryDelayMs(1, () => -3),
+      9000,
+    );
+    assert.equal(
+      retryDelayMs(1, () => 7),
+      11000,
+    );
     assert.throws(() => retryDelayMs(0), RangeError);
     assert.throws(() => retryDelayMs(1.5), RangeError);
   });

@@ -74,10 +74,21 @@ describe('SDK webhook types cover every event the server emits', () => {
       return [event, typeof field];
     });
     assert.deepEqual(Object.fromEntries(seen), {
-      'order.payment_confirmed': 'string', 'order.invoiced': 'string', 'order.expired': 'string', 'order.cancelled': 'string', 'order.failed': 'string',
-      'quickpay.checkout.completed': 'string', 'fiat.payment.succeeded': 'boolean',
-      'order.late_payment': 'string', 'order.underpaid': 'string', 'order.duplicate_payment': 'string',
-      'fiat.payment.refunded': 'string', 'fiat.dispute.updated': 'string', 'order.refunded': 'string', 'x402.settlement.confirmed': 'string', 'mpp.payment.confirmed': 'string',
+      'order.payment_confirmed': 'string',
+      'order.invoiced': 'string',
+      'order.expired': 'string',
+      'order.cancelled': 'string',
+      'order.failed': 'string',
+      'quickpay.checkout.completed': 'string',
+      'fiat.payment.succeeded': 'boolean',
+      'order.late_payment': 'string',
+      'order.underpaid': 'string',
+      'order.duplicate_payment': 'string',
+      'fiat.payment.refunded': 'string',
+      'fiat.dispute.updated': 'string',
+      'order.refunded': 'string',
+      'x402.settlement.confirmed': 'string',
+      'mpp.payment.confirmed': 'string',
     });
   });
 });

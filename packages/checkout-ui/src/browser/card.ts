@@ -65,7 +65,8 @@ export async function startCard(c: CardContext, opts: { resume?: boolean } = {})
     // Back from a payment on the processor's page: its notification may trail the payer by a
     // few seconds. Wait for it here rather than send the payer to pay again.
     if (back === 'paid' && st.payment_state === 'pending') return waitFor(c, false, true);
-    if (opts.resume || back || st.payment_state === 'declined') return showContinue(c, st, back === 'cancelled' ? 'You left the card payment page without paying.' : st.payment_state === 'declined' ? 'The card payment was declined. Try again with another card.' : undefined);
+    if (opts.resume || back || st.payment_state === 'declined')
+      return showContinue(c, st, back === 'cancelled' ? 'You left the card payment page without paying.' : st.payment_state === 'declined' ? 'The card payment was declined. Try again with another card.' : undefined);
     return goTo(c, st.next_action.url);
   }
   showForm(c, st);
@@ -166,18 +167,16 @@ function onResult(c: CardContext, st: CardStart, r: TestCardResult) {
 function waitFor(c: CardContext, held: boolean, returned = false) {
   c.paid();
   const [screen, title, text, live] = held
-    ? ['card-held', 'Payment received, under review', `${c.session().merchant.name} has your payment but must review it before your order completes. You do not need to pay again; keep this page open or come back later.`, 'Payment received. It is being reviewed.']
+    ? [
+        'card-held',
+        'Payment received, under review',
+        `${c.session().merchant.name} has your payment but must review it before your order completes. You do not need to pay again; keep this page open or come back later.`,
+        'Payment received. It is being reviewed.',
+      ]
     : returned
       ? ['card-confirming', 'Confirming your card payment', 'The card processor sent you back. Tollgate is waiting for its confirmation; this page updates by itself. Do not pay again.', 'Confirming your card payment.']
       : ['card-processing', 'Your card payment is processing', 'This can take a little while, even past the time limit: the payment stays open until the card processor answers. Do not pay again; this page updates by itself.', 'Payment processing.'];
-  c.setScreen(
-    h(
-      'section',
-      { 'aria-labelledby': 'card-wait-h', class: 'result tone-warn', 'data-screen': screen },
-      h('h2', { id: 'card-wait-h', tabindex: -1 }, title),
-      h('p', {}, text),
-    ),
-  );
+  c.setScreen(h('section', { 'aria-labelledby': 'card-wait-h', class: 'result tone-warn', 'data-screen': screen }, h('h2', { id: 'card-wait-h', tabindex: -1 }, title), h('p', {}, text)));
   c.say(live);
   poll(c);
 }

@@ -38,8 +38,7 @@ function route() {
   const left = secondsLeft(session.expires_at, Date.now() + api.clockOffset);
   if (left <= 0) return expired();
   if (left < MIN_PAYMENT_WINDOW_SECONDS) return tooLate();
-  if (session.payment_options.length === 0 && fiat())
-    return setScreen(cardOnlyScreen(session, () => void startCard(cardCtx())));
+  if (session.payment_options.length === 0 && fiat()) return setScreen(cardOnlyScreen(session, () => void startCard(cardCtx())));
   if (session.payment_options.length === 0) return noOptions();
   showChoose();
 }

@@ -54,13 +54,9 @@ export function completed(txHash?: string, card = !!session.order?.flow?.startsW
   );
   if (to) setTimeout(() => location.assign(to), REDIRECT_MS);
 }
-export const expired = () =>
-  finish(messageScreen('expired', 'warn', 'This checkout has expired', `Start no new payment on this page. If you already sent a payment, contact ${merchant()} with your transaction.`, returnAction()));
+export const expired = () => finish(messageScreen('expired', 'warn', 'This checkout has expired', `Start no new payment on this page. If you already sent a payment, contact ${merchant()} with your transaction.`, returnAction()));
 export const cancelled = () => finish(messageScreen('cancelled', 'warn', 'This checkout was cancelled', 'No payment can be made on this page.', returnAction()));
-export const failed = () =>
-  finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds on this page. Contact ${merchant()} about your order.`, returnAction()));
-export const tooLate = () =>
-  finish(messageScreen('too-late', 'warn', 'Too little time left to pay', `This checkout expires in less than a minute, too soon to pay safely. Ask ${merchant()} for a new checkout.`, returnAction()));
+export const failed = () => finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds on this page. Contact ${merchant()} about your order.`, returnAction()));
+export const tooLate = () => finish(messageScreen('too-late', 'warn', 'Too little time left to pay', `This checkout expires in less than a minute, too soon to pay safely. Ask ${merchant()} for a new checkout.`, returnAction()));
 export const notFound = () => finish(messageScreen('not-found', 'error', 'Checkout not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.'));
-export const noOptions = () =>
-  finish(messageScreen('no-options', 'warn', 'Token payment unavailable', `This checkout offers no token payment. Contact ${merchant()} to pay another way.`, returnAction()));
+export const noOptions = () => finish(messageScreen('no-options', 'warn', 'Token payment unavailable', `This checkout offers no token payment. Contact ${merchant()} to pay another way.`, returnAction()));

@@ -104,7 +104,11 @@ export function reroute(s: PublicSession) {
   router();
 }
 /** Re-reads the session and routes again, then says `msg` unless a final screen shows; says `msg` also when the read fails. */
-export const refresh = (msg: string) => api.session().then((s) => (reroute(s), !finished && say(msg)), () => say(msg));
+export const refresh = (msg: string) =>
+  api.session().then(
+    (s) => (reroute(s), !finished && say(msg)),
+    () => say(msg),
+  );
 
 /** The summary: line items in the currency being paid, and the total of the attempt or of the choice. */
 export function setTotal() {

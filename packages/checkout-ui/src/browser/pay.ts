@@ -180,10 +180,13 @@ function onStatus(st: StatusProjection) {
     // The order behind this attempt expired or was cancelled: the session can be paid again.
     stopPolling();
     setPayment(undefined);
-    void api.session().then((s) => {
-      reroute(s);
-      say('Your previous payment attempt expired. Choose again.');
-    }, () => {});
+    void api.session().then(
+      (s) => {
+        reroute(s);
+        say('Your previous payment attempt expired. Choose again.');
+      },
+      () => {},
+    );
     return;
   }
   if (st.tx_hash && payment && !payment.seen) {

@@ -14,8 +14,7 @@ import { addressPlaceholder } from './views.ts';
 import { qrSvg } from './qr.ts';
 
 /** The price line: the selected token's price, the range of an any-amount link, or the card price. */
-export const linkPrice = (l: PublicLink, o: QuickPayOption | undefined) =>
-  o ? (priceOf(o) ?? `Any amount from ${l.min_amount} to ${l.max_amount} ${o.token_symbol}`) : `${l.fiat_amount ?? ''} ${l.fiat_currency ?? ''}`.trim();
+export const linkPrice = (l: PublicLink, o: QuickPayOption | undefined) => (o ? (priceOf(o) ?? `Any amount from ${l.min_amount} to ${l.max_amount} ${o.token_symbol}`) : `${l.fiat_amount ?? ''} ${l.fiat_currency ?? ''}`.trim());
 
 /** "12.50 USDC" for a fixed price; undefined for an any-amount link. */
 const priceOf = (o: QuickPayOption) => (o.amount_wei ? `${formatUnits(o.amount_wei, o.decimals)} ${o.token_symbol}` : undefined);
@@ -40,10 +39,7 @@ export function linkScreen(l: PublicLink, selected: QuickPayOption | undefined, 
   const img = l.product?.image_url ? logoSrc(l.product.image_url, pageOrigin) : undefined;
   const image = img ? h('img', { class: 'product-image', src: img, alt: '', referrerpolicy: 'no-referrer', decoding: 'async' }) : undefined;
   image?.addEventListener('error', () => image.remove());
-  const amount =
-    l.kind === 'any_amount'
-      ? field('amount', `Amount (${selected?.token_symbol ?? ''})`, `Between ${l.min_amount} and ${l.max_amount}.`, { inputmode: 'decimal', placeholder: '0.00', required: true })
-      : undefined;
+  const amount = l.kind === 'any_amount' ? field('amount', `Amount (${selected?.token_symbol ?? ''})`, `Between ${l.min_amount} and ${l.max_amount}.`, { inputmode: 'decimal', placeholder: '0.00', required: true }) : undefined;
   const memo = field('memo', 'Reference (optional)', 'An invoice number or a note for the merchant. Shared with the merchant only.', { maxlength: '200' });
   const payer = field('payer', 'Your paying address', 'The wallet you will pay from. Tollgate recognises your payment by it; the address to pay and the QR code come next.', {
     autocapitalize: 'off',

@@ -55,7 +55,13 @@ function finish(node: HTMLElement) {
 
 const expired = () => finish(messageScreen('expired', 'warn', 'This payment has expired', `Start no new payment on this attempt. If you already sent a payment, contact ${merchant()} with your transaction.`, { label: 'Start again', onclick: restart }));
 const failed = () => finish(messageScreen('failed', 'error', 'The payment failed', `Do not send funds for this attempt. Contact ${merchant()}.`));
-const cardFailed = () => finish(messageScreen('failed', 'error', 'The card payment failed', `This attempt ended without completing your order (the card processor declined it). Start again to try another card, or contact ${merchant()} if your card was charged.`, { label: 'Start again', onclick: restart }));
+const cardFailed = () =>
+  finish(
+    messageScreen('failed', 'error', 'The card payment failed', `This attempt ended without completing your order (the card processor declined it). Start again to try another card, or contact ${merchant()} if your card was charged.`, {
+      label: 'Start again',
+      onclick: restart,
+    }),
+  );
 /** The final screen with the payer's receipt (receipt.ts): what the page knows of the payment. */
 function confirmed(txHash?: string, orderId?: string, last4?: string) {
   const t = payment?.terms;
@@ -66,19 +72,22 @@ function confirmed(txHash?: string, orderId?: string, last4?: string) {
   // The heading first, the receipt when its chunk (chunk.ts) has loaded: as on the checkout page,
   // the receipt's code stays out of the first download.
   finish(h('section', { 'aria-labelledby': 'done-h', class: 'result tone-ok', 'data-screen': 'completed' }, h('h2', { id: 'done-h', tabindex: -1 }, 'Payment complete')));
-  void loadChunk<typeof Receipt>('receipt').then((r) =>
-    setScreen(r.doneScreen({
-      merchant: merchant(),
-      item: link.product?.name,
-      amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t ? `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : kept?.amount,
-      method: card ? (last4 ? `Card ending ${last4}` : 'Card') : t ? `${t.tokenSymbol} on ${t.chainName}` : kept?.method,
-      reference: orderId ?? t?.orderId ?? cardOrder,
-      payerReference: memo ?? kept?.memo,
-      txHash: payment?.txHash ?? txHash,
-      explorerUrl: t?.explorerUrl ?? selected?.explorer_url,
-      card,
-      at: Date.now(),
-    })),
+  void loadChunk<typeof Receipt>('receipt').then(
+    (r) =>
+      setScreen(
+        r.doneScreen({
+          merchant: merchant(),
+          item: link.product?.name,
+          amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t ? `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : kept?.amount,
+          method: card ? (last4 ? `Card ending ${last4}` : 'Card') : t ? `${t.tokenSymbol} on ${t.chainName}` : kept?.method,
+          reference: orderId ?? t?.orderId ?? cardOrder,
+          payerReference: memo ?? kept?.memo,
+          txHash: payment?.txHash ?? txHash,
+          explorerUrl: t?.explorerUrl ?? selected?.explorer_url,
+          card,
+          at: Date.now(),
+        }),
+      ),
     () => undefined, // the heading says it all; the receipt is a convenience
   );
 }
@@ -262,7 +271,11 @@ function renderWallets() {
   if (!view?.wallets.isConnected) return;
   // The browser wallets found here are EVM wallets (EIP-6963): a Solana option is paid by QR code or link.
   if (selected && isSolanaOption(selected)) replace(view.wallets, h('p', { class: 'muted' }, 'Pay on Solana with the QR code below: scan it or open it in your wallet app.'));
-  else replace(view.wallets, walletButtons(wallets, busy, (w) => void payWithWallet(w)));
+  else
+    replace(
+      view.wallets,
+      walletButtons(wallets, busy, (w) => void payWithWallet(w)),
+    );
 }
 
 /**
@@ -350,7 +363,14 @@ function cardCtx(): CardContext {
     expired,
     refused: (e: ApiError) => (e.status === 410 ? finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message)) : say(e.message)),
     paid: () => undefined,
-    back: link.payment_options.length > 0 ? () => { cardSession = undefined; history.replaceState(null, '', location.pathname); showLink(); } : undefined,
+    back:
+      link.payment_options.length > 0
+        ? () => {
+            cardSession = undefined;
+            history.replaceState(null, '', location.pathname);
+            showLink();
+          }
+        : undefined,
   };
 }
 

@@ -46,7 +46,9 @@ export function receiptRows(r: Receipt): [string, string][] {
 export function receiptText(r: Receipt): string {
   const href = explorerTxUrl(r.explorerUrl, r.txHash);
   const width = Math.max(...receiptRows(r).map(([k]) => k.length));
-  return [`Payment receipt`, '', ...receiptRows(r).map(([k, v]) => `${k.padEnd(width)}  ${v}`), ...(href ? [`${'Explorer'.padEnd(width)}  ${href}`] : []), '', 'This receipt is not a proof of payment: the merchant confirms the payment with Tollgate.', ''].join('\n');
+  return [`Payment receipt`, '', ...receiptRows(r).map(([k, v]) => `${k.padEnd(width)}  ${v}`), ...(href ? [`${'Explorer'.padEnd(width)}  ${href}`] : []), '', 'This receipt is not a proof of payment: the merchant confirms the payment with Tollgate.', ''].join(
+    '\n',
+  );
 }
 
 /** COMPLETED: the confirmation, the receipt, print and download, and the way back to the merchant. */

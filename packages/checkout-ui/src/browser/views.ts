@@ -40,12 +40,7 @@ export function shell(s: PublicSession | undefined, pageOrigin: string) {
     timer,
     screen,
     live,
-    h(
-      'footer',
-      { class: 'foot' },
-      cancel,
-      h('p', { class: 'powered' }, 'Payments by Tollgate'),
-    ),
+    h('footer', { class: 'foot' }, cancel, h('p', { class: 'powered' }, 'Payments by Tollgate')),
   );
   return { root, screen, live, timer, total, items, cancel };
 }
@@ -125,8 +120,7 @@ export function chooseScreen(s: PublicSession, selected: PaymentOption, on: Choo
 
 /** The wallet buttons, one per discovered wallet. */
 export function walletButtons(list: Wallet[], busy: boolean, onWallet: (w: Wallet) => void) {
-  if (list.length === 0)
-    return h('p', { class: 'muted' }, 'No browser wallet found on this device. Pay from another wallet with the QR code below.');
+  if (list.length === 0) return h('p', { class: 'muted' }, 'No browser wallet found on this device. Pay from another wallet with the QR code below.');
   return list.map((w) =>
     h(
       'button',
@@ -182,16 +176,9 @@ export function payScreen(v: PayView) {
       v.from ? row('From', h('code', { class: 'addr' }, v.from)) : [],
       v.txHash ? row('Transaction', h('code', { class: 'addr' }, v.txHash), explorerLink(v.explorerUrl, v.txHash, 'explorer')) : [],
     ),
-    v.wallet && !v.txHash
-      ? h('button', { type: 'button', class: 'primary', disabled: v.wallet.busy, onclick: () => v.wallet!.onRetry() }, `Send ${what} with ${v.wallet.name}`)
-      : undefined,
+    v.wallet && !v.txHash ? h('button', { type: 'button', class: 'primary', disabled: v.wallet.busy, onclick: () => v.wallet!.onRetry() }, `Send ${what} with ${v.wallet.name}`) : undefined,
     v.showQr && !v.txHash
-      ? h(
-          'div',
-          { class: 'qr-block' },
-          h('figure', {}, qrSvg(v.link, `QR code: pay ${what} on ${v.chainName}`), h('figcaption', {}, 'Scan with your wallet app')),
-          h('a', { class: 'button secondary', href: v.link, id: 'eip681' }, 'Open in wallet app'),
-        )
+      ? h('div', { class: 'qr-block' }, h('figure', {}, qrSvg(v.link, `QR code: pay ${what} on ${v.chainName}`), h('figcaption', {}, 'Scan with your wallet app')), h('a', { class: 'button secondary', href: v.link, id: 'eip681' }, 'Open in wallet app'))
       : undefined,
     h(
       'p',
@@ -202,8 +189,8 @@ export function payScreen(v: PayView) {
         : v.solana
           ? `Pay with the QR code or the link: they carry this order’s reference, which is how Tollgate recognises the payment. Send exactly ${what}.`
           : v.from
-          ? `Send exactly ${what} from ${v.from}. A payment from another address or of another amount is not recognised.`
-          : `Send exactly ${what} from the address you entered when you started this payment.`,
+            ? `Send exactly ${what} from ${v.from}. A payment from another address or of another amount is not recognised.`
+            : `Send exactly ${what} from the address you entered when you started this payment.`,
     ),
   );
 }
@@ -224,7 +211,6 @@ export function messageScreen(id: string, tone: 'warn' | 'error', title: string,
 export function loadErrorScreen(err: ApiError, retry: () => void) {
   if (err.status === 404) return messageScreen('not-found', 'error', 'Checkout not found', 'This payment link is wrong or no longer exists. Use the link the merchant gave you.');
   if (err.status === 410) return messageScreen('expired', 'warn', 'This checkout has expired', 'Start no new payment on this page.');
-  if (err.status === 429)
-    return messageScreen('rate-limited', 'error', 'Too many requests', `Please wait ${err.retryAfter ?? 5} seconds, then try again.`, { label: 'Try again', onclick: retry });
+  if (err.status === 429) return messageScreen('rate-limited', 'error', 'Too many requests', `Please wait ${err.retryAfter ?? 5} seconds, then try again.`, { label: 'Try again', onclick: retry });
   return messageScreen('unreachable', 'error', 'Checkout unavailable', 'Tollgate could not load this checkout right now. Try again in a moment.', { label: 'Try again', onclick: retry });
 }

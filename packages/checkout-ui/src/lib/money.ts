@@ -16,7 +16,9 @@ export function formatUnits(amount: string | bigint, decimals: number, minFracti
   if (!Number.isInteger(decimals) || decimals < 0 || decimals > 77) throw new RangeError(`invalid decimals ${decimals}`);
   const s = typeof amount === 'bigint' ? amount.toString() : amount;
   if (!UINT.test(s)) throw new RangeError(`not a non-negative integer amount: ${s}`);
-  const digits = BigInt(s).toString().padStart(decimals + 1, '0');
+  const digits = BigInt(s)
+    .toString()
+    .padStart(decimals + 1, '0');
   const int = digits.slice(0, digits.length - decimals);
   let frac = digits.slice(digits.length - decimals).replace(/0+$/, '');
   const min = Math.min(minFraction, decimals);

@@ -39,7 +39,22 @@ export interface QuickPaySession {
   amount?: string;
   rail?: string;
   /** crypto terms, or card terms (checkout_id, processor, currency, amount) on a card session */
-  terms?: { order_id: string; chain_id: number; token_symbol: string; token_contract: string; decimals: number; pay_to_address: string; amount_wei: string; expires_at: number; processor?: string; currency?: string; amount?: string; payment_state?: string; next_action?: { type: string; url?: string }; payment_url?: string };
+  terms?: {
+    order_id: string;
+    chain_id: number;
+    token_symbol: string;
+    token_contract: string;
+    decimals: number;
+    pay_to_address: string;
+    amount_wei: string;
+    expires_at: number;
+    processor?: string;
+    currency?: string;
+    amount?: string;
+    payment_state?: string;
+    next_action?: { type: string; url?: string };
+    payment_url?: string;
+  };
   order_id?: string;
   order_status?: string;
   tx_hash?: string;

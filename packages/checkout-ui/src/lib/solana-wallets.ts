@@ -64,11 +64,7 @@ export function isPayingSolanaWallet(w: unknown): w is StandardWallet {
   if (typeof w !== 'object' || w === null) return false;
   const s = w as StandardWallet;
   return (
-    typeof s.name === 'string' &&
-    Array.isArray(s.chains) &&
-    s.chains.some((c) => typeof c === 'string' && c.startsWith('solana:')) &&
-    !!feature<ConnectFeature>(s, CONNECT, 'connect') &&
-    !!feature<SignAndSendFeature>(s, SIGN_AND_SEND, 'signAndSendTransaction')
+    typeof s.name === 'string' && Array.isArray(s.chains) && s.chains.some((c) => typeof c === 'string' && c.startsWith('solana:')) && !!feature<ConnectFeature>(s, CONNECT, 'connect') && !!feature<SignAndSendFeature>(s, SIGN_AND_SEND, 'signAndSendTransaction')
   );
 }
 
@@ -79,10 +75,7 @@ export function isPayingSolanaWallet(w: unknown): w is StandardWallet {
  */
 export function discoverSolanaWallets(target: EventTargetLike, onChange: (wallets: SolanaWallet[]) => void): () => void {
   const registered = new Set<StandardWallet>();
-  const emit = () =>
-    onChange(
-      [...registered].map((w) => ({ name: w.name.slice(0, 60), icon: typeof w.icon === 'string' && w.icon.startsWith('data:image/') ? w.icon : '', wallet: w })),
-    );
+  const emit = () => onChange([...registered].map((w) => ({ name: w.name.slice(0, 60), icon: typeof w.icon === 'string' && w.icon.startsWith('data:image/') ? w.icon : '', wallet: w })));
   const api = Object.freeze({
     register(...wallets: unknown[]): () => void {
       const added = wallets.filter((w): w is StandardWallet => isPayingSolanaWallet(w) && !registered.has(w));

@@ -31,10 +31,7 @@ export const optionKey = (o: { chain_id: number; token_symbol: string }) => `${o
  * the token's decimals and contract from the matching payment option. Undefined when the session
  * offers no such option (the order cannot be shown correctly, so it is not shown).
  */
-export function termsFor(
-  options: readonly PaymentOption[],
-  t: { order_id: string; chain_id: number; token_symbol: string; pay_to_address: string; amount_wei: string; expires_at: number; token_contract?: string; payment_url?: string },
-): Terms | undefined {
+export function termsFor(options: readonly PaymentOption[], t: { order_id: string; chain_id: number; token_symbol: string; pay_to_address: string; amount_wei: string; expires_at: number; token_contract?: string; payment_url?: string }): Terms | undefined {
   const o = options.find((p) => optionKey(p) === optionKey(t));
   if (!o) return undefined;
   return {

@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, checkoutApi, checkoutIdFromHash, logoSrc, successRedirect } from '../../src/lib/api.ts';
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
 test('checkoutApi: relative to the page URL; the fragment never goes out', async () => {
   const seen: { url: string; init?: RequestInit }[] = [];
@@ -14,11 +13,10 @@ test('checkoutApi: relative to the page URL; the fragment never goes out', async
   await api.session();
   await api.status();
   await api.bind({ chain_id: 1, token_symbol: 'USDC', from_address: '0x' + '1'.repeat(40) });
-  assert.deepEqual(seen.map((s) => s.url), [
-    'https://pay.example/base/checkout/v1/sessions/cs_abc',
-    'https://pay.example/base/checkout/v1/sessions/cs_abc/status',
-    'https://pay.example/base/checkout/v1/sessions/cs_abc/bind',
-  ]);
+  assert.deepEqual(
+    seen.map((s) => s.url),
+    ['https://pay.example/base/checkout/v1/sessions/cs_abc', 'https://pay.example/base/checkout/v1/sessions/cs_abc/status', 'https://pay.example/base/checkout/v1/sessions/cs_abc/bind'],
+  );
   assert.equal(seen[2]!.init?.method, 'POST');
   assert.deepEqual(JSON.parse(String(seen[2]!.init?.body)), { chain_id: 1, token_symbol: 'USDC', from_address: '0x' + '1'.repeat(40) });
   assert.equal(seen[0]!.init?.credentials, 'omit');

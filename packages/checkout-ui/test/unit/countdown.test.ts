@@ -10,7 +10,19 @@ test('secondsLeft: whole seconds to expires_at, never negative', () => {
 });
 
 test('formatCountdown: m:ss under an hour, h:mm:ss from an hour', () => {
-  const cases: [number, string][] = [[0, '0:00'], [-5, '0:00'], [9, '0:09'], [59, '0:59'], [60, '1:00'], [872, '14:32'], [3599, '59:59'], [3600, '1:00:00'], [3723, '1:02:03'], [86_400, '24:00:00'], [12.9, '0:12']];
+  const cases: [number, string][] = [
+    [0, '0:00'],
+    [-5, '0:00'],
+    [9, '0:09'],
+    [59, '0:59'],
+    [60, '1:00'],
+    [872, '14:32'],
+    [3599, '59:59'],
+    [3600, '1:00:00'],
+    [3723, '1:02:03'],
+    [86_400, '24:00:00'],
+    [12.9, '0:12'],
+  ];
   for (const [s, want] of cases) assert.equal(formatCountdown(s), want, String(s));
 });
 

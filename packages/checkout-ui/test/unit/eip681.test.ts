@@ -7,10 +7,7 @@ const TOKEN = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 const PAY_TO = '0xA0Ee7A142d267C1f36714E4a8F75612F20a79720';
 
 test('buildEip681Transfer: ethereum:<token>@<chainId>/transfer?address=<payTo>&uint256=<amount>', () => {
-  assert.equal(
-    buildEip681Transfer({ tokenContract: TOKEN, chainId: 137, payTo: PAY_TO, amountWei: '9990000' }),
-    'ethereum:0x5fbdb2315678afecb367f032d93f642f64180aa3@137/transfer?address=0xa0ee7a142d267c1f36714e4a8f75612f20a79720&uint256=9990000',
-  );
+  assert.equal(buildEip681Transfer({ tokenContract: TOKEN, chainId: 137, payTo: PAY_TO, amountWei: '9990000' }), 'ethereum:0x5fbdb2315678afecb367f032d93f642f64180aa3@137/transfer?address=0xa0ee7a142d267c1f36714e4a8f75612f20a79720&uint256=9990000');
 });
 
 test('buildEip681Transfer: exact big integers, no exponent, no leading zeros', () => {
@@ -32,8 +29,7 @@ test('buildEip681Transfer rejects bad input', () => {
 test('address validation: 0x + 40 hex, any case; normalized lowercase and trimmed', () => {
   assert.equal(isAddress(PAY_TO), true);
   assert.equal(isAddress(PAY_TO.toLowerCase()), true);
-  for (const bad of ['', '0x', PAY_TO.slice(0, 41), PAY_TO + '0', PAY_TO.replace('0x', ''), PAY_TO.replace('A', 'g'), `0X${PAY_TO.slice(2)}`, 42])
-    assert.equal(isAddress(bad), false, String(bad));
+  for (const bad of ['', '0x', PAY_TO.slice(0, 41), PAY_TO + '0', PAY_TO.replace('0x', ''), PAY_TO.replace('A', 'g'), `0X${PAY_TO.slice(2)}`, 42]) assert.equal(isAddress(bad), false, String(bad));
   assert.equal(normalizeAddress(`  ${PAY_TO}\n`), PAY_TO.toLowerCase());
   assert.equal(normalizeAddress('0xnope'), undefined);
   assert.equal(shortAddress(PAY_TO), '0xA0Ee…9720');

@@ -39,21 +39,34 @@ test('discoverSolanaWallets: wallets loaded before the page register on app-read
   target.addEventListener('wallet-standard:app-ready', (e) => (e as CustomEvent).detail.register(early.wallet));
   const seen: SolanaWallet[][] = [];
   const stop = discoverSolanaWallets(target, (ws) => seen.push(ws));
-  assert.deepEqual(seen.map((ws) => ws.map((w) => w.name)), [['Early']]);
+  assert.deepEqual(
+    seen.map((ws) => ws.map((w) => w.name)),
+    [['Early']],
+  );
 
   const late = standardWallet('Late');
   const unregister = registerLate(target, late.wallet);
   registerLate(target, late.wallet); // registered twice: listed once
-  assert.deepEqual(seen.at(-1)!.map((w) => w.name), ['Early', 'Late']);
+  assert.deepEqual(
+    seen.at(-1)!.map((w) => w.name),
+    ['Early', 'Late'],
+  );
   assert.equal(seen.length, 2);
   assert.equal(seen.at(-1)![1]!.icon, 'data:image/svg+xml,<svg/>');
 
   unregister();
-  assert.deepEqual(seen.at(-1)!.map((w) => w.name), ['Early']);
+  assert.deepEqual(
+    seen.at(-1)!.map((w) => w.name),
+    ['Early'],
+  );
 
   stop();
   registerLate(target, standardWallet('After stop').wallet);
-  assert.deepEqual(seen.at(-1)!.map((w) => w.name), ['Early'], 'no registration after stop');
+  assert.deepEqual(
+    seen.at(-1)!.map((w) => w.name),
+    ['Early'],
+    'no registration after stop',
+  );
 });
 
 test('discoverSolanaWallets: wallets that cannot pay on Solana, broken callbacks and foreign icons are left out', () => {
@@ -63,7 +76,13 @@ test('discoverSolanaWallets: wallets that cannot pay on Solana, broken callbacks
   registerLate(target, standardWallet('No send', { features: ['standard:connect'] }).wallet);
   registerLate(target, { ...standardWallet('EVM only').wallet, chains: ['eip155:1'] });
   registerLate(target, null);
-  target.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: () => { throw new Error('broken wallet'); } }));
+  target.dispatchEvent(
+    new CustomEvent('wallet-standard:register-wallet', {
+      detail: () => {
+        throw new Error('broken wallet');
+      },
+    }),
+  );
   target.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: 'not a callback' }));
   assert.equal(seen.length, 0, 'nothing offered');
   registerLate(target, { ...standardWallet('Remote icon').wallet, icon: 'https://evil.example/i.png', name: 'x'.repeat(100) });

@@ -41,7 +41,14 @@ test('sentTx: per-order hash in session storage; tolerant of bad values and disa
   assert.equal(sentTx.get(storage, 'ord_2'), undefined);
   map.set('tollgate:tx:ord_3', '<script>');
   assert.equal(sentTx.get(storage, 'ord_3'), undefined);
-  const broken = { getItem: () => { throw new Error('SecurityError'); }, setItem: () => { throw new Error('QuotaExceeded'); } };
+  const broken = {
+    getItem: () => {
+      throw new Error('SecurityError');
+    },
+    setItem: () => {
+      throw new Error('QuotaExceeded');
+    },
+  };
   assert.equal(sentTx.get(broken, 'ord_1'), undefined);
   assert.doesNotThrow(() => sentTx.set(broken, 'ord_1', hash));
   assert.equal(sentTx.get(undefined, 'ord_1'), undefined);

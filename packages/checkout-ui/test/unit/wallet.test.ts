@@ -23,8 +23,7 @@ function fakeProvider(opts: { chain?: number; account?: string; switchError?: un
   return { provider, calls };
 }
 
-const announce = (t: EventTarget, uuid: string, name: string, provider: unknown, icon = 'data:image/svg+xml,<svg/>') =>
-  t.dispatchEvent(new CustomEvent('eip6963:announceProvider', { detail: { info: { uuid, name, icon, rdns: `x.${name}` }, provider } }));
+const announce = (t: EventTarget, uuid: string, name: string, provider: unknown, icon = 'data:image/svg+xml,<svg/>') => t.dispatchEvent(new CustomEvent('eip6963:announceProvider', { detail: { info: { uuid, name, icon, rdns: `x.${name}` }, provider } }));
 
 test('discoverWallets: EIP-6963 announcements, deduplicated by uuid, answering requestProvider', async () => {
   const target = new EventTarget();
@@ -39,7 +38,10 @@ test('discoverWallets: EIP-6963 announcements, deduplicated by uuid, answering r
   await new Promise((r) => setTimeout(r, 40));
   stop();
   const last = seen.at(-1)!;
-  assert.deepEqual(last.map((w) => w.info.name), ['Alpha', 'Beta']);
+  assert.deepEqual(
+    last.map((w) => w.info.name),
+    ['Alpha', 'Beta'],
+  );
   assert.equal(last[1]!.info.icon, '', 'only data:image icons are kept');
 });
 
@@ -48,7 +50,10 @@ test('discoverWallets: falls back to window.ethereum when nobody announces', asy
   let got: Wallet[] = [];
   discoverWallets(target, (w) => (got = w), 10);
   await new Promise((r) => setTimeout(r, 30));
-  assert.deepEqual(got.map((w) => w.info.name), ['Browser wallet']);
+  assert.deepEqual(
+    got.map((w) => w.info.name),
+    ['Browser wallet'],
+  );
   const none = new EventTarget();
   let empty: Wallet[] | undefined;
   discoverWallets(none, (w) => (empty = w), 10);

@@ -3,9 +3,18 @@
 // are exact; only the bar geometry is a float.
 import { svg } from './ui.ts';
 
-export interface Part { value: bigint; color: string; label: string }
+export interface Part {
+  value: bigint;
+  color: string;
+  label: string;
+}
 
-const W = 640, H = 230, L = 64, R = 8, T = 12, B = 30;
+const W = 640,
+  H = 230,
+  L = 64,
+  R = 8,
+  T = 12,
+  B = 30;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** 2026-11-27 → "Nov 27". */
@@ -37,11 +46,14 @@ export function barChart(days: string[], parts: Map<string, Part[]>, fmt: (v: bi
   const step = niceStep(max > 4n ? (max + 3n) / 4n : 1n);
   const ticks = max <= 0n ? 1n : (max + step - 1n) / step;
   const top = step * ticks;
-  const ih = H - T - B, iw = W - L - R, bw = iw / days.length;
+  const ih = H - T - B,
+    iw = W - L - R,
+    bw = iw / days.length;
   const y = (v: bigint) => T + ih - (Number(v) / Number(top)) * ih;
   const kids: Node[] = [];
   for (let i = 0n; i <= ticks; i++) {
-    const v = i * step, yy = y(v);
+    const v = i * step,
+      yy = y(v);
     kids.push(svg('line', { x1: L, x2: W - R, y1: yy, y2: yy, stroke: i === 0n ? '#6b7280' : '#e5e7eb' }));
     kids.push(svg('text', { x: L - 6, y: yy + 4, 'text-anchor': 'end', class: 'tick' }, fmt(v)));
   }
@@ -51,7 +63,8 @@ export function barChart(days: string[], parts: Map<string, Part[]>, fmt: (v: bi
     let base = 0n;
     for (const p of parts.get(d) ?? []) {
       if (p.value <= 0n) continue;
-      const y0 = y(base), y1 = y(base + p.value);
+      const y0 = y(base),
+        y1 = y(base + p.value);
       base += p.value;
       kids.push(svg('rect', { x: x + 1, y: y1, width: Math.max(bw - 2, 1), height: Math.max(y0 - y1, 0.5), fill: p.color }, svg('title', {}, `${dayLabel(d)} · ${p.label}: ${fmt(p.value)}`)));
     }

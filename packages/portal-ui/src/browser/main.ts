@@ -16,8 +16,20 @@ const app = document.getElementById('app')!;
 let session: Session | undefined;
 
 const NAV: [string, string, Session['role']][] = [
-  ['overview', 'Overview', 'viewer'], ['orders', 'Orders', 'viewer'], ['checkout', 'Checkout', 'viewer'], ['links', 'Payment links', 'viewer'], ['machine', 'Machine payments', 'viewer'], ['transfers', 'Unclaimed', 'viewer'], ['webhooks', 'Webhooks', 'viewer'], ['keys', 'API keys', 'viewer'],
-  ['callbacks', 'Callbacks', 'viewer'], ['fees', 'Fees', 'viewer'], ['exports', 'Exports', 'viewer'], ['settings', 'Settings', 'viewer'], ['team', 'Team', 'owner'], ['merchants', 'Merchants', 'operator'],
+  ['overview', 'Overview', 'viewer'],
+  ['orders', 'Orders', 'viewer'],
+  ['checkout', 'Checkout', 'viewer'],
+  ['links', 'Payment links', 'viewer'],
+  ['machine', 'Machine payments', 'viewer'],
+  ['transfers', 'Unclaimed', 'viewer'],
+  ['webhooks', 'Webhooks', 'viewer'],
+  ['keys', 'API keys', 'viewer'],
+  ['callbacks', 'Callbacks', 'viewer'],
+  ['fees', 'Fees', 'viewer'],
+  ['exports', 'Exports', 'viewer'],
+  ['settings', 'Settings', 'viewer'],
+  ['team', 'Team', 'owner'],
+  ['merchants', 'Merchants', 'operator'],
 ];
 
 function shell(s: Session, current: string, content: Node): HTMLElement {
@@ -25,10 +37,26 @@ function shell(s: Session, current: string, content: Node): HTMLElement {
   return h(
     'div',
     { class: 'layout' },
-    h('header', { class: 'top' },
+    h(
+      'header',
+      { class: 'top' },
       h('span', { class: 'brand' }, 'Tollgate'),
       h('span', { class: 'who' }, `${s.merchant_name ?? 'no merchant selected'} · ${s.email ?? 'operator'} (${s.role})`),
-      h('button', { type: 'button', class: 'link', onclick: async () => { await api('POST', 'logout').catch(() => {}); session = undefined; location.hash = '#/login'; void route(); } }, 'Sign out')),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'link',
+          onclick: async () => {
+            await api('POST', 'logout').catch(() => {});
+            session = undefined;
+            location.hash = '#/login';
+            void route();
+          },
+        },
+        'Sign out',
+      ),
+    ),
     h('nav', { 'aria-label': 'Portal' }, h('ul', {}, links)),
     h('main', { id: 'main', tabindex: '-1' }, content),
   );
@@ -58,31 +86,68 @@ async function route(): Promise<void> {
     }
   }
   const s = session;
-  if (s.totp_enrollment_required) return replace(app, h('main', { id: 'main' }, enrollmentPage(() => { session = undefined; location.hash = '#/overview'; void route(); })));
+  if (s.totp_enrollment_required)
+    return replace(
+      app,
+      h(
+        'main',
+        { id: 'main' },
+        enrollmentPage(() => {
+          session = undefined;
+          location.hash = '#/overview';
+          void route();
+        }),
+      ),
+    );
   if (name === 'login') return void (location.hash = '#/overview');
   const needsMerchant = name !== 'merchants';
   if (needsMerchant && !s.merchant_id) return void (location.hash = '#/merchants');
   let content: Node;
   try {
     switch (name) {
-      case 'orders': content = arg ? await orderPage(decodeURIComponent(arg), s) : await ordersPage(new URLSearchParams(query)); break;
-      case 'checkout': content = await checkoutPage(new URLSearchParams(query)); break;
-      case 'transfers': content = await transfersPage(); break;
+      case 'orders':
+        content = arg ? await orderPage(decodeURIComponent(arg), s) : await ordersPage(new URLSearchParams(query));
+        break;
+      case 'checkout':
+        content = await checkoutPage(new URLSearchParams(query));
+        break;
+      case 'transfers':
+        content = await transfersPage();
+        break;
       case 'links': {
         const c = await loadChunk<typeof commerce>('commerce');
         content = arg ? await c.linkSessionsPage(decodeURIComponent(arg)) : await c.linksPage(s);
         break;
       }
-      case 'machine': content = await (await loadChunk<typeof commerce>('commerce')).machinePage(); break;
-      case 'webhooks': content = await webhooksPage(s); break;
-      case 'keys': content = await keysPage(s); break;
-      case 'callbacks': content = await callbacksPage(); break;
-      case 'fees': content = await feesPage(); break;
-      case 'exports': content = exportsPage(); break;
-      case 'settings': content = await settingsPage(s); break;
-      case 'team': content = await teamPage(); break;
-      case 'merchants': content = await merchantsPage(onSession); break;
-      default: content = await overviewPage();
+      case 'machine':
+        content = await (await loadChunk<typeof commerce>('commerce')).machinePage();
+        break;
+      case 'webhooks':
+        content = await webhooksPage(s);
+        break;
+      case 'keys':
+        content = await keysPage(s);
+        break;
+      case 'callbacks':
+        content = await callbacksPage();
+        break;
+      case 'fees':
+        content = await feesPage();
+        break;
+      case 'exports':
+        content = exportsPage();
+        break;
+      case 'settings':
+        content = await settingsPage(s);
+        break;
+      case 'team':
+        content = await teamPage();
+        break;
+      case 'merchants':
+        content = await merchantsPage(onSession);
+        break;
+      default:
+        content = await overviewPage();
     }
   } catch (err) {
     // By status, not class: the lazily loaded chunk throws its own copy's ApiError.

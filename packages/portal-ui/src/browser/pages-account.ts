@@ -20,8 +20,7 @@ export function loginPage(onSession: (s: Session) => void): HTMLElement {
     out,
     loginForm(onSession, out),
     forgotPassword(),
-    h('details', {}, h('summary', {}, 'Operator sign-in'),
-      h('form', { class: 'card', onsubmit: submit('operator/login', () => ({ admin_token: token.value })) }, field('Admin token', token), h('button', { type: 'submit' }, 'Sign in as operator'))),
+    h('details', {}, h('summary', {}, 'Operator sign-in'), h('form', { class: 'card', onsubmit: submit('operator/login', () => ({ admin_token: token.value })) }, field('Admin token', token), h('button', { type: 'submit' }, 'Sign in as operator'))),
   );
 }
 
@@ -31,16 +30,24 @@ export function invitePage(token: string, onSession: (s: Session) => void): HTML
   return page(
     'Accept invitation',
     out,
-    h('form', { class: 'card', onsubmit: async (e: Event) => {
-      e.preventDefault();
-      try {
-        const s = await api<Session>('POST', 'invitations/accept', { token, password: pw.value });
-        history.replaceState(null, '', '#/overview');
-        onSession(s);
-      } catch (err) {
-        out.replaceChildren(message((err as Error).message, 'error'));
-      }
-    } }, field('Choose a password', pw, '12 characters or more'), h('button', { type: 'submit', class: 'primary' }, 'Create my account')),
+    h(
+      'form',
+      {
+        class: 'card',
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            const s = await api<Session>('POST', 'invitations/accept', { token, password: pw.value });
+            history.replaceState(null, '', '#/overview');
+            onSession(s);
+          } catch (err) {
+            out.replaceChildren(message((err as Error).message, 'error'));
+          }
+        },
+      },
+      field('Choose a password', pw, '12 characters or more'),
+      h('button', { type: 'submit', class: 'primary' }, 'Create my account'),
+    ),
   );
 }
 
@@ -53,20 +60,41 @@ export async function settingsPage(session: Session): Promise<HTMLElement> {
   return page(
     'Settings',
     out,
-    h('form', { class: 'card', onsubmit: async (e: Event) => {
-      e.preventDefault();
-      try {
-        await api('PUT', 'settings', { name: name.value, logo_url: logo.value || null });
-        out.replaceChildren(message('Saved.'));
-      } catch (err) {
-        out.replaceChildren(message((err as Error).message, 'error'));
-      }
-    } }, field('Name', name), field('Logo URL', logo, 'https only; shown on the hosted checkout'), owner ? h('button', { type: 'submit', class: 'primary' }, 'Save') : null),
+    h(
+      'form',
+      {
+        class: 'card',
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            await api('PUT', 'settings', { name: name.value, logo_url: logo.value || null });
+            out.replaceChildren(message('Saved.'));
+          } catch (err) {
+            out.replaceChildren(message((err as Error).message, 'error'));
+          }
+        },
+      },
+      field('Name', name),
+      field('Logo URL', logo, 'https only; shown on the hosted checkout'),
+      owner ? h('button', { type: 'submit', class: 'primary' }, 'Save') : null,
+    ),
     h('h2', {}, 'Receiving'),
     h('dl', { class: 'facts' }, h('dt', {}, 'Merchant id'), h('dd', {}, s.merchant_id), h('dt', {}, 'Mode'), h('dd', {}, s.receive_type)),
-    table('Wallets', ['Chain', 'Token', 'Address'], s.wallets.map((w: any) => [String(w.chain_id), w.token_symbol, w.address])),
+    table(
+      'Wallets',
+      ['Chain', 'Token', 'Address'],
+      s.wallets.map((w: any) => [String(w.chain_id), w.token_symbol, w.address]),
+    ),
     h('h2', {}, 'Return URLs'),
-    owner ? returnUrlsForm(s.return_urls) : s.return_urls.length ? h('ul', {}, s.return_urls.map((u: string) => h('li', {}, u))) : h('p', {}, 'None: the hosted checkout accepts no success/cancel URL.'),
+    owner
+      ? returnUrlsForm(s.return_urls)
+      : s.return_urls.length
+        ? h(
+            'ul',
+            {},
+            s.return_urls.map((u: string) => h('li', {}, u)),
+          )
+        : h('p', {}, 'None: the hosted checkout accepts no success/cancel URL.'),
     accountSection(session),
     totpSection(session, s.require_totp === true, () => location.reload()),
   );
@@ -78,30 +106,49 @@ function accountSection(session: Session): HTMLElement {
   const fail = (err: unknown) => out.replaceChildren(message((err as Error).message, 'error'));
   const current = h('input', { type: 'password', name: 'current_password', autocomplete: 'current-password', required: true });
   const next = h('input', { type: 'password', name: 'new_password', autocomplete: 'new-password', minlength: '12', required: true });
-  return h('div', {},
+  return h(
+    'div',
+    {},
     h('h2', {}, 'Your account'),
     out,
     session.email
-      ? h('form', { class: 'card', onsubmit: async (e: Event) => {
-          e.preventDefault();
+      ? h(
+          'form',
+          {
+            class: 'card',
+            onsubmit: async (e: Event) => {
+              e.preventDefault();
+              try {
+                const r = await api('POST', 'password', { current_password: current.value, new_password: next.value });
+                current.value = next.value = '';
+                out.replaceChildren(message(`Password changed; ${r.other_sessions_ended} other session(s) signed out.`));
+              } catch (err) {
+                fail(err);
+              }
+            },
+          },
+          field('Current password', current),
+          field('New password', next, '12 characters or more'),
+          h('button', { type: 'submit' }, 'Change password'),
+        )
+      : null,
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        onclick: async () => {
           try {
-            const r = await api('POST', 'password', { current_password: current.value, new_password: next.value });
-            current.value = next.value = '';
-            out.replaceChildren(message(`Password changed; ${r.other_sessions_ended} other session(s) signed out.`));
+            await api('POST', 'logout/everywhere');
+            location.hash = '#/login';
+            location.reload();
           } catch (err) {
             fail(err);
           }
-        } }, field('Current password', current), field('New password', next, '12 characters or more'), h('button', { type: 'submit' }, 'Change password'))
-      : null,
-    h('button', { type: 'button', class: 'danger', onclick: async () => {
-      try {
-        await api('POST', 'logout/everywhere');
-        location.hash = '#/login';
-        location.reload();
-      } catch (err) {
-        fail(err);
-      }
-    } }, session.email ? 'Sign out everywhere' : 'Sign out every operator session'),
+        },
+      },
+      session.email ? 'Sign out everywhere' : 'Sign out every operator session',
+    ),
   );
 }
 
@@ -109,54 +156,116 @@ function accountSection(session: Session): HTMLElement {
 function returnUrlsForm(urls: string[]): HTMLElement {
   const out = h('div', {});
   const area = h('textarea', { name: 'return_urls', rows: '5', spellcheck: 'false' }, urls.join('\n'));
-  return h('form', { class: 'card', onsubmit: async (e: Event) => {
-    e.preventDefault();
-    try {
-      const list = area.value.split('\n').map((l) => l.trim()).filter(Boolean);
-      const r = await api('PUT', 'settings/return-urls', { return_urls: list });
-      out.replaceChildren(message(`Saved ${r.return_urls.length} return URL(s).`));
-    } catch (err) {
-      out.replaceChildren(message((err as Error).message, 'error'));
-    }
-  } }, out, field('Allowed success/cancel URLs, one per line', area, 'origin + path prefix; no query or fragment'), h('button', { type: 'submit' }, 'Save return URLs'));
+  return h(
+    'form',
+    {
+      class: 'card',
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        try {
+          const list = area.value
+            .split('\n')
+            .map((l) => l.trim())
+            .filter(Boolean);
+          const r = await api('PUT', 'settings/return-urls', { return_urls: list });
+          out.replaceChildren(message(`Saved ${r.return_urls.length} return URL(s).`));
+        } catch (err) {
+          out.replaceChildren(message((err as Error).message, 'error'));
+        }
+      },
+    },
+    out,
+    field('Allowed success/cancel URLs, one per line', area, 'origin + path prefix; no query or fragment'),
+    h('button', { type: 'submit' }, 'Save return URLs'),
+  );
 }
 
 export async function teamPage(): Promise<HTMLElement> {
   const t = await api<any>('GET', 'team');
   const out = h('div', {});
   const email = h('input', { type: 'email', name: 'email', required: true });
-  const role = select('role', [['developer', 'developer'], ['viewer', 'viewer'], ['owner', 'owner']]);
+  const role = select('role', [
+    ['developer', 'developer'],
+    ['viewer', 'viewer'],
+    ['owner', 'owner'],
+  ]);
   return page(
     'Team',
     out,
-    table('Users', ['Email', 'Role', 'Since', 'State', ''], t.users.map((u: any) => [u.email, u.role, fmtTime(u.created_at), u.disabled ? 'disabled' : 'active',
-      u.disabled ? '' : h('button', { type: 'button', class: 'danger', onclick: async () => {
-        try {
-          await api('POST', `team/${u.user_id}/disable`);
-          out.replaceChildren(message(`Disabled ${u.email}`));
-        } catch (err) {
-          out.replaceChildren(message((err as Error).message, 'error'));
-        }
-      } }, 'Disable')])),
-    t.invitations.length ? table('Open invitations', ['Email', 'Role', 'Expires', ''], t.invitations.map((i: any) => [i.email, i.role, fmtTime(i.expires_at),
-      h('button', { type: 'button', class: 'danger', onclick: async () => {
-        try {
-          await api('POST', 'team/invitations/revoke', { email: i.email });
-          out.replaceChildren(message(`Revoked the invitation of ${i.email}`));
-        } catch (err) {
-          out.replaceChildren(message((err as Error).message, 'error'));
-        }
-      } }, 'Revoke')])) : null,
+    table(
+      'Users',
+      ['Email', 'Role', 'Since', 'State', ''],
+      t.users.map((u: any) => [
+        u.email,
+        u.role,
+        fmtTime(u.created_at),
+        u.disabled ? 'disabled' : 'active',
+        u.disabled
+          ? ''
+          : h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                onclick: async () => {
+                  try {
+                    await api('POST', `team/${u.user_id}/disable`);
+                    out.replaceChildren(message(`Disabled ${u.email}`));
+                  } catch (err) {
+                    out.replaceChildren(message((err as Error).message, 'error'));
+                  }
+                },
+              },
+              'Disable',
+            ),
+      ]),
+    ),
+    t.invitations.length
+      ? table(
+          'Open invitations',
+          ['Email', 'Role', 'Expires', ''],
+          t.invitations.map((i: any) => [
+            i.email,
+            i.role,
+            fmtTime(i.expires_at),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                onclick: async () => {
+                  try {
+                    await api('POST', 'team/invitations/revoke', { email: i.email });
+                    out.replaceChildren(message(`Revoked the invitation of ${i.email}`));
+                  } catch (err) {
+                    out.replaceChildren(message((err as Error).message, 'error'));
+                  }
+                },
+              },
+              'Revoke',
+            ),
+          ]),
+        )
+      : null,
     h('h2', {}, 'Invite someone'),
-    h('form', { class: 'inline', onsubmit: async (e: Event) => {
-      e.preventDefault();
-      try {
-        const r = await api('POST', 'team/invitations', { email: email.value, role: role.value });
-        out.replaceChildren(secretBox(`Invitation link for ${r.email} (${r.role})`, r.invitation_url));
-      } catch (err) {
-        out.replaceChildren(message((err as Error).message, 'error'));
-      }
-    } }, field('Email', email), field('Role', role), h('button', { type: 'submit', class: 'primary' }, 'Create invitation link')),
+    h(
+      'form',
+      {
+        class: 'inline',
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            const r = await api('POST', 'team/invitations', { email: email.value, role: role.value });
+            out.replaceChildren(secretBox(`Invitation link for ${r.email} (${r.role})`, r.invitation_url));
+          } catch (err) {
+            out.replaceChildren(message((err as Error).message, 'error'));
+          }
+        },
+      },
+      field('Email', email),
+      field('Role', role),
+      h('button', { type: 'submit', class: 'primary' }, 'Create invitation link'),
+    ),
   );
 }
 
@@ -164,7 +273,10 @@ export async function merchantsPage(onSession: (s: Session) => void): Promise<HT
   const m = await api<any>('GET', 'merchants');
   return page(
     'Merchants',
-    table('Merchants', ['Merchant', 'Name', 'Created', ''], m.merchants.map((x: any) => [x.merchant_id, x.name, fmtTime(x.created_at),
-      h('button', { type: 'button', onclick: async () => onSession(await api<Session>('POST', 'merchants/select', { merchant_id: x.merchant_id })) }, 'Open')])),
+    table(
+      'Merchants',
+      ['Merchant', 'Name', 'Created', ''],
+      m.merchants.map((x: any) => [x.merchant_id, x.name, fmtTime(x.created_at), h('button', { type: 'button', onclick: async () => onSession(await api<Session>('POST', 'merchants/select', { merchant_id: x.merchant_id })) }, 'Open')]),
+    ),
   );
 }

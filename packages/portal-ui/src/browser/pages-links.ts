@@ -26,8 +26,13 @@ export async function linksPage(s: Session, note?: Node): Promise<HTMLElement> {
   const names = new Map(products.data.map((p: any) => [p.product_id, p.name]));
 
   // One form creates a product or, after Edit, saves that product.
-  const pf = [input('name', { required: '' }), input('price', { inputmode: 'decimal', placeholder: '9.99' }), input('fiat_currency', { placeholder: 'EUR', maxlength: '3' }),
-    input('fiat_amount', { inputmode: 'decimal', placeholder: '9.50' }), input('inventory', { inputmode: 'numeric', placeholder: 'unlimited' })];
+  const pf = [
+    input('name', { required: '' }),
+    input('price', { inputmode: 'decimal', placeholder: '9.99' }),
+    input('fiat_currency', { placeholder: 'EUR', maxlength: '3' }),
+    input('fiat_amount', { inputmode: 'decimal', placeholder: '9.50' }),
+    input('inventory', { inputmode: 'numeric', placeholder: 'unlimited' }),
+  ];
   let editing: string | undefined;
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Create product');
   const edit = (p: any) => () => {
@@ -36,23 +41,66 @@ export async function linksPage(s: Session, note?: Node): Promise<HTMLElement> {
     submit.textContent = `Save ${p.name}`;
     pf[0]!.focus();
   };
-  const productForm = h('form', { class: 'inline', 'aria-label': 'Product', onsubmit: act(async () => {
-    const p = await api<any>('POST', editing ? `products/${editing}` : 'products', values(pf));
-    return message(`${editing ? 'Saved' : 'Created'} product ${p.name} (${p.product_id}).`);
-  }) }, field('Product name', pf[0]!), field('Crypto price', pf[1]!), field('Card currency', pf[2]!), field('Card amount', pf[3]!), field('Inventory', pf[4]!), submit);
+  const productForm = h(
+    'form',
+    {
+      class: 'inline',
+      'aria-label': 'Product',
+      onsubmit: act(async () => {
+        const p = await api<any>('POST', editing ? `products/${editing}` : 'products', values(pf));
+        return message(`${editing ? 'Saved' : 'Created'} product ${p.name} (${p.product_id}).`);
+      }),
+    },
+    field('Product name', pf[0]!),
+    field('Crypto price', pf[1]!),
+    field('Card currency', pf[2]!),
+    field('Card amount', pf[3]!),
+    field('Inventory', pf[4]!),
+    submit,
+  );
 
-  const lf = { product: h('select', { name: 'product_id' }, h('option', { value: '' }, 'Any amount (payer chooses)'), products.data.filter((p: any) => p.active).map((p: any) => h('option', { value: p.product_id }, p.name))),
-    min: input('min_amount', { inputmode: 'decimal' }), max: input('max_amount', { inputmode: 'decimal' }), rails: input('payment_rails', { placeholder: 'crypto,card', value: 'crypto' }), limit: input('max_payments', { inputmode: 'numeric', placeholder: 'unlimited' }) };
-  const linkForm = h('form', { class: 'inline', 'aria-label': 'Payment link', onsubmit: act(async () => {
-    const l = await api<any>('POST', 'payment-links', { ...values([lf.min, lf.max, lf.rails, lf.limit]), ...(lf.product.value ? { product_id: lf.product.value } : {}) });
-    return message(`Created payment link ${l.link_id}: ${l.url}`);
-  }) }, field('Sells', lf.product), field('Smallest amount', lf.min, 'any-amount links'), field('Largest amount', lf.max), field('Rails', lf.rails), field('Payments at most', lf.limit), h('button', { type: 'submit', class: 'primary' }, 'Create link'));
+  const lf = {
+    product: h(
+      'select',
+      { name: 'product_id' },
+      h('option', { value: '' }, 'Any amount (payer chooses)'),
+      products.data.filter((p: any) => p.active).map((p: any) => h('option', { value: p.product_id }, p.name)),
+    ),
+    min: input('min_amount', { inputmode: 'decimal' }),
+    max: input('max_amount', { inputmode: 'decimal' }),
+    rails: input('payment_rails', { placeholder: 'crypto,card', value: 'crypto' }),
+    limit: input('max_payments', { inputmode: 'numeric', placeholder: 'unlimited' }),
+  };
+  const linkForm = h(
+    'form',
+    {
+      class: 'inline',
+      'aria-label': 'Payment link',
+      onsubmit: act(async () => {
+        const l = await api<any>('POST', 'payment-links', { ...values([lf.min, lf.max, lf.rails, lf.limit]), ...(lf.product.value ? { product_id: lf.product.value } : {}) });
+        return message(`Created payment link ${l.link_id}: ${l.url}`);
+      }),
+    },
+    field('Sells', lf.product),
+    field('Smallest amount', lf.min, 'any-amount links'),
+    field('Largest amount', lf.max),
+    field('Rails', lf.rails),
+    field('Payments at most', lf.limit),
+    h('button', { type: 'submit', class: 'primary' }, 'Create link'),
+  );
 
   const share = (l: any) => async () => {
     const r = await api<any>('GET', `payment-links/${l.link_id}/share`);
-    out.replaceChildren(h('div', { class: 'card share' }, h('h2', {}, `Share ${names.get(l.product_id) ?? 'any-amount link'}`),
-      qrSvg(r.qr, `QR code of ${r.url}`), h('code', { class: 'secret' }, r.url),
-      h('button', { type: 'button', onclick: () => void navigator.clipboard?.writeText(r.url) }, 'Copy link')));
+    out.replaceChildren(
+      h(
+        'div',
+        { class: 'card share' },
+        h('h2', {}, `Share ${names.get(l.product_id) ?? 'any-amount link'}`),
+        qrSvg(r.qr, `QR code of ${r.url}`),
+        h('code', { class: 'secret' }, r.url),
+        h('button', { type: 'button', onclick: () => void navigator.clipboard?.writeText(r.url) }, 'Copy link'),
+      ),
+    );
     out.scrollIntoView();
   };
   const active = (x: any) => (x.active ? 'active' : 'deactivated');
@@ -62,17 +110,51 @@ export async function linksPage(s: Session, note?: Node): Promise<HTMLElement> {
     out,
     h('h2', {}, 'Products'),
     products.data.length
-      ? table('Products', ['Product', 'Price', 'Inventory', 'State', ''], products.data.map((p: any) => [p.name, price(p), p.inventory === undefined ? 'unlimited' : String(p.inventory), active(p),
-          dev ? h('span', { class: 'actions' }, h('button', { type: 'button', onclick: edit(p) }, 'Edit'),
-            h('button', { type: 'button', class: p.active ? 'danger' : '', onclick: act(async () => message(`${(await api<any>('POST', `products/${p.product_id}`, { active: !p.active })).name} ${p.active ? 'deactivated' : 'activated'}.`)) }, p.active ? 'Deactivate' : 'Activate')) : '']))
+      ? table(
+          'Products',
+          ['Product', 'Price', 'Inventory', 'State', ''],
+          products.data.map((p: any) => [
+            p.name,
+            price(p),
+            p.inventory === undefined ? 'unlimited' : String(p.inventory),
+            active(p),
+            dev
+              ? h(
+                  'span',
+                  { class: 'actions' },
+                  h('button', { type: 'button', onclick: edit(p) }, 'Edit'),
+                  h(
+                    'button',
+                    { type: 'button', class: p.active ? 'danger' : '', onclick: act(async () => message(`${(await api<any>('POST', `products/${p.product_id}`, { active: !p.active })).name} ${p.active ? 'deactivated' : 'activated'}.`)) },
+                    p.active ? 'Deactivate' : 'Activate',
+                  ),
+                )
+              : '',
+          ]),
+        )
       : h('p', {}, 'No products yet.'),
     dev ? productForm : null,
     h('h2', {}, 'Payment links'),
     links.data.length
-      ? table('Payment links', ['Link', 'Sells', 'Rails', 'Payments at most', 'State', ''], links.data.map((l: any) => [h('a', { href: `#/links/${l.link_id}` }, l.link_id),
-          l.product_id ? names.get(l.product_id) ?? l.product_id : `any amount ${l.min_amount}–${l.max_amount}`, l.payment_rails.join(', '), l.max_payments === undefined ? 'unlimited' : String(l.max_payments), active(l),
-          h('span', { class: 'actions' }, h('button', { type: 'button', 'data-share': l.link_id, onclick: share(l) }, 'Share'),
-            dev && l.active ? h('button', { type: 'button', class: 'danger', onclick: act(async () => message(`Payment link ${(await api<any>('POST', `payment-links/${l.link_id}`, { active: false })).link_id} deactivated: no new sessions.`)) }, 'Deactivate') : null)]))
+      ? table(
+          'Payment links',
+          ['Link', 'Sells', 'Rails', 'Payments at most', 'State', ''],
+          links.data.map((l: any) => [
+            h('a', { href: `#/links/${l.link_id}` }, l.link_id),
+            l.product_id ? (names.get(l.product_id) ?? l.product_id) : `any amount ${l.min_amount}–${l.max_amount}`,
+            l.payment_rails.join(', '),
+            l.max_payments === undefined ? 'unlimited' : String(l.max_payments),
+            active(l),
+            h(
+              'span',
+              { class: 'actions' },
+              h('button', { type: 'button', 'data-share': l.link_id, onclick: share(l) }, 'Share'),
+              dev && l.active
+                ? h('button', { type: 'button', class: 'danger', onclick: act(async () => message(`Payment link ${(await api<any>('POST', `payment-links/${l.link_id}`, { active: false })).link_id} deactivated: no new sessions.`)) }, 'Deactivate')
+                : null,
+            ),
+          ]),
+        )
       : h('p', {}, 'No payment links yet.'),
     dev ? linkForm : null,
   );
@@ -85,8 +167,11 @@ export async function linkSessionsPage(id: string): Promise<HTMLElement> {
     `Sessions of ${id}`,
     h('p', {}, h('a', { href: '#/links' }, 'All products and links')),
     r.data.length
-      ? table('Sessions', ['Session', 'Status', 'Rail', 'Amount', 'Payer reference', 'Order', 'Created'], r.data.map((x: any) => [x.session_id, x.status, x.rail, x.amount, x.memo ?? '—',
-          x.order_id ? h('span', {}, h('a', { href: `#/orders/${x.order_id}` }, x.order_id), ' ', status(x.order_status)) : '—', fmtTime(x.created_at)]))
+      ? table(
+          'Sessions',
+          ['Session', 'Status', 'Rail', 'Amount', 'Payer reference', 'Order', 'Created'],
+          r.data.map((x: any) => [x.session_id, x.status, x.rail, x.amount, x.memo ?? '—', x.order_id ? h('span', {}, h('a', { href: `#/orders/${x.order_id}` }, x.order_id), ' ', status(x.order_status)) : '—', fmtTime(x.created_at)]),
+        )
       : h('p', { role: 'status' }, 'No sessions yet.'),
   );
 }

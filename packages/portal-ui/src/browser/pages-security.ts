@@ -18,21 +18,31 @@ export function loginForm(onSession: (s: Session) => void, out: HTMLElement): HT
   const totpField = field('Authentication code', totp, 'from your authenticator app, or a recovery code');
   totpField.hidden = true;
   totp.disabled = true;
-  const form = h('form', { class: 'card', onsubmit: async (e: Event) => {
-    e.preventDefault();
-    try {
-      onSession(await api<Session>('POST', 'login', { email: email.value, password: password.value, ...(totp.disabled ? {} : { totp: totp.value }) }));
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'totp_required') {
-        totpField.hidden = false;
-        totp.disabled = false;
-        out.replaceChildren(message('Enter the code of your authenticator app.'));
-        totp.focus();
-        return;
-      }
-      out.replaceChildren(message((err as Error).message, 'error'));
-    }
-  } }, field('Email', email), field('Password', password), totpField, h('button', { type: 'submit', class: 'primary' }, 'Sign in'));
+  const form = h(
+    'form',
+    {
+      class: 'card',
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        try {
+          onSession(await api<Session>('POST', 'login', { email: email.value, password: password.value, ...(totp.disabled ? {} : { totp: totp.value }) }));
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'totp_required') {
+            totpField.hidden = false;
+            totp.disabled = false;
+            out.replaceChildren(message('Enter the code of your authenticator app.'));
+            totp.focus();
+            return;
+          }
+          out.replaceChildren(message((err as Error).message, 'error'));
+        }
+      },
+    },
+    field('Email', email),
+    field('Password', password),
+    totpField,
+    h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
+  );
   return form;
 }
 
@@ -40,68 +50,102 @@ export function loginForm(onSession: (s: Session) => void, out: HTMLElement): HT
 export function forgotPassword(): HTMLElement {
   const out = h('div', {});
   const email = h('input', { type: 'email', name: 'reset_email', autocomplete: 'username', required: true });
-  return h('details', {}, h('summary', {}, 'Forgot password?'),
-    h('form', { class: 'card', onsubmit: async (e: Event) => {
-      e.preventDefault();
-      try {
-        await api('POST', 'password-resets', { email: email.value });
-        out.replaceChildren(message('If this email has an account, a reset link is on its way (valid 30 minutes).'));
-      } catch (err) {
-        const text = err instanceof ApiError && err.code === 'password_reset_unavailable'
-          ? 'This Tollgate sends no mail: ask your operator for a reset link.'
-          : (err as Error).message;
-        out.replaceChildren(message(text, 'error'));
-      }
-    } }, out, field('Sign-in address', email), h('button', { type: 'submit' }, 'Send reset link')));
+  return h(
+    'details',
+    {},
+    h('summary', {}, 'Forgot password?'),
+    h(
+      'form',
+      {
+        class: 'card',
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            await api('POST', 'password-resets', { email: email.value });
+            out.replaceChildren(message('If this email has an account, a reset link is on its way (valid 30 minutes).'));
+          } catch (err) {
+            const text = err instanceof ApiError && err.code === 'password_reset_unavailable' ? 'This Tollgate sends no mail: ask your operator for a reset link.' : (err as Error).message;
+            out.replaceChildren(message(text, 'error'));
+          }
+        },
+      },
+      out,
+      field('Sign-in address', email),
+      h('button', { type: 'submit' }, 'Send reset link'),
+    ),
+  );
 }
 
 /** The page a reset link opens (#/reset/<token>). */
 export function resetPage(token: string): HTMLElement {
   const out = h('div', {});
   const pw = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', minlength: '12', required: true });
-  return page('Set a new password', out,
-    h('form', { class: 'card', onsubmit: async (e: Event) => {
-      e.preventDefault();
-      try {
-        const r = await api('POST', 'password-resets/complete', { token, password: pw.value });
-        history.replaceState(null, '', '#/login');
-        out.replaceChildren(message(`Password changed for ${r.email}; every session was signed out.`), h('p', {}, h('a', { href: '#/login' }, 'Sign in')));
-      } catch (err) {
-        out.replaceChildren(message((err as Error).message, 'error'));
-      }
-    } }, field('New password', pw, '12 characters or more'), h('button', { type: 'submit', class: 'primary' }, 'Set password')));
+  return page(
+    'Set a new password',
+    out,
+    h(
+      'form',
+      {
+        class: 'card',
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            const r = await api('POST', 'password-resets/complete', { token, password: pw.value });
+            history.replaceState(null, '', '#/login');
+            out.replaceChildren(message(`Password changed for ${r.email}; every session was signed out.`), h('p', {}, h('a', { href: '#/login' }, 'Sign in')));
+          } catch (err) {
+            out.replaceChildren(message((err as Error).message, 'error'));
+          }
+        },
+      },
+      field('New password', pw, '12 characters or more'),
+      h('button', { type: 'submit', class: 'primary' }, 'Set password'),
+    ),
+  );
 }
 
 /** Set-up of a second factor: secret + QR, then a code from the app confirms it. */
 function totpSetup(done: () => void): HTMLElement {
   const out = h('div', {});
-  const start = h('button', { type: 'button', class: 'primary', onclick: async () => {
-    try {
-      const s = await api('POST', 'totp/setup', {});
-      const code = codeInput('code');
-      start.hidden = true;
-      out.replaceChildren(
-        h('p', {}, 'Scan this code with your authenticator app (or type the key), then enter the 6-digit code it shows.'),
-        qrSvg(s.qr, 'QR code of the authenticator set-up'),
-        h('p', {}, 'Key: ', h('code', { class: 'secret' }, s.secret)),
-        h('form', { class: 'inline', onsubmit: async (e: Event) => {
-          e.preventDefault();
-          try {
-            const r = await api('POST', 'totp/enable', { code: code.value });
-            out.replaceChildren(
-              message('Two-factor sign-in is on.'),
-              secretBox('Recovery codes (each works once if you lose your phone)', r.recovery_codes.join('\n')),
-              h('button', { type: 'button', onclick: done }, 'Done'),
-            );
-          } catch (err) {
-            out.append(message((err as Error).message, 'error'));
-          }
-        } }, field('Code from the app', code), h('button', { type: 'submit', class: 'primary' }, 'Turn on')),
-      );
-    } catch (err) {
-      out.replaceChildren(message((err as Error).message, 'error'));
-    }
-  } }, 'Set up two-factor sign-in');
+  const start = h(
+    'button',
+    {
+      type: 'button',
+      class: 'primary',
+      onclick: async () => {
+        try {
+          const s = await api('POST', 'totp/setup', {});
+          const code = codeInput('code');
+          start.hidden = true;
+          out.replaceChildren(
+            h('p', {}, 'Scan this code with your authenticator app (or type the key), then enter the 6-digit code it shows.'),
+            qrSvg(s.qr, 'QR code of the authenticator set-up'),
+            h('p', {}, 'Key: ', h('code', { class: 'secret' }, s.secret)),
+            h(
+              'form',
+              {
+                class: 'inline',
+                onsubmit: async (e: Event) => {
+                  e.preventDefault();
+                  try {
+                    const r = await api('POST', 'totp/enable', { code: code.value });
+                    out.replaceChildren(message('Two-factor sign-in is on.'), secretBox('Recovery codes (each works once if you lose your phone)', r.recovery_codes.join('\n')), h('button', { type: 'button', onclick: done }, 'Done'));
+                  } catch (err) {
+                    out.append(message((err as Error).message, 'error'));
+                  }
+                },
+              },
+              field('Code from the app', code),
+              h('button', { type: 'submit', class: 'primary' }, 'Turn on'),
+            ),
+          );
+        } catch (err) {
+          out.replaceChildren(message((err as Error).message, 'error'));
+        }
+      },
+    },
+    'Set up two-factor sign-in',
+  );
   return h('div', {}, start, out);
 }
 
@@ -117,35 +161,73 @@ export function totpSection(session: Session, requireTotp: boolean, reload: () =
   const fail = (err: unknown) => out.replaceChildren(message((err as Error).message, 'error'));
   const code = codeInput('code');
   const owner = session.role === 'owner';
-  return h('div', {},
+  return h(
+    'div',
+    {},
     h('h2', {}, 'Two-factor sign-in'),
     out,
     session.totp_enabled
-      ? h('form', { class: 'card', onsubmit: (e: Event) => e.preventDefault() },
+      ? h(
+          'form',
+          { class: 'card', onsubmit: (e: Event) => e.preventDefault() },
           h('p', {}, 'On: signing in needs a code from your authenticator app.'),
           field('Current code (or a recovery code)', code),
-          h('button', { type: 'button', onclick: async () => {
-            try {
-              const r = await api('POST', 'totp/recovery-codes', { code: code.value });
-              out.replaceChildren(secretBox('New recovery codes', r.recovery_codes.join('\n')));
-            } catch (err) { fail(err); }
-          } }, 'New recovery codes'),
-          requireTotp ? null : h('button', { type: 'button', class: 'danger', onclick: async () => {
-            try {
-              await api('POST', 'totp/disable', { code: code.value });
-              reload();
-            } catch (err) { fail(err); }
-          } }, 'Turn off'))
+          h(
+            'button',
+            {
+              type: 'button',
+              onclick: async () => {
+                try {
+                  const r = await api('POST', 'totp/recovery-codes', { code: code.value });
+                  out.replaceChildren(secretBox('New recovery codes', r.recovery_codes.join('\n')));
+                } catch (err) {
+                  fail(err);
+                }
+              },
+            },
+            'New recovery codes',
+          ),
+          requireTotp
+            ? null
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'danger',
+                  onclick: async () => {
+                    try {
+                      await api('POST', 'totp/disable', { code: code.value });
+                      reload();
+                    } catch (err) {
+                      fail(err);
+                    }
+                  },
+                },
+                'Turn off',
+              ),
+        )
       : totpSetup(reload),
-    owner ? h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'require_totp', ...(requireTotp ? { checked: true } : {}), onchange: async (e: Event) => {
-      const box = e.target as HTMLInputElement;
-      try {
-        await api('PUT', 'settings/require-totp', { require_totp: box.checked });
-        out.replaceChildren(message(box.checked ? 'Every user of this merchant now needs a second factor.' : 'A second factor is optional again.'));
-      } catch (err) {
-        box.checked = !box.checked;
-        fail(err);
-      }
-    } }), ' Require two-factor sign-in for every user of this merchant') : null,
+    owner
+      ? h(
+          'label',
+          { class: 'check' },
+          h('input', {
+            type: 'checkbox',
+            name: 'require_totp',
+            ...(requireTotp ? { checked: true } : {}),
+            onchange: async (e: Event) => {
+              const box = e.target as HTMLInputElement;
+              try {
+                await api('PUT', 'settings/require-totp', { require_totp: box.checked });
+                out.replaceChildren(message(box.checked ? 'Every user of this merchant now needs a second factor.' : 'A second factor is optional again.'));
+              } catch (err) {
+                box.checked = !box.checked;
+                fail(err);
+              }
+            },
+          }),
+          ' Require two-factor sign-in for every user of this merchant',
+        )
+      : null,
   );
 }

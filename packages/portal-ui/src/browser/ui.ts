@@ -15,20 +15,47 @@ export function table(caption: string, head: string[], rows: (Node | string)[][]
   return h(
     'div',
     { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: '0' },
-    h('table', { role: 'table' }, h('caption', { class: 'sr-only' }, caption),
-      h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' }, head.map((c) => h('th', { scope: 'col', role: 'columnheader' }, c)))),
-      h('tbody', { role: 'rowgroup' }, rows.map((r) => h('tr', { role: 'row' }, r.map((c, i) => h('td', { role: 'cell', ...(head[i] ? { 'data-label': head[i] } : {}) }, c)))))),
+    h(
+      'table',
+      { role: 'table' },
+      h('caption', { class: 'sr-only' }, caption),
+      h(
+        'thead',
+        { role: 'rowgroup' },
+        h(
+          'tr',
+          { role: 'row' },
+          head.map((c) => h('th', { scope: 'col', role: 'columnheader' }, c)),
+        ),
+      ),
+      h(
+        'tbody',
+        { role: 'rowgroup' },
+        rows.map((r) =>
+          h(
+            'tr',
+            { role: 'row' },
+            r.map((c, i) => h('td', { role: 'cell', ...(head[i] ? { 'data-label': head[i] } : {}) }, c)),
+          ),
+        ),
+      ),
+    ),
   );
 }
 
 /** What a merchant reads for each order status; the enum itself is on hover (title) and in the API. */
 export const STATUS_LABELS: Record<string, string> = {
-  CHECKOUT_VERIFIED: 'Awaiting payment', PAYMENT_CONFIRMED: 'Paid, confirming', INVOICED: 'Paid', FAILED: 'Failed', EXPIRED: 'Expired', CANCELLED: 'Cancelled',
+  CHECKOUT_VERIFIED: 'Awaiting payment',
+  PAYMENT_CONFIRMED: 'Paid, confirming',
+  INVOICED: 'Paid',
+  FAILED: 'Failed',
+  EXPIRED: 'Expired',
+  CANCELLED: 'Cancelled',
 };
 
 /** A status as a labelled badge: the human label, the enum on hover and for assistive tech. */
 export function status(s: string, held?: boolean): HTMLElement {
-  const label = held ? 'Paid, on hold' : STATUS_LABELS[s] ?? s;
+  const label = held ? 'Paid, on hold' : (STATUS_LABELS[s] ?? s);
   return h('span', { class: `badge s-${s}`, title: s }, label, h('span', { class: 'sr-only' }, ` (${s})`));
 }
 
@@ -39,7 +66,11 @@ export function field(label: string, input: HTMLElement, hint?: string): HTMLEle
 }
 
 export function select(name: string, options: [string, string][], value = ''): HTMLSelectElement {
-  return h('select', { name }, options.map(([v, l]) => h('option', { value: v, ...(v === value ? { selected: true } : {}) }, l)));
+  return h(
+    'select',
+    { name },
+    options.map(([v, l]) => h('option', { value: v, ...(v === value ? { selected: true } : {}) }, l)),
+  );
 }
 
 /** A status line announced to screen readers. */
@@ -50,13 +81,7 @@ export function message(text: string, kind: 'error' | 'ok' = 'ok'): HTMLElement 
 /** A secret shown once, with a copy button. */
 export function secretBox(label: string, value: string): HTMLElement {
   const code = h('code', { class: 'secret', 'data-secret': label }, value);
-  return h(
-    'div',
-    { class: 'once', role: 'status' },
-    h('strong', {}, `${label} (shown only once: store it now)`),
-    code,
-    h('button', { type: 'button', onclick: () => void navigator.clipboard?.writeText(value) }, 'Copy'),
-  );
+  return h('div', { class: 'once', role: 'status' }, h('strong', {}, `${label} (shown only once: store it now)`), code, h('button', { type: 'button', onclick: () => void navigator.clipboard?.writeText(value) }, 'Copy'));
 }
 
 export const fmtTime = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
@@ -73,11 +98,14 @@ export function svg(tag: string, attrs: Record<string, string | number>, ...kids
 
 /** The server's QR path (portal/qr.ts) as an SVG: the one QR drawing of the portal. */
 export function qrSvg(qr: { size: number; path: string }, label: string): SVGElement {
-  return svg('svg', { viewBox: `0 0 ${qr.size} ${qr.size}`, role: 'img', 'aria-label': label, 'shape-rendering': 'crispEdges', class: 'qr' },
-    svg('rect', { width: qr.size, height: qr.size, fill: '#fff' }), svg('path', { d: qr.path, fill: '#000' }));
+  return svg('svg', { viewBox: `0 0 ${qr.size} ${qr.size}`, role: 'img', 'aria-label': label, 'shape-rendering': 'crispEdges', class: 'qr' }, svg('rect', { width: qr.size, height: qr.size, fill: '#fff' }), svg('path', { d: qr.path, fill: '#000' }));
 }
 
 /** Labelled facts (a definition list); empty values are left out. */
 export function facts(list: [string, string | Node | undefined | null][]): HTMLElement {
-  return h('dl', { class: 'facts' }, list.filter(([, v]) => v !== undefined && v !== null && v !== '').map(([k, v]) => [h('dt', {}, k), h('dd', {}, v!)]));
+  return h(
+    'dl',
+    { class: 'facts' },
+    list.filter(([, v]) => v !== undefined && v !== null && v !== '').map(([k, v]) => [h('dt', {}, k), h('dd', {}, v!)]),
+  );
 }

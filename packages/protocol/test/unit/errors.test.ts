@@ -1,14 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  ERROR_CATALOG,
-  ERROR_CODES,
-  errorEnvelope,
-  errorStatus,
-  isErrorCode,
-  isErrorEnvelope,
-  type ErrorCode,
-} from '../../src/index.ts';
+import { ERROR_CATALOG, ERROR_CODES, errorEnvelope, errorStatus, isErrorCode, isErrorEnvelope, type ErrorCode } from '../../src/index.ts';
 
 // Every code of the wire Tollgate is compatible with (docs/migrating.md), with the status fixed for it.
 const FROM_WIRE: Record<string, number> = {
@@ -196,15 +188,7 @@ test('isErrorCode rejects prototype names and near misses', () => {
 test('isErrorEnvelope', () => {
   assert.equal(isErrorEnvelope({ error: 'x', code: 'not_found', request_id: 'req_1' }), true);
   assert.equal(isErrorEnvelope({ error: 'x', code: 'not_found', request_id: 'req_1', param: 'p' }), true);
-  for (const v of [
-    null,
-    'x',
-    {},
-    { error: 'x', code: 'brand_new_code', request_id: 'req_1' },
-    { error: 1, code: 'not_found', request_id: 'req_1' },
-    { error: 'x', code: 'not_found' },
-    { error: 'x', code: 'not_found', request_id: 'req_1', param: 3 },
-  ]) {
+  for (const v of [null, 'x', {}, { error: 'x', code: 'brand_new_code', request_id: 'req_1' }, { error: 1, code: 'not_found', request_id: 'req_1' }, { error: 'x', code: 'not_found' }, { error: 'x', code: 'not_found', request_id: 'req_1', param: 3 }]) {
     assert.equal(isErrorEnvelope(v), false, JSON.stringify(v));
   }
 });

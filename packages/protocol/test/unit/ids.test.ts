@@ -22,7 +22,13 @@ function bitcoinBase58(bytes: Uint8Array): string {
   }
   let zeros = 0;
   while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  return '1'.repeat(zeros) + digits.reverse().map((d) => B58[d]).join('');
+  return (
+    '1'.repeat(zeros) +
+    digits
+      .reverse()
+      .map((d) => B58[d])
+      .join('')
+  );
 }
 
 test('encodeBase58Fixed: known bitcoin base58 values, left-padded with "1"', () => {

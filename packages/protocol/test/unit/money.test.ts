@@ -1,15 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  formatUnits,
-  isDecimalString,
-  isPositiveIntegerString,
-  MAX_UINT256,
-  MoneyError,
-  parseDecimal,
-  parseUint256,
-  type MoneyErrorCode,
-} from '../../src/index.ts';
+import { formatUnits, isDecimalString, isPositiveIntegerString, MAX_UINT256, MoneyError, parseDecimal, parseUint256, type MoneyErrorCode } from '../../src/index.ts';
 import { prng } from './prng.ts';
 
 const MAX = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
@@ -39,10 +30,7 @@ test('parseDecimal: valid inputs', () => {
 });
 
 test('parseDecimal: grammar violations are invalid_format', () => {
-  for (const s of [
-    '', ' ', '\t', '\n1', '1 ', ' 1', '1\n', '.', '.5', '5.', '1..2', '1.2.3', '-1', '+1', '-0', '1e6', '1E6', '1e-6',
-    '0x10', '1,000', '1_000', '١', '１', '1.٠', 'NaN', 'Infinity', '∞', '½', '1/2', '¹', '١٢٣', '1\u00a0', '\u200b1',
-  ]) {
+  for (const s of ['', ' ', '\t', '\n1', '1 ', ' 1', '1\n', '.', '.5', '5.', '1..2', '1.2.3', '-1', '+1', '-0', '1e6', '1E6', '1e-6', '0x10', '1,000', '1_000', '١', '１', '1.٠', 'NaN', 'Infinity', '∞', '½', '1/2', '¹', '١٢٣', '1\u00a0', '\u200b1']) {
     throwsMoney(() => parseDecimal(s, 6), 'invalid_format', JSON.stringify(s));
   }
   for (const v of [undefined, null, 1, 1n, {}, ['1']]) throwsMoney(() => parseDecimal(v as string, 6), 'invalid_format', String(v));
@@ -65,7 +53,10 @@ test('parseDecimal: range and decimals bounds', () => {
 
 test('parseDecimal error messages quote the input, truncated', () => {
   assert.throws(() => parseDecimal('abc', 2), /"abc"/);
-  assert.throws(() => parseDecimal('x'.repeat(100), 2), (e: unknown) => e instanceof MoneyError && e.message.length < 150);
+  assert.throws(
+    () => parseDecimal('x'.repeat(100), 2),
+    (e: unknown) => e instanceof MoneyError && e.message.length < 150,
+  );
 });
 
 test('isDecimalString', () => {

@@ -24,7 +24,10 @@ test('jsonDepthExceeds measures nesting without recursion', () => {
 test('a body field nested beyond MAX_SIGN_DEPTH throws a TypeError, never a RangeError', () => {
   for (const depth of [MAX_SIGN_DEPTH + 1, 10_000, 100_000]) {
     const body = { a: deep(depth) };
-    assert.throws(() => signRequest('secret', { ...base, body }), (e: unknown) => e instanceof TypeError && /nests deeper/.test((e as Error).message));
+    assert.throws(
+      () => signRequest('secret', { ...base, body }),
+      (e: unknown) => e instanceof TypeError && /nests deeper/.test((e as Error).message),
+    );
     assert.throws(() => verifyRequestSignature('secret', { ...base, body }, 'f'.repeat(64)), TypeError);
   }
 });

@@ -27,7 +27,8 @@ function referenceCanonical(v: SigningVector): string {
     if (x === null) continue; // absent optional field
     if (x === true) fields[k] = 'true';
     else if (x === false) fields[k] = 'false';
-    else if (typeof x === 'number') fields[k] = x.toString(10); // step 2: scalars to strings
+    else if (typeof x === 'number')
+      fields[k] = x.toString(10); // step 2: scalars to strings
     else fields[k] = x as string; // body overrides query
   }
   fields.api_key = v.api_key; // step 3
@@ -115,20 +116,12 @@ const KEY = 'key_4NbVzQ7hTd2sWx9KcRfYpM';
 
 test('hand-written canonical strings', () => {
   const expected: Record<string, string> = {
-    order_create_plain:
-      `amount_wei=1000000&api_key=${KEY}&chain_id=2345&dapp_order_id=shop-1001` +
-      '&from_address=0x8ba1f109551bd432803012645ac136ddd64dba72&nonce=0f8fad5b-d9cb-469f-a165-70867728950e' +
-      '&timestamp=1735689600&token_symbol=USDC',
+    order_create_plain: `amount_wei=1000000&api_key=${KEY}&chain_id=2345&dapp_order_id=shop-1001` + '&from_address=0x8ba1f109551bd432803012645ac136ddd64dba72&nonce=0f8fad5b-d9cb-469f-a165-70867728950e' + '&timestamp=1735689600&token_symbol=USDC',
     get_without_params: `api_key=${KEY}&nonce=7c9e6679-7425-40de-944b-e07fc1f90ae7&timestamp=1735689601`,
-    headers_override_business_fields:
-      `api_key=${KEY}&dapp_order_id=shop-1003&nonce=b3c1d9e2-5f6a-4b7c-8d9e-0f1a2b3c4d5e&timestamp=1735689603`,
-    zero_and_false_kept:
-      `amount_wei=0&api_key=${KEY}&expires_in=0&nonce=e6f4a2b5-8c9d-4e0f-9a2b-3c4d5e6f7081&page=0&test_mode=false&timestamp=1735689606`,
-    ascii_sort_order:
-      `A=6&B=2&Z=8&_z=9&a=7&aB=5&a_b=3&ab=4&api_key=${KEY}&b=1&nonce=e2f0a8b1-4c5d-4e6f-9081-92a3b4c5d6e7&timestamp=1735689612`,
-    ampersand_and_equals_unescaped:
-      `api_key=${KEY}&nonce=d1e9f7a0-3b4c-4d5e-8f70-8192a3b4c5d6&note=a=b&c=d` +
-      '&success_url=https://shop.example/ok?order=1&x=y&timestamp=1735689611',
+    headers_override_business_fields: `api_key=${KEY}&dapp_order_id=shop-1003&nonce=b3c1d9e2-5f6a-4b7c-8d9e-0f1a2b3c4d5e&timestamp=1735689603`,
+    zero_and_false_kept: `amount_wei=0&api_key=${KEY}&expires_in=0&nonce=e6f4a2b5-8c9d-4e0f-9a2b-3c4d5e6f7081&page=0&test_mode=false&timestamp=1735689606`,
+    ascii_sort_order: `A=6&B=2&Z=8&_z=9&a=7&aB=5&a_b=3&ab=4&api_key=${KEY}&b=1&nonce=e2f0a8b1-4c5d-4e6f-9081-92a3b4c5d6e7&timestamp=1735689612`,
+    ampersand_and_equals_unescaped: `api_key=${KEY}&nonce=d1e9f7a0-3b4c-4d5e-8f70-8192a3b4c5d6&note=a=b&c=d` + '&success_url=https://shop.example/ok?order=1&x=y&timestamp=1735689611',
     unicode_value: `api_key=${KEY}&dapp_order_id=café-東京-🚀&description=Grüße&nonce=b9c7d5e8-1f2a-4b3c-8d5e-6f708192a3b4&timestamp=1735689609`,
     checkout_session_line_items_json:
       `api_key=${KEY}&checkout_type=DIRECT&client_reference_id=cart_8812&expires_in=1800&fiat_amount=9.99&fiat_currency=USD` +
@@ -144,7 +137,10 @@ test('hand-written canonical strings', () => {
 test('localeCompare would have produced a different order (the ascii vector really tests something)', () => {
   const v = byName.get('ascii_sort_order')!;
   const names = v.canonical.split('&').map((kv) => kv.slice(0, kv.indexOf('=')));
-  assert.notDeepEqual([...names].sort((a, b) => a.localeCompare(b)), names);
+  assert.notDeepEqual(
+    [...names].sort((a, b) => a.localeCompare(b)),
+    names,
+  );
 });
 
 test('the unicode vector signs UTF-8 bytes: a Latin-1 or UTF-16 encoding gives a different HMAC', async () => {

@@ -1,20 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import {
-  buildSignParams,
-  canonicalString,
-  HEADER_API_KEY,
-  HEADER_NONCE,
-  HEADER_SIGN,
-  HEADER_TIMESTAMP,
-  isNonceWellFormed,
-  isTimestampFresh,
-  signedHeaders,
-  signRequest,
-  verifyRequestSignature,
-  type SignInput,
-} from '../../src/index.ts';
+import { buildSignParams, canonicalString, HEADER_API_KEY, HEADER_NONCE, HEADER_SIGN, HEADER_TIMESTAMP, isNonceWellFormed, isTimestampFresh, signedHeaders, signRequest, verifyRequestSignature, type SignInput } from '../../src/index.ts';
 import { prng } from './prng.ts';
 
 const H = { apiKey: 'key_A', timestamp: '1700000000', nonce: 'nonce-0001' };
@@ -22,17 +9,21 @@ const SECRET = 'sec_unit_test';
 const base = (extra: Partial<SignInput> = {}): SignInput => ({ ...H, ...extra });
 
 test('buildSignParams: query, then body overrides, then headers overwrite', () => {
-  const p = buildSignParams(base({
-    query: { a: 'q', only_q: '1', api_key: 'q-key' },
-    body: { a: 'b', only_b: '2', timestamp: '1', nonce: 'body' },
-  }));
+  const p = buildSignParams(
+    base({
+      query: { a: 'q', only_q: '1', api_key: 'q-key' },
+      body: { a: 'b', only_b: '2', timestamp: '1', nonce: 'body' },
+    }),
+  );
   assert.deepEqual(p, { a: 'b', only_q: '1', only_b: '2', api_key: 'key_A', timestamp: '1700000000', nonce: 'nonce-0001' });
 });
 
 test('buildSignParams: scalar conversion', () => {
-  const p = buildSignParams(base({
-    body: { s: 'x', i: 2345, z: 0, negz: -0, f: 9.5, big: 1e21, t: true, fa: false, bi: 12345678901234567890n },
-  }));
+  const p = buildSignParams(
+    base({
+      body: { s: 'x', i: 2345, z: 0, negz: -0, f: 9.5, big: 1e21, t: true, fa: false, bi: 12345678901234567890n },
+    }),
+  );
   assert.equal(p.s, 'x');
   assert.equal(p.i, '2345');
   assert.equal(p.z, '0');
@@ -145,17 +136,7 @@ test('verifyRequestSignature: accepts only the exact lowercase digest', () => {
   const input = base({ body: { a: '1' } });
   const sig = signRequest(SECRET, input);
   assert.equal(verifyRequestSignature(SECRET, input, sig), true);
-  for (const bad of [
-    sig.toUpperCase(),
-    `sha256=${sig}`,
-    sig.slice(0, 63),
-    `${sig}0`,
-    ` ${sig}`,
-    '',
-    Buffer.from(sig, 'hex').toString('base64'),
-    undefined as unknown as string,
-    0 as unknown as string,
-  ]) {
+  for (const bad of [sig.toUpperCase(), `sha256=${sig}`, sig.slice(0, 63), `${sig}0`, ` ${sig}`, '', Buffer.from(sig, 'hex').toString('base64'), undefined as unknown as string, 0 as unknown as string]) {
     assert.equal(verifyRequestSignature(SECRET, input, bad), false, String(bad));
   }
   assert.equal(verifyRequestSignature('', input, sig), false, 'empty secret never verifies');
@@ -245,14 +226,7 @@ test('property: client-side and server-side signatures agree for random JSON bod
     for (let j = r.int(8); j > 0; j--) {
       const name = r.pick(['a', 'b', 'A', '_x', 'sign', 'nonce', 'amount_wei', 'chain_id', 'x_json']);
       const kind = r.int(7);
-      body[name] =
-        kind === 0 ? r.string(alphabet, r.int(6))
-        : kind === 1 ? r.int(2 ** 31) - 2 ** 30
-        : kind === 2 ? r.next() < 0.5
-        : kind === 3 ? null
-        : kind === 4 ? ''
-        : kind === 5 ? r.next() * 1000
-        : r.bigint(64).toString();
+      body[name] = kind === 0 ? r.string(alphabet, r.int(6)) : kind === 1 ? r.int(2 ** 31) - 2 ** 30 : kind === 2 ? r.next() < 0.5 : kind === 3 ? null : kind === 4 ? '' : kind === 5 ? r.next() * 1000 : r.bigint(64).toString();
     }
     for (let j = r.int(4); j > 0; j--) query[r.pick(['a', 'q', 'sign', 'Q'])] = r.string(alphabet, r.int(5));
     const input = { apiKey: 'key_A', timestamp: String(1700000000 + i), nonce: `n-${i}-xxxxxx`, query, body };
@@ -285,7 +259,9 @@ test('property: signRequest equals the documented steps spelled out (seeded)', (
     for (let j = r.int(3); j > 0; j--) query[r.pick(['a', '__proto__', '2', 'q'])] = r.int(3) === 0 ? '' : r.string(alphabet, r.int(4));
     const secret = r.string(alphabet, 1 + r.int(80)); // beyond 64 bytes too: HMAC hashes long keys first
     const input = { apiKey: 'key_A', timestamp: String(1700000000 + i), nonce: `n-${i}-xxxxxx`, query, body };
-    const spelled = createHmac('sha256', Buffer.from(secret, 'utf8')).update(canonicalString(buildSignParams(input)), 'utf8').digest('hex');
+    const spelled = createHmac('sha256', Buffer.from(secret, 'utf8'))
+      .update(canonicalString(buildSignParams(input)), 'utf8')
+      .digest('hex');
     assert.equal(signRequest(secret, input), spelled, JSON.stringify({ secret, input }));
     assert.equal(verifyRequestSignature(secret, input, spelled), true);
   }

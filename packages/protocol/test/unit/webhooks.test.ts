@@ -96,12 +96,7 @@ test('verifyWebhookSignature: a parsed body throws an error that explains the ra
   for (const rawBody of [JSON.parse(RAW), null, undefined, 42, [1, 2]]) {
     assert.throws(
       () => verifyWebhookSignature({ secret: SECRET, rawBody: rawBody as string, header }),
-      (e: unknown) =>
-        e instanceof WebhookVerificationError &&
-        e.name === 'WebhookVerificationError' &&
-        /raw request body/.test(e.message) &&
-        /express\.raw/.test(e.message) &&
-        /fastify/.test(e.message),
+      (e: unknown) => e instanceof WebhookVerificationError && e.name === 'WebhookVerificationError' && /raw request body/.test(e.message) && /express\.raw/.test(e.message) && /fastify/.test(e.message),
     );
   }
 });
@@ -220,12 +215,26 @@ test('webhookDeliveryHeaders: all five headers, both signatures verify against t
 });
 
 test('WEBHOOK_EVENTS and isWebhookEvent', () => {
-  assert.deepEqual([...WEBHOOK_EVENTS], [
-    'order.payment_confirmed', 'order.invoiced', 'order.expired', 'order.cancelled', 'order.failed',
-    'quickpay.checkout.completed', 'fiat.payment.succeeded',
-    'order.late_payment', 'order.underpaid', 'order.duplicate_payment',
-    'fiat.payment.refunded', 'fiat.dispute.updated', 'order.refunded', 'x402.settlement.confirmed', 'mpp.payment.confirmed',
-  ]);
+  assert.deepEqual(
+    [...WEBHOOK_EVENTS],
+    [
+      'order.payment_confirmed',
+      'order.invoiced',
+      'order.expired',
+      'order.cancelled',
+      'order.failed',
+      'quickpay.checkout.completed',
+      'fiat.payment.succeeded',
+      'order.late_payment',
+      'order.underpaid',
+      'order.duplicate_payment',
+      'fiat.payment.refunded',
+      'fiat.dispute.updated',
+      'order.refunded',
+      'x402.settlement.confirmed',
+      'mpp.payment.confirmed',
+    ],
+  );
   for (const e of WEBHOOK_EVENTS) assert.equal(isWebhookEvent(e), true);
   for (const e of ['order.paid', 'ORDER.INVOICED', '', 'order', undefined, 1]) assert.equal(isWebhookEvent(e), false);
 });

@@ -86,10 +86,7 @@ export async function runDepthPass(ctx: WatchContext, head: BlockRef): Promise<D
     const moved = await db.transaction(async (tx) => {
       // Re-read under lock: a rewind or another watcher may have un-seen or moved the order since
       // the SELECT above. Only the exact payment we verified may move it.
-      const { rows: cur } = await tx.query<{ status: OrderStatus; transfer_id: number | null; block_hash: string | null }>(
-        'SELECT status, transfer_id, block_hash FROM orders WHERE id = $1 FOR UPDATE',
-        [o.id],
-      );
+      const { rows: cur } = await tx.query<{ status: OrderStatus; transfer_id: number | null; block_hash: string | null }>('SELECT status, transfer_id, block_hash FROM orders WHERE id = $1 FOR UPDATE', [o.id]);
       const c = cur[0];
       if (!c || c.status !== o.status || c.transfer_id !== o.transfer_id || c.block_hash !== o.block_hash) return undefined;
       if (!trigger) {

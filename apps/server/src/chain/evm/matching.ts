@@ -60,12 +60,7 @@ export interface Candidate {
   toleranceBps: number;
 }
 
-export type MatchDecision =
-  | { kind: 'matched'; orderId: string }
-  | { kind: 'late'; orderId: string }
-  | { kind: 'underpaid'; orderId: string }
-  | { kind: 'duplicate'; orderId: string }
-  | { kind: 'unmatched' };
+export type MatchDecision = { kind: 'matched'; orderId: string } | { kind: 'late'; orderId: string } | { kind: 'underpaid'; orderId: string } | { kind: 'duplicate'; orderId: string } | { kind: 'unmatched' };
 
 /**
  * What the watcher did with a transfer: the rule's decision, or `claimed` when another purpose
@@ -328,12 +323,7 @@ const RECORDED_EVENT = { late: 'order.late_payment', underpaid: 'order.underpaid
  * record plus the transfer, so the merchant can reconcile (accept, refund) without a second read.
  * Exported for the Solana watcher, which records the same kinds of payments.
  */
-export async function emitRecordedPayment(
-  tx: Queryable,
-  d: { kind: 'late' | 'underpaid' | 'duplicate'; orderId: string },
-  t: Pick<NewTransfer, 'txHash' | 'logIndex' | 'blockNumber' | 'from' | 'value'>,
-  ctx: { head: bigint; now: Date },
-) {
+export async function emitRecordedPayment(tx: Queryable, d: { kind: 'late' | 'underpaid' | 'duplicate'; orderId: string }, t: Pick<NewTransfer, 'txHash' | 'logIndex' | 'blockNumber' | 'from' | 'value'>, ctx: { head: bigint; now: Date }) {
   const order = await orders.getOrder(tx, d.orderId);
   if (!order) throw new Error(`order ${d.orderId} vanished while recording a payment against it`);
   const transfer = {

@@ -81,10 +81,7 @@ async function checkToken(client: PublicClient, chain: ChainConfig, token: Token
     if (read.has('eip3009')) token.eip3009 = has3009;
   }
   if (token.eip2612 || read.has('eip2612')) {
-    const [nonces, separator] = await Promise.all([
-      attempt(client.readContract({ address, abi, functionName: 'nonces', args: [ZERO_ADDRESS] })),
-      attempt(client.readContract({ address, abi, functionName: 'DOMAIN_SEPARATOR' })),
-    ]);
+    const [nonces, separator] = await Promise.all([attempt(client.readContract({ address, abi, functionName: 'nonces', args: [ZERO_ADDRESS] })), attempt(client.readContract({ address, abi, functionName: 'DOMAIN_SEPARATOR' }))]);
     const has2612 = nonces !== undefined && separator !== undefined;
     if (token.eip2612 && !has2612) throw new ChainCheckError(`${at} has no EIP-2612 (nonces/DOMAIN_SEPARATOR revert), the config says it has`);
     if (read.has('eip2612')) token.eip2612 = has2612;
@@ -106,10 +103,7 @@ async function checkToken(client: PublicClient, chain: ChainConfig, token: Token
 async function domainOf(client: PublicClient, address: Hex): Promise<{ name: string; version: string; chainId?: bigint } | undefined> {
   const d = await attempt(client.readContract({ address, abi, functionName: 'eip712Domain' }));
   if (d) return { name: d[1], version: d[2], chainId: d[3] };
-  const [name, version] = await Promise.all([
-    attempt(client.readContract({ address, abi, functionName: 'name' })),
-    attempt(client.readContract({ address, abi, functionName: 'version' })),
-  ]);
+  const [name, version] = await Promise.all([attempt(client.readContract({ address, abi, functionName: 'name' })), attempt(client.readContract({ address, abi, functionName: 'version' }))]);
   return name !== undefined && version !== undefined ? { name, version } : undefined;
 }
 

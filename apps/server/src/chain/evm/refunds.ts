@@ -1,4 +1,3 @@
-
 import type { Queryable } from '../../db/database.ts';
 import { CREATED_SKEW_MS } from '../../orders/claims.ts';
 import type { OrderRow } from '../../orders/repo.ts';

@@ -78,10 +78,7 @@ export function rewindTarget(mismatchAt: bigint, finality: number): bigint {
   return t > 0n ? t : 0n;
 }
 
-export type RewindOutcome =
-  | { kind: 'rewound'; cursor: Cursor; orphaned: number; unseen: string[] }
-  | { kind: 'cursor-moved' }
-  | { kind: 'behind' };
+export type RewindOutcome = { kind: 'rewound'; cursor: Cursor; orphaned: number; unseen: string[] } | { kind: 'cursor-moved' } | { kind: 'behind' };
 
 export interface RewindArgs {
   /** The lowest block known to have changed. */
@@ -170,10 +167,16 @@ export async function rewindAfterReorg(ctx: WatchContext, args: RewindArgs): Pro
       // A new genesis is not a reorg: the node now serves another chain under the same id (every
       // restart of the dev profile's anvil does this). Nothing was lost by a fork, so this is a
       // warning that says what happens to the old orders, not an error an operator must act on.
-      log.warn(`new chain under chain id ${chain.chainId} (new genesis block, e.g. a restarted dev chain): scanning it from block 0; ` +
-        'orders invoiced on the previous chain stay INVOICED, payments not yet invoiced are forgotten, open orders can be paid until they expire', {
-        from_block: args.cursor.blockNumber, orphaned, unseen: unseen.length, invoiced_kept: invoicedLeft.length,
-      });
+      log.warn(
+        `new chain under chain id ${chain.chainId} (new genesis block, e.g. a restarted dev chain): scanning it from block 0; ` +
+          'orders invoiced on the previous chain stay INVOICED, payments not yet invoiced are forgotten, open orders can be paid until they expire',
+        {
+          from_block: args.cursor.blockNumber,
+          orphaned,
+          unseen: unseen.length,
+          invoiced_kept: invoicedLeft.length,
+        },
+      );
     } else {
       if (invoicedLeft.length > 0) {
         // INVOICED never regresses (fulfilment may have happened); an operator must look at these.

@@ -167,7 +167,9 @@ export function describeError(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
     const { type: _type, ...fields } = logSafeError(err);
-    return `database error ${Object.entries(fields).map(([k, v]) => `${k}=${v}`).join(' ')}`.slice(0, 500);
+    return `database error ${Object.entries(fields)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`.slice(0, 500);
   }
   const e = err as { shortMessage?: unknown; details?: unknown; message?: unknown } | null;
   const short = typeof e?.shortMessage === 'string' && e.shortMessage ? e.shortMessage : undefined;

@@ -25,10 +25,7 @@ export interface Cursor {
  * const c = await readCursor(db, 31337); // { blockNumber: 120n, blockHash: '0xab…' } | undefined
  */
 export async function readCursor(q: Queryable, chainId: number): Promise<Cursor | undefined> {
-  const { rows } = await q.query<{ block_number: number; block_hash: string }>(
-    'SELECT block_number, block_hash FROM chain_cursors WHERE chain_id = $1',
-    [chainId],
-  );
+  const { rows } = await q.query<{ block_number: number; block_hash: string }>('SELECT block_number, block_hash FROM chain_cursors WHERE chain_id = $1', [chainId]);
   const r = rows[0];
   return r && { blockNumber: BigInt(r.block_number), blockHash: r.block_hash as Hex };
 }
@@ -82,19 +79,13 @@ export async function ensureCursor(ctx: WatchContext, head: BlockRef, startBlock
  * backs off instead of scanning the same range on top of the first.
  */
 export async function lockCursor(tx: Queryable, chainId: number, expected: Cursor): Promise<boolean> {
-  const { rows } = await tx.query<{ block_number: number; block_hash: string }>(
-    'SELECT block_number, block_hash FROM chain_cursors WHERE chain_id = $1 FOR UPDATE',
-    [chainId],
-  );
+  const { rows } = await tx.query<{ block_number: number; block_hash: string }>('SELECT block_number, block_hash FROM chain_cursors WHERE chain_id = $1 FOR UPDATE', [chainId]);
   const r = rows[0];
   return !!r && BigInt(r.block_number) === expected.blockNumber && r.block_hash === expected.blockHash;
 }
 
 export async function moveCursor(tx: Queryable, chainId: number, block: BlockRef): Promise<void> {
-  await tx.query(
-    'UPDATE chain_cursors SET block_number = $2, block_hash = $3, block_timestamp = to_timestamp($4), updated_at = now() WHERE chain_id = $1',
-    [chainId, Number(block.number), block.hash, Number(block.timestamp)],
-  );
+  await tx.query('UPDATE chain_cursors SET block_number = $2, block_hash = $3, block_timestamp = to_timestamp($4), updated_at = now() WHERE chain_id = $1', [chainId, Number(block.number), block.hash, Number(block.timestamp)]);
 }
 
 /**
@@ -170,13 +161,7 @@ export type RangeOutcome =
  * const r = await scanRange(ctx, cursor, { from: 101n, to: 200n }, head, addresses);
  * if (r.kind === 'scanned') cursor = r.cursor;
  */
-export async function scanRange(
-  ctx: WatchContext,
-  cursor: Cursor,
-  range: { from: bigint; to: bigint },
-  head: BlockRef,
-  addresses: readonly Hex[],
-): Promise<RangeOutcome> {
+export async function scanRange(ctx: WatchContext, cursor: Cursor, range: { from: bigint; to: bigint }, head: BlockRef, addresses: readonly Hex[]): Promise<RangeOutcome> {
   const { chain, rpc } = ctx;
   const end = range.to === head.number ? head : await rpc.getBlock(range.to);
   if (!end) return { kind: 'chain-moved', detail: `block ${range.to} not available` };

@@ -58,7 +58,10 @@ export interface RpcPolicyOptions {
 /** No URL of a chain could serve a request; `cause` is the last URL's error. */
 export class RpcUnavailableError extends BaseError {
   // A viem BaseError, so viem's request layer passes it through as it is (anything else becomes UnknownRpcError).
-  constructor(message: string, readonly reason: 'rate-limited' | 'down' | 'wrong-chain') {
+  constructor(
+    message: string,
+    readonly reason: 'rate-limited' | 'down' | 'wrong-chain',
+  ) {
     super(message, { name: 'RpcUnavailableError' });
   }
 }
@@ -118,7 +121,11 @@ export class RpcPool {
   readonly #recheckMs: number;
   readonly #log: RpcLog;
 
-  constructor(readonly chainId: number, readonly urls: readonly string[], opts: RpcPolicyOptions = {}) {
+  constructor(
+    readonly chainId: number,
+    readonly urls: readonly string[],
+    opts: RpcPolicyOptions = {},
+  ) {
     this.#maxWaitMs = opts.maxWaitMs ?? 2_000;
     this.#recheckMs = opts.recheckMs ?? 60_000;
     this.#log = opts.log ?? stderrLog({ chain_id: chainId });
@@ -332,7 +339,11 @@ function shortError(err: unknown): string {
   const parts = [typeof e?.shortMessage === 'string' ? e.shortMessage : typeof e?.message === 'string' ? e.message : String(err)];
   if (typeof e?.status === 'number') parts.push(`status ${e.status}`);
   if (typeof e?.details === 'string') parts.push(e.details);
-  return parts.join(' ').replace(/\b(https?|wss?):\/\/[^\s"'<>]+/gi, '<rpc-url>').split('\n')[0]!.slice(0, 200);
+  return parts
+    .join(' ')
+    .replace(/\b(https?|wss?):\/\/[^\s"'<>]+/gi, '<rpc-url>')
+    .split('\n')[0]!
+    .slice(0, 200);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));

@@ -57,11 +57,7 @@ export type RecordedKind = 'matched' | 'underpaid' | 'late' | 'duplicate';
  * A block time the node does not report (null) counts as on time: the expiry sweeper waits for a
  * full watcher pass after the expiry, so a transfer read before that was at most that late.
  */
-export function recordedKind(
-  kind: 'paid' | 'underpaid',
-  o: { status: string; transfer_id: number | string | null; expires_at: Date },
-  blockTime: bigint | null,
-): RecordedKind {
+export function recordedKind(kind: 'paid' | 'underpaid', o: { status: string; transfer_id: number | string | null; expires_at: Date }, blockTime: bigint | null): RecordedKind {
   const open = o.status === 'CHECKOUT_VERIFIED' && o.transfer_id === null;
   const closed = o.status === 'EXPIRED' || o.status === 'CANCELLED' || o.status === 'FAILED';
   if (kind === 'underpaid') return closed ? 'late' : 'underpaid';

@@ -67,7 +67,7 @@ const b58 = getBase58Encoder();
 
 /** The transfers of a successful transaction; none for a failed one (it moved nothing). */
 export function decodeTransfers(signature: string, tx: JsonTransaction): SolanaTransfer[] {
-  if (!tx.meta || tx.meta.err !== null && tx.meta.err !== undefined) return [];
+  if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) return [];
   const keys = [...tx.transaction.message.accountKeys, ...(tx.meta.loadedAddresses?.writable ?? []), ...(tx.meta.loadedAddresses?.readonly ?? [])];
   const balances = (list: readonly TokenBalanceJson[] | null | undefined) => new Map((list ?? []).map((b) => [b.accountIndex, b]));
   const pre = balances(tx.meta.preTokenBalances);

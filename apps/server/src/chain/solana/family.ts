@@ -61,14 +61,16 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
   // carrying the order's reference key: what attributes the transfer (attribution.ts).
   // A transfer request only for SOL_DIRECT: a SOL_APPROVE_XFER payer approves, never transfers.
   paymentUrl: (_chain, order) =>
-    order.flow !== undefined && order.flow !== 'SOL_DIRECT' ? undefined : transferRequestUrl({
-      recipient: order.pay_to_address,
-      amount: BigInt(order.amount_wei),
-      decimals: order.decimals,
-      splToken: order.token_contract,
-      references: [referenceOf(order.id)],
-      message: `Order ${order.dapp_order_id}`.slice(0, 100),
-    }),
+    order.flow !== undefined && order.flow !== 'SOL_DIRECT'
+      ? undefined
+      : transferRequestUrl({
+          recipient: order.pay_to_address,
+          amount: BigInt(order.amount_wei),
+          decimals: order.decimals,
+          splToken: order.token_contract,
+          references: [referenceOf(order.id)],
+          message: `Order ${order.dapp_order_id}`.slice(0, 100),
+        }),
   async paymentTransaction(chain, input) {
     const { transferTransaction } = await import('./tx-request.ts');
     return transferTransaction(await rpcOf(chain), chain, input);
@@ -93,9 +95,7 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
     const key = deps.config.solanaDelegate;
     if (!key) return undefined;
     const log = createChainLogger(deps.config.logLevel, { component: 'solana-settlement', chain_id: chain.chainId });
-    const start = import('./delegate/worker.ts').then(({ runSolanaSettlement, SolanaSettlementWorker }) =>
-      runSolanaSettlement(new SolanaSettlementWorker({ chain, key, db: deps.db, clock: deps.clock, log }), chain.pollIntervalMs),
-    );
+    const start = import('./delegate/worker.ts').then(({ runSolanaSettlement, SolanaSettlementWorker }) => runSolanaSettlement(new SolanaSettlementWorker({ chain, key, db: deps.db, clock: deps.clock, log }), chain.pollIntervalMs));
     return lazyWorker(`solana-settlement-solana-settlement:${chain.chainId}`, start);
   },
   failedAtExpiry: [APPROVE_FLOW],
@@ -108,9 +108,7 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
   },
   startWatcher(chain, deps, hooks) {
     const log = createChainLogger(hooks.logLevel, { component: 'solana-watcher', chain_id: chain.chainId });
-    const start = import('./watcher.ts').then(({ runSolanaWatcher, SolanaWatcher }) =>
-      runSolanaWatcher(new SolanaWatcher({ chain, db: deps.db, clock: deps.clock, ...(hooks.onTick ? { onTick: hooks.onTick } : {}), log })),
-    );
+    const start = import('./watcher.ts').then(({ runSolanaWatcher, SolanaWatcher }) => runSolanaWatcher(new SolanaWatcher({ chain, db: deps.db, clock: deps.clock, ...(hooks.onTick ? { onTick: hooks.onTick } : {}), log })));
     return lazyWorker(`solana-watcher:${chain.chainId}`, start);
   },
   settles: () => false,

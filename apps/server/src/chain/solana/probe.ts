@@ -56,9 +56,7 @@ export class AccountProbe {
     const chunks: string[][] = [];
     for (let i = 0; i < followed.length; i += ACCOUNTS_PER_QUERY) chunks.push(followed.slice(i, i + ACCOUNTS_PER_QUERY));
     // A few calls in flight: the probe is read-only, and its latency is the detection's.
-    const answers = await mapLimit(chunks, 4, (chunk) =>
-      rpc.getMultipleAccounts(chunk as Address[], { commitment, encoding: 'base64', dataSlice: AMOUNT_SLICE }).send(),
-    );
+    const answers = await mapLimit(chunks, 4, (chunk) => rpc.getMultipleAccounts(chunk as Address[], { commitment, encoding: 'base64', dataSlice: AMOUNT_SLICE }).send());
     chunks.forEach((chunk, i) => {
       const { value } = answers[i]!;
       chunk.forEach((a, j) => {

@@ -63,10 +63,7 @@ export async function getSolanaOrder(q: Queryable, id: string): Promise<(LiveSol
 
 /** Each followed address's reading position: its cursor and unfinished backlog walk (scan.ts catchUp). */
 export async function loadCursors(q: Queryable, chainId: number): Promise<Map<string, AddressCursor>> {
-  const { rows } = await q.query<{ address: string; signature: string | null; backlog: string[]; backlog_end: string | null }>(
-    'SELECT address, signature, backlog, backlog_end FROM solana_cursors WHERE chain_id = $1',
-    [chainId],
-  );
+  const { rows } = await q.query<{ address: string; signature: string | null; backlog: string[]; backlog_end: string | null }>('SELECT address, signature, backlog, backlog_end FROM solana_cursors WHERE chain_id = $1', [chainId]);
   return new Map(rows.map((r) => [r.address, { until: r.signature ?? undefined, pages: r.backlog ?? [], end: r.backlog_end ?? undefined }]));
 }
 
@@ -110,7 +107,19 @@ export async function pruneCursors(q: Queryable, chainId: number, followed: read
  */
 export async function insertTransfer(
   q: Queryable,
-  t: { chainId: number; mint: string; signature: string; instructionIndex: number; slot: bigint; blockTime: Date | null; from: string; to: string; amount: bigint; matchStatus: 'matched' | 'underpaid' | 'late' | 'duplicate' | 'unmatched' | 'claimed'; orderId: string | null },
+  t: {
+    chainId: number;
+    mint: string;
+    signature: string;
+    instructionIndex: number;
+    slot: bigint;
+    blockTime: Date | null;
+    from: string;
+    to: string;
+    amount: bigint;
+    matchStatus: 'matched' | 'underpaid' | 'late' | 'duplicate' | 'unmatched' | 'claimed';
+    orderId: string | null;
+  },
 ): Promise<number | undefined> {
   const { rows } = await q.query<{ id: number | string }>(
     `INSERT INTO chain_transfers (chain_id, token_contract, tx_hash, log_index, block_number, block_hash, block_timestamp, from_address, to_address, amount_wei, match_status, order_id)

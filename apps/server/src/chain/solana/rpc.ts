@@ -8,6 +8,5 @@ export type SolanaRpc = Rpc<SolanaRpcApi>;
 
 export function createSolanaRpcClient(url: string, timeoutMs = 10_000): SolanaRpc {
   const base = createDefaultRpcTransport({ url });
-  return createSolanaRpcFromTransport((<T>(req: Parameters<typeof base>[0]) =>
-    base<T>({ ...req, signal: req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) })) as typeof base);
+  return createSolanaRpcFromTransport((<T>(req: Parameters<typeof base>[0]) => base<T>({ ...req, signal: req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) })) as typeof base);
 }

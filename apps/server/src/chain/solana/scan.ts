@@ -20,11 +20,7 @@ export interface SignatureInfo {
  * with a longer history only the NEWEST pages (a lookup of recent activity; the watcher reads with
  * `catchUp`, which never skips).
  */
-export async function signaturesSince(
-  rpc: SolanaRpc,
-  address: string,
-  opts: { until?: string | undefined; commitment: 'confirmed' | 'finalized'; pageSize?: number; maxPages?: number },
-): Promise<SignatureInfo[]> {
+export async function signaturesSince(rpc: SolanaRpc, address: string, opts: { until?: string | undefined; commitment: 'confirmed' | 'finalized'; pageSize?: number; maxPages?: number }): Promise<SignatureInfo[]> {
   const pageSize = opts.pageSize ?? 1000;
   const out: SignatureInfo[] = [];
   let before: string | undefined;

@@ -56,27 +56,18 @@ async function transferInstructions(rpc: SolanaRpc, chain: SolanaChainConfig, in
   const tokenProgram = token.programId as Address;
   const payer = signerSlot(input.account as Address);
   const merchant = input.order.pay_to_address as Address;
-  const [[source], [destination]] = await Promise.all([
-    findAssociatedTokenPda({ owner: payer.address, mint, tokenProgram }),
-    findAssociatedTokenPda({ owner: merchant, mint, tokenProgram }),
-  ]);
+  const [[source], [destination]] = await Promise.all([findAssociatedTokenPda({ owner: payer.address, mint, tokenProgram }), findAssociatedTokenPda({ owner: merchant, mint, tokenProgram })]);
   const ixs: Instruction[] = [];
   const { value: existing } = await rpc.getAccountInfo(destination, { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }).send();
   if (!existing) ixs.push(getCreateAssociatedTokenIdempotentInstruction({ payer, ata: destination, owner: merchant, mint, tokenProgram }));
-  const transfer = getTransferCheckedInstruction(
-    { source, mint, destination, authority: payer, amount: BigInt(input.order.amount_wei), decimals: token.decimals },
-    { programAddress: tokenProgram },
-  );
+  const transfer = getTransferCheckedInstruction({ source, mint, destination, authority: payer, amount: BigInt(input.order.amount_wei), decimals: token.decimals }, { programAddress: tokenProgram });
   ixs.push({ ...transfer, accounts: [...transfer.accounts, { address: referenceOf(input.order.id) as Address, role: AccountRole.READONLY }] });
   return ixs;
 }
 
 /** The base64 wire transaction (unsigned) of the payer's transfer for `order`. */
 export async function transferTransaction(rpc: SolanaRpc, chain: SolanaChainConfig, input: TransferTransactionInput): Promise<string> {
-  const [ixs, { value: blockhash }] = await Promise.all([
-    transferInstructions(rpc, chain, input),
-    rpc.getLatestBlockhash({ commitment: 'confirmed' }).send(),
-  ]);
+  const [ixs, { value: blockhash }] = await Promise.all([transferInstructions(rpc, chain, input), rpc.getLatestBlockhash({ commitment: 'confirmed' }).send()]);
   const message = pipe(
     createTransactionMessage({ version: 'legacy' }),
     (m) => setTransactionMessageFeePayer(input.account as Address, m),

@@ -139,11 +139,7 @@ export class SolanaWatcher {
     // Few open orders: their references (one limit+1 probe tells); many: the distinct token accounts.
     const open = await repo.listAwaitingPayment(this.db, this.chain.chainId, this.referenceLimit + 1);
     const byReference = open.length <= this.referenceLimit;
-    const addresses = byReference
-      ? open.map((o) => referenceOf(o.id))
-      : await Promise.all(
-          (await repo.listPayToWallets(this.db, this.chain.chainId)).flatMap((w) => this.chain.tokens.map((t) => this.payTo({ pay_to_address: w, token_contract: t.mint }))),
-        );
+    const addresses = byReference ? open.map((o) => referenceOf(o.id)) : await Promise.all((await repo.listPayToWallets(this.db, this.chain.chainId)).flatMap((w) => this.chain.tokens.map((t) => this.payTo({ pay_to_address: w, token_contract: t.mint }))));
     const accounts = byReference ? new Set<string>() : new Set(addresses);
     const cursors = await repo.loadCursors(this.db, this.chain.chainId);
     // An address whose backlog walk is unfinished is read to its end, followed or not any more.
@@ -154,22 +150,28 @@ export class SolanaWatcher {
     // Reference keys are new per order and few (≤ referenceLimit): all read. Token accounts: probe.ts.
     const toRead = byReference ? followed : await this.probe.select(this.rpc, followed, walking, confirm);
     for (const address of toRead) {
-      const read = await catchUp(this.rpc, address, cursors.get(address) ?? { until: undefined, pages: [] }, { commitment: confirm, pageSize: this.pageSize, maxPages: this.maxPages }, {
-        savePages: (pages, end) => repo.saveBacklog(this.db, chainId, address, pages, end),
-        process: async (s) => {
-          const transfers = s.err === null ? await fetchTransfers(this.rpc, s.signature, confirm) : [];
-          if (transfers === undefined) return false; // listed but not served yet at this level: next tick
-          const moved = await this.db.transaction(async (tx) => {
-            let n = 0;
-            for (const t of transfers) n += await this.record(tx, t, accounts, startedAt);
-            await repo.saveCursor(tx, chainId, address, s.signature);
-            return n;
-          });
-          out.transfers += transfers.length;
-          out.confirmed += moved;
-          return true;
+      const read = await catchUp(
+        this.rpc,
+        address,
+        cursors.get(address) ?? { until: undefined, pages: [] },
+        { commitment: confirm, pageSize: this.pageSize, maxPages: this.maxPages },
+        {
+          savePages: (pages, end) => repo.saveBacklog(this.db, chainId, address, pages, end),
+          process: async (s) => {
+            const transfers = s.err === null ? await fetchTransfers(this.rpc, s.signature, confirm) : [];
+            if (transfers === undefined) return false; // listed but not served yet at this level: next tick
+            const moved = await this.db.transaction(async (tx) => {
+              let n = 0;
+              for (const t of transfers) n += await this.record(tx, t, accounts, startedAt);
+              await repo.saveCursor(tx, chainId, address, s.signature);
+              return n;
+            });
+            out.transfers += transfers.length;
+            out.confirmed += moved;
+            return true;
+          },
         },
-      });
+      );
       if (read === 'done') this.probe.read(address, { slot, at: startedAt });
       else out.behind++;
       if (read === 'more') out.backlog++;
@@ -206,7 +208,17 @@ export class SolanaWatcher {
    * recorded as `claimed`: seen, never an order's payment, no event.
    */
   private async record(tx: Queryable, t: SolanaTransfer, accounts: Set<string>, now: Date): Promise<number> {
-    const base = { chainId: this.chain.chainId, mint: t.mint, signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime === null ? null : new Date(Number(t.blockTime) * 1000), from: t.authority, to: t.destination, amount: t.received ?? t.amount };
+    const base = {
+      chainId: this.chain.chainId,
+      mint: t.mint,
+      signature: t.signature,
+      instructionIndex: t.instructionIndex,
+      slot: t.slot,
+      blockTime: t.blockTime === null ? null : new Date(Number(t.blockTime) * 1000),
+      from: t.authority,
+      to: t.destination,
+      amount: t.received ?? t.amount,
+    };
     const orderId = t.references.map(orderIdOfReference).find((id) => id !== undefined);
     const o = orderId ? await repo.getSolanaOrder(tx, orderId) : undefined;
     const key = { chainId: this.chain.chainId, txRef: t.signature, index: t.instructionIndex };

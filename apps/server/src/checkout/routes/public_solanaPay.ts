@@ -39,7 +39,10 @@ export const publicPostSolanaPayTransaction = defineRoute({
   rateLimit: 'checkout_bind',
   response: {
     200: Type.Object({
-      transaction: Type.String({ description: 'base64 wire transaction, unsigned: `account` is the fee payer; a transferChecked of the order amount to the merchant’s token account carrying the order’s reference key (after a create-associated-token-account-idempotent when that account does not exist)' }),
+      transaction: Type.String({
+        description:
+          'base64 wire transaction, unsigned: `account` is the fee payer; a transferChecked of the order amount to the merchant’s token account carrying the order’s reference key (after a create-associated-token-account-idempotent when that account does not exist)',
+      }),
       message: Type.String(),
     }),
   },

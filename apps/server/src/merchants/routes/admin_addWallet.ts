@@ -13,10 +13,7 @@ export const adminAddWallet = defineRoute({
   summary: 'Add (or replace) the receiving address for a configured chain and token',
   tags: ['admin'],
   params: MerchantIdParams,
-  body: Type.Object(
-    { chain_id: Type.Integer({ minimum: 1 }), token_symbol: Type.String({ minLength: 1, maxLength: 11 }), address: ChainAddress },
-    { additionalProperties: false },
-  ),
+  body: Type.Object({ chain_id: Type.Integer({ minimum: 1 }), token_symbol: Type.String({ minLength: 1, maxLength: 11 }), address: ChainAddress }, { additionalProperties: false }),
   response: { 201: WalletSchema },
   async handler(req, reply, deps) {
     const b = req.body;

@@ -16,10 +16,7 @@ export const adminSetReturnUrls = defineRoute({
   summary: 'Replace the return-URL allowlist of checkout sessions (origin + path prefix)',
   tags: ['admin'],
   params: MerchantIdParams,
-  body: Type.Object(
-    { return_urls: Type.Array(Type.String({ minLength: 1, maxLength: MAX_RETURN_URL_LENGTH }), { maxItems: MAX_RETURN_URLS }) },
-    { additionalProperties: false },
-  ),
+  body: Type.Object({ return_urls: Type.Array(Type.String({ minLength: 1, maxLength: MAX_RETURN_URL_LENGTH }), { maxItems: MAX_RETURN_URLS }) }, { additionalProperties: false }),
   response: { 200: Type.Object({ merchant_id: Type.String(), return_urls: Type.Array(Type.String()) }) },
   async handler(req, _reply, deps) {
     const urls = req.body.return_urls;

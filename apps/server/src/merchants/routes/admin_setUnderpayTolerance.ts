@@ -18,10 +18,7 @@ export const adminSetUnderpayTolerance = defineRoute({
   summary: 'Set the under-payment tolerance (basis points of the order amount, 0–1000)',
   tags: ['admin'],
   params: MerchantIdParams,
-  body: Type.Object(
-    { underpay_tolerance_bps: Type.Integer({ minimum: 0, maximum: MAX_UNDERPAY_TOLERANCE_BPS, description: '50 = a payment 0.5 % short counts as paid' }) },
-    { additionalProperties: false },
-  ),
+  body: Type.Object({ underpay_tolerance_bps: Type.Integer({ minimum: 0, maximum: MAX_UNDERPAY_TOLERANCE_BPS, description: '50 = a payment 0.5 % short counts as paid' }) }, { additionalProperties: false }),
   response: { 200: Type.Object({ merchant_id: Type.String(), underpay_tolerance_bps: Type.Integer() }) },
   async handler(req, _reply, deps) {
     const m = await deps.merchants.setUnderpayTolerance(req.params.merchant_id, req.body.underpay_tolerance_bps);

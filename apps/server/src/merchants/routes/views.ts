@@ -24,7 +24,7 @@ export const PublicMerchantSchema = Type.Object({
   merchant_id: Type.String(),
   name: Type.String(),
   logo_url: Type.Optional(Type.String()),
-  logo: Type.Optional(Type.String({ description: 'the same URL as logo_url, under the name GOAT Network\'s server SDKs read (docs/migrating.md)' })),
+  logo: Type.Optional(Type.String({ description: "the same URL as logo_url, under the name GOAT Network's server SDKs read (docs/migrating.md)" })),
   receive_type: Type.String(),
   payment_methods: Type.Array(Type.String()),
   wallets: Type.Array(WalletSchema),

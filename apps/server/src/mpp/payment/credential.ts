@@ -32,7 +32,10 @@ const MAX_CREDENTIAL_LENGTH = 16 * 1024;
 /** @example parseCredential('Payment eyJjaGFsbGVuZ2Ui…') // => { kind: 'hash', challengeId: 'ch_…', … } */
 export function parseCredential(header: string): ParsedCredential {
   // Several schemes may share one Authorization header (RFC 9110 lists); take the Payment one.
-  const part = header.split(',').map((s) => s.trim()).find((s) => /^Payment\s+/i.test(s));
+  const part = header
+    .split(',')
+    .map((s) => s.trim())
+    .find((s) => /^Payment\s+/i.test(s));
   if (!part) return { kind: 'malformed', reason: 'no Payment credential in Authorization' };
   const token = part.replace(/^Payment\s+/i, '');
   if (token.length > MAX_CREDENTIAL_LENGTH || !/^[A-Za-z0-9_-]+={0,2}$/.test(token)) return { kind: 'malformed', reason: 'the credential is not base64url' };

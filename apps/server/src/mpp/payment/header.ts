@@ -22,7 +22,11 @@ export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
@@ -35,14 +39,7 @@ function quote(v: string): string {
 /** @example serializeChallenge(c) // => 'Payment id="ch_…", realm="pay.example", method="evm", …' */
 export function serializeChallenge(c: PaymentChallenge): string {
   const request = Buffer.from(canonicalJson(c.request), 'utf8').toString('base64url');
-  return `Payment ${[
-    `id=${quote(c.id)}`,
-    `realm=${quote(c.realm)}`,
-    `method=${quote(c.method)}`,
-    `intent=${quote(c.intent)}`,
-    `request=${quote(request)}`,
-    `expires=${quote(c.expires)}`,
-  ].join(', ')}`;
+  return `Payment ${[`id=${quote(c.id)}`, `realm=${quote(c.realm)}`, `method=${quote(c.method)}`, `intent=${quote(c.intent)}`, `request=${quote(request)}`, `expires=${quote(c.expires)}`].join(', ')}`;
 }
 
 /** Parses the auth-params of a `Payment` challenge (tests and the SDK read the header back). */

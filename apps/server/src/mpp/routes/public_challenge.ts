@@ -27,10 +27,7 @@ export const publicMppChallenge = defineRoute({
   errors: [429],
   async handler(req, reply, deps) {
     const b = req.body;
-    const out = issuedOrThrow(
-      await deps.mpp.challenges.issue({ merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical, payerAddr: b.payer_addr }),
-      b.merchant_id,
-    );
+    const out = issuedOrThrow(await deps.mpp.challenges.issue({ merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical, payerAddr: b.payer_addr }), b.merchant_id);
     reply.status(402).header('www-authenticate', out.wwwAuthenticate).header('cache-control', 'no-store');
     return out.body;
   },

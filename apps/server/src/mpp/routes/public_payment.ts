@@ -43,10 +43,7 @@ export const publicMppPayment = defineRoute({
     const b = req.body;
     reply.header('cache-control', 'no-store');
     const fresh = async (refusal?: AppError) => {
-      const out = issuedOrThrow(
-        await deps.mpp.challenges.issue({ merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical, payerAddr: b.payer_addr }),
-        b.merchant_id,
-      );
+      const out = issuedOrThrow(await deps.mpp.challenges.issue({ merchantId: b.merchant_id, routeCanonical: b.route_canonical, requestCanonical: b.request_canonical, payerAddr: b.payer_addr }), b.merchant_id);
       reply.status(402).header('www-authenticate', out.wwwAuthenticate);
       return refusal ? { ...out.body, error: refusal.message, code: refusal.code } : out.body;
     };

@@ -59,9 +59,7 @@ async function heldByGateway(config: Config, err: DataDirLockedError, opts: Doct
   }
   const why = `held by the running gateway (pid ${pid}): PGlite allows one process, so doctor cannot open it`;
   return [
-    status === 200
-      ? { name: 'database', status: 'ok', detail: `embedded, ${why}; its ${url} answers 200` }
-      : { name: 'database', status: 'fail', detail: `embedded, ${why}, and its ${url} answers ${status}` },
+    status === 200 ? { name: 'database', status: 'ok', detail: `embedded, ${why}; its ${url} answers 200` } : { name: 'database', status: 'fail', detail: `embedded, ${why}, and its ${url} answers ${status}` },
     ...skipped(`embedded database held by the running gateway (stop it, or use PostgreSQL, to check this)`),
   ];
 }

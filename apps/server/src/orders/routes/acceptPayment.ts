@@ -35,10 +35,7 @@ export const acceptOrderPayment = defineRoute({
       case 'ambiguous':
         throw new AppError('invalid_request', `${out.count} recorded payments could be accepted; name one with tx_hash (and log_index)`, 'tx_hash');
       case 'not_final':
-        throw new AppError(
-          'payment_not_final',
-          out.level ? `the payment's transaction is not ${out.level} yet; accept it once it is` : `the payment has ${out.confirmations} of the ${out.needed} confirmations it needs to be final; accept it then`,
-        );
+        throw new AppError('payment_not_final', out.level ? `the payment's transaction is not ${out.level} yet; accept it once it is` : `the payment has ${out.confirmations} of the ${out.needed} confirmations it needs to be final; accept it then`);
       case 'fee_short':
         throw new AppError('insufficient_fee_balance', 'the fee balance cannot cover the fee of this order again (it was released when the order closed); top up first');
       case 'accepted': {

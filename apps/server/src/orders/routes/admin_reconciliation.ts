@@ -4,10 +4,7 @@ import { defineRoute } from '../../http/route.ts';
 import { parseRfc3339 } from '../../http/time.ts';
 import { reconcile, type ReconciliationQuery } from '../reconciliation.ts';
 
-const Claim = Type.Union([
-  Type.Object({ purpose: Type.Union(['order', 'mpp_challenge', 'x402_settlement', 'refund'].map((p) => Type.Literal(p))), id: Type.String() }, { additionalProperties: false }),
-  Type.Null(),
-]);
+const Claim = Type.Union([Type.Object({ purpose: Type.Union(['order', 'mpp_challenge', 'x402_settlement', 'refund'].map((p) => Type.Literal(p))), id: Type.String() }, { additionalProperties: false }), Type.Null()]);
 
 export const ReconciledTransferSchema = Type.Object(
   {

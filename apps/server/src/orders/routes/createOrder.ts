@@ -15,9 +15,11 @@ const Body = Type.Object(
     amount_wei: Type.String({ minLength: 1, maxLength: 78, description: 'integer amount in the smallest unit' }),
     callback_calldata: Type.Optional(Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 20_000 })),
     merchant_id: Type.Optional(Type.String({ maxLength: 64 })),
-    recover_existing_order: Type.Optional(Type.Boolean({
-      description: 'true: an order this merchant already created with the same dapp_order_id and the same terms, still CHECKOUT_VERIFIED, is answered again (402) instead of 409 order_already_exists',
-    })),
+    recover_existing_order: Type.Optional(
+      Type.Boolean({
+        description: 'true: an order this merchant already created with the same dapp_order_id and the same terms, still CHECKOUT_VERIFIED, is answered again (402) instead of 409 order_already_exists',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -40,10 +42,17 @@ const PaymentRequired = Type.Object(
   {
     x402Version: Type.Integer(),
     resource: Type.Object({ url: Type.String(), description: Type.String(), mimeType: Type.String() }),
-    accepts: Type.Array(Type.Object({
-      scheme: Type.String(), network: Type.String(), amount: Type.String(), asset: Type.String(), payTo: Type.String(),
-      maxTimeoutSeconds: Type.Integer(), extra: Type.Object({ flow: Type.String(), tokenSymbol: Type.String(), decimals: Type.Integer() }),
-    })),
+    accepts: Type.Array(
+      Type.Object({
+        scheme: Type.String(),
+        network: Type.String(),
+        amount: Type.String(),
+        asset: Type.String(),
+        payTo: Type.String(),
+        maxTimeoutSeconds: Type.Integer(),
+        extra: Type.Object({ flow: Type.String(), tokenSymbol: Type.String(), decimals: Type.Integer() }),
+      }),
+    ),
     extensions: Type.Object({
       paymentTerms: TermsExtension,
       // the same object again, under the name GOAT Network's server SDKs read (docs/migrating.md)

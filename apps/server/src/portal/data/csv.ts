@@ -33,10 +33,39 @@ export const csvLine = (cells: (string | number | null | undefined)[]) => cells.
  * formula character by csvCell; `created_at`/`event_at`/`status` are the refund's).
  */
 export const EXPORT_COLUMNS = [
-  'row_type', 'order_id', 'refund_id', 'dapp_order_id', 'created_at', 'event_at', 'status', 'rail', 'flow', 'chain_id',
-  'currency', 'token', 'decimals', 'amount', 'amount_wei', 'paid_amount', 'fiat_amount', 'refunded_amount', 'fee',
-  'payer', 'pay_to', 'tx_hash', 'log_index', 'block_number', 'processor', 'processor_reference',
-  'confirmed_at', 'invoiced_at', 'checkout_id', 'client_reference_id', 'quickpay_session_id', 'payer_reference', 'line_items',
+  'row_type',
+  'order_id',
+  'refund_id',
+  'dapp_order_id',
+  'created_at',
+  'event_at',
+  'status',
+  'rail',
+  'flow',
+  'chain_id',
+  'currency',
+  'token',
+  'decimals',
+  'amount',
+  'amount_wei',
+  'paid_amount',
+  'fiat_amount',
+  'refunded_amount',
+  'fee',
+  'payer',
+  'pay_to',
+  'tx_hash',
+  'log_index',
+  'block_number',
+  'processor',
+  'processor_reference',
+  'confirmed_at',
+  'invoiced_at',
+  'checkout_id',
+  'client_reference_id',
+  'quickpay_session_id',
+  'payer_reference',
+  'line_items',
 ] as const;
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');
@@ -44,9 +73,7 @@ const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '');
 /** Line items as `name x quantity @ amount; …` (amounts as the session stored them, decimal strings; items without one have no `@`). */
 function lineItems(v: unknown): string {
   if (!Array.isArray(v) || v.length === 0) return '';
-  return v
-    .map((i: { name?: unknown; quantity?: unknown; amount?: unknown }) => `${String(i.name ?? '')} x ${String(i.quantity ?? 1)}${i.amount === undefined ? '' : ` @ ${String(i.amount)}`}`)
-    .join('; ');
+  return v.map((i: { name?: unknown; quantity?: unknown; amount?: unknown }) => `${String(i.name ?? '')} x ${String(i.quantity ?? 1)}${i.amount === undefined ? '' : ` @ ${String(i.amount)}`}`).join('; ');
 }
 
 /** card, delegate or direct, from the order's flow (the rails of docs/refunds.md). */
@@ -67,16 +94,38 @@ export function orderCsvLine(r: ExportRow, rowType: 'order' | 'payment' | 'refun
   const rf = rowType === 'refund' ? r.refund : undefined;
   const eventAt = rf ? rf.completed_at : (r.invoiced_at ?? r.confirmed_at ?? r.payment_seen_at);
   return csvLine([
-    rowType, r.id, rf?.id, r.dapp_order_id, iso(rf ? rf.created_at : r.created_at), iso(eventAt), rf ? rf.status : r.status,
-    rf ? rf.rail : railOf(r.flow), r.flow, card ? null : r.chain_id,
-    r.fiat_currency ?? r.token_symbol, card ? null : r.token_symbol, r.decimals,
-    rf ? units(rf.amount) : units(r.amount_wei), rf ? rf.amount : r.amount_wei,
+    rowType,
+    r.id,
+    rf?.id,
+    r.dapp_order_id,
+    iso(rf ? rf.created_at : r.created_at),
+    iso(eventAt),
+    rf ? rf.status : r.status,
+    rf ? rf.rail : railOf(r.flow),
+    r.flow,
+    card ? null : r.chain_id,
+    r.fiat_currency ?? r.token_symbol,
+    card ? null : r.token_symbol,
+    r.decimals,
+    rf ? units(rf.amount) : units(r.amount_wei),
+    rf ? rf.amount : r.amount_wei,
     rf ? null : units(r.paid_amount_wei ?? (card && r.payment_seen_at ? r.amount_wei : null)),
-    r.fiat_amount, r.refunded_amount && r.refunded_amount !== '0' ? units(r.refunded_amount) : null,
+    r.fiat_amount,
+    r.refunded_amount && r.refunded_amount !== '0' ? units(r.refunded_amount) : null,
     rf ? null : formatUnits(BigInt(r.fee_amount), FEE_DECIMALS),
-    card ? null : r.from_address, card ? null : r.pay_to_address, rf ? rf.tx_hash : r.tx_hash, rf ? null : r.log_index,
-    rf || r.block_number === null ? null : Number(r.block_number), r.processor,
+    card ? null : r.from_address,
+    card ? null : r.pay_to_address,
+    rf ? rf.tx_hash : r.tx_hash,
+    rf ? null : r.log_index,
+    rf || r.block_number === null ? null : Number(r.block_number),
+    r.processor,
     rf ? rf.processor_refund_id : r.payment_reference,
-    iso(r.confirmed_at), iso(r.invoiced_at), r.checkout_id, r.client_reference_id, r.quickpay_session_id, r.payer_reference, lineItems(r.line_items),
+    iso(r.confirmed_at),
+    iso(r.invoiced_at),
+    r.checkout_id,
+    r.client_reference_id,
+    r.quickpay_session_id,
+    r.payer_reference,
+    lineItems(r.line_items),
   ]);
 }

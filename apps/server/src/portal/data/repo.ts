@@ -113,10 +113,7 @@ export async function overview(q: Queryable, merchantId: string, from: Date): Pr
 }
 
 export async function listTransitions(q: Queryable, orderId: string): Promise<{ from_status: string | null; to_status: string; trigger: string; created_at: Date }[]> {
-  const { rows } = await q.query<{ from_status: string | null; to_status: string; trigger: string; created_at: Date }>(
-    'SELECT from_status, to_status, trigger, created_at FROM order_transitions WHERE order_id = $1 ORDER BY id',
-    [orderId],
-  );
+  const { rows } = await q.query<{ from_status: string | null; to_status: string; trigger: string; created_at: Date }>('SELECT from_status, to_status, trigger, created_at FROM order_transitions WHERE order_id = $1 ORDER BY id', [orderId]);
   return rows;
 }
 
@@ -210,10 +207,13 @@ export async function exportRefundPage(q: Queryable, merchantId: string, a: { fr
     keyset = `AND (r.created_at, r.id) > ('epoch'::timestamptz + $5::bigint * interval '1 microsecond', $6::text)`;
   }
   const { rows } = await q.query<ExportRow & { r_id: string; r_rail: string; r_amount: string; r_status: string; r_processor_refund_id: string | null; r_tx_hash: string | null; r_created_at: Date; r_completed_at: Date | null; refund_created_us: string }>(
-    `SELECT ${EXPORT_SELECT.replace('FROM orders o', `, r.id AS r_id, r.rail AS r_rail, r.amount::text AS r_amount, r.status AS r_status, r.processor_refund_id AS r_processor_refund_id,
+    `SELECT ${EXPORT_SELECT.replace(
+      'FROM orders o',
+      `, r.id AS r_id, r.rail AS r_rail, r.amount::text AS r_amount, r.status AS r_status, r.processor_refund_id AS r_processor_refund_id,
         r.tx_hash AS r_tx_hash, r.created_at AS r_created_at, r.completed_at AS r_completed_at,
         ((extract(epoch FROM r.created_at) * 1000000)::numeric(20,0))::text AS refund_created_us
-      FROM refunds r JOIN orders o ON o.id = r.order_id`)}
+      FROM refunds r JOIN orders o ON o.id = r.order_id`,
+    )}
       WHERE r.merchant_id = $1 AND r.created_at >= $2 AND r.created_at < $3 ${keyset}
       ORDER BY r.created_at, r.id LIMIT $4`,
     params,

@@ -54,15 +54,18 @@ export function explorerTxUrl(deps: PortalDeps, chainId: number, txHash: string 
 export async function orderDetail(deps: PortalDeps, merchantId: string, orderId: string) {
   const o = await getOrderWithTransfers(deps.db, merchantId, orderId);
   if (!o) return undefined;
-  const [timeline, deliveries] = await Promise.all([
-    repo.listTransitions(deps.db, o.id),
-    webhookService(deps).listDeliveries(merchantId, { orderId: o.id, limit: 50 }),
-  ]);
+  const [timeline, deliveries] = await Promise.all([repo.listTransitions(deps.db, o.id), webhookService(deps).listDeliveries(merchantId, { orderId: o.id, limit: 50 })]);
   const proof = paymentRecord(o);
   // A card order has no chain: its processor-side record instead (brand, last four, decline).
   const card = o.fiat_currency ? await getCardPayment(deps.db, o.id) : undefined;
   return {
-    order: orderStatusRecord(o, o.observed), decimals: o.decimals, fee_amount: o.fee_amount, timeline, deliveries: deliveries ?? [], proof, card,
+    order: orderStatusRecord(o, o.observed),
+    decimals: o.decimals,
+    fee_amount: o.fee_amount,
+    timeline,
+    deliveries: deliveries ?? [],
+    proof,
+    card,
     explorerUrl: explorerTxUrl(deps, o.chain_id, o.tx_hash),
     settlementExplorerUrl: explorerTxUrl(deps, o.chain_id, o.settlement_tx_hash),
     refundExplorerUrl: explorerTxUrl(deps, o.chain_id, o.refund_tx_hash),

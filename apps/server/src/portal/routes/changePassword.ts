@@ -18,7 +18,11 @@ export const portalChangePassword = defineRoute({
   async handler(req, reply, deps) {
     if (!req.portal.userId) throw new AppError('invalid_request', 'the operator signs in with the admin token and has no password to change');
     const out = await portalAuth(deps).changePassword({
-      userId: req.portal.userId, sessionId: presentedSession(req.raw, deps)!, current: req.body.current_password, next: req.body.new_password, ip: clientAddress(req.raw),
+      userId: req.portal.userId,
+      sessionId: presentedSession(req.raw, deps)!,
+      current: req.body.current_password,
+      next: req.body.new_password,
+      ip: clientAddress(req.raw),
     });
     switch (out.kind) {
       case 'password_invalid':

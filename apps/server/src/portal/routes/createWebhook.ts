@@ -13,10 +13,7 @@ export const portalCreateWebhook = defineRoute({
   portalRole: 'developer',
   summary: 'Create a webhook endpoint; its signing secret is in this answer only',
   tags: ['portal'],
-  body: Type.Object(
-    { url: Type.String({ minLength: 1, maxLength: 2048 }), events: Type.Array(EventNameSchema, { minItems: 1, maxItems: 32 }) },
-    { additionalProperties: false },
-  ),
+  body: Type.Object({ url: Type.String({ minLength: 1, maxLength: 2048 }), events: Type.Array(EventNameSchema, { minItems: 1, maxItems: 32 }) }, { additionalProperties: false }),
   response: { 201: Type.Intersect([EndpointSchema, Type.Object({ secret: Type.String({ description: 'shown once' }) })]) },
   errors: [403],
   async handler(req, reply, deps) {

@@ -13,9 +13,7 @@ export function exportRoute(kind: 'orders' | 'payments'): RouteDef<undefined, ty
     url: `/portal/api/exports/${kind}.csv`,
     auth: 'portal',
     summary:
-      kind === 'orders'
-        ? 'CSV of the orders created in [from, to), every rail, in the export column set (docs/portal.md); streamed'
-        : 'CSV of the paid orders (every rail) created in [from, to), then the refunds made in [from, to) as their own rows; streamed',
+      kind === 'orders' ? 'CSV of the orders created in [from, to), every rail, in the export column set (docs/portal.md); streamed' : 'CSV of the paid orders (every rail) created in [from, to), then the refunds made in [from, to) as their own rows; streamed',
     tags: ['portal'],
     querystring: Query,
     response: { 200: Type.String({ description: 'text/csv' }) },

@@ -29,7 +29,15 @@ export const portalGetFees = defineRoute({
     const page = rows.slice(0, 50);
     return {
       balance: feeBalanceView(balance),
-      entries: page.map((e) => ({ id: e.id, kind: e.kind, from_account: e.from_account, to_account: e.to_account, amount: formatUnits(BigInt(e.amount), FEE_DECIMALS, 2), ...(e.order_id ? { order_id: e.order_id } : {}), created_at: e.created_at.toISOString() })),
+      entries: page.map((e) => ({
+        id: e.id,
+        kind: e.kind,
+        from_account: e.from_account,
+        to_account: e.to_account,
+        amount: formatUnits(BigInt(e.amount), FEE_DECIMALS, 2),
+        ...(e.order_id ? { order_id: e.order_id } : {}),
+        created_at: e.created_at.toISOString(),
+      })),
       next: rows.length > 50 ? String(page.at(-1)!.id) : null,
     };
   },

@@ -28,15 +28,20 @@ export const portalGetOrder = defineRoute({
       settlement_explorer_url: Type.Optional(Type.String({ description: 'DELEGATE: explorer link of settlement_tx_hash' })),
       refund_explorer_url: Type.Optional(Type.String({ description: 'DELEGATE: explorer link of refund_tx_hash' })),
       rail: Type.Union([Type.Literal('crypto'), Type.Literal('card')]),
-      card: Type.Optional(Type.Object({
-        processor: Type.String(),
-        state: Type.String({ description: "the processor-side payment state: pending, processing, declined, succeeded, refunded" }),
-        payment_reference: Type.Optional(Type.String()),
-        brand: Type.Optional(Type.String({ description: 'the card brand the processor reported (visa, mastercard, …)' })),
-        last4: Type.Optional(Type.String({ description: 'the last four digits the processor reported' })),
-        decline_code: Type.Optional(Type.String({ description: 'the latest decline, while the order is unpaid' })),
-        charges: Type.Integer({ description: 'successful charges reported (2 or more: a duplicate payment)' }),
-      }, { description: 'card orders: the payment at the processor' })),
+      card: Type.Optional(
+        Type.Object(
+          {
+            processor: Type.String(),
+            state: Type.String({ description: 'the processor-side payment state: pending, processing, declined, succeeded, refunded' }),
+            payment_reference: Type.Optional(Type.String()),
+            brand: Type.Optional(Type.String({ description: 'the card brand the processor reported (visa, mastercard, …)' })),
+            last4: Type.Optional(Type.String({ description: 'the last four digits the processor reported' })),
+            decline_code: Type.Optional(Type.String({ description: 'the latest decline, while the order is unpaid' })),
+            charges: Type.Integer({ description: 'successful charges reported (2 or more: a duplicate payment)' }),
+          },
+          { description: 'card orders: the payment at the processor' },
+        ),
+      ),
       deliveries: Type.Array(DeliverySchema),
     }),
   },
@@ -57,7 +62,9 @@ export const portalGetOrder = defineRoute({
       ...(d.card
         ? {
             card: {
-              processor: d.card.processor, state: d.card.state, charges: d.card.charges,
+              processor: d.card.processor,
+              state: d.card.state,
+              charges: d.card.charges,
               ...(d.card.payment_reference ? { payment_reference: d.card.payment_reference } : {}),
               ...(d.card.card_brand ? { brand: d.card.card_brand } : {}),
               ...(d.card.card_last4 ? { last4: d.card.card_last4 } : {}),

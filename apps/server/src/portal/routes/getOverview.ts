@@ -14,12 +14,24 @@ export const portalGetOverview = defineRoute({
   response: {
     200: Type.Object({
       days: Type.Integer(),
-      buckets: Type.Array(Type.Object({ day: Type.String(), status: Type.String(), token_symbol: Type.String({ description: 'the token, or for card orders the fiat currency' }), rail: Type.Union([Type.Literal('crypto'), Type.Literal('card')]), orders: Type.Integer(), amount: Type.String({ description: 'token or currency units (card amounts keep their minor digits: 9.50)' }) })),
+      buckets: Type.Array(
+        Type.Object({
+          day: Type.String(),
+          status: Type.String(),
+          token_symbol: Type.String({ description: 'the token, or for card orders the fiat currency' }),
+          rail: Type.Union([Type.Literal('crypto'), Type.Literal('card')]),
+          orders: Type.Integer(),
+          amount: Type.String({ description: 'token or currency units (card amounts keep their minor digits: 9.50)' }),
+        }),
+      ),
     }),
   },
   async handler(req, _reply, deps) {
     const days = Math.min(Math.max(Number(req.query.days ?? 30), 1), 90);
     const rows = await overview(deps, merchantOf(req.portal), days);
-    return { days, buckets: rows.map((r) => ({ day: r.day, status: r.status, token_symbol: r.token_symbol, rail: r.card ? ('card' as const) : ('crypto' as const), orders: r.orders, amount: formatUnits(BigInt(r.amount_wei), r.decimals, r.card ? r.decimals : 0) })) };
+    return {
+      days,
+      buckets: rows.map((r) => ({ day: r.day, status: r.status, token_symbol: r.token_symbol, rail: r.card ? ('card' as const) : ('crypto' as const), orders: r.orders, amount: formatUnits(BigInt(r.amount_wei), r.decimals, r.card ? r.decimals : 0) })),
+    };
   },
 });

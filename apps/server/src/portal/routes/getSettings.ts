@@ -27,7 +27,11 @@ export const portalGetSettings = defineRoute({
     if (!m) throw new AppError('merchant_not_found', 'merchant not found');
     const wallets = await deps.merchants.listWallets(id);
     return {
-      merchant_id: m.id, name: m.name, logo_url: m.logo_url, receive_type: m.receive_type, return_urls: m.return_urls,
+      merchant_id: m.id,
+      name: m.name,
+      logo_url: m.logo_url,
+      receive_type: m.receive_type,
+      return_urls: m.return_urls,
       wallets: wallets.map((w) => ({ chain_id: w.chain_id, token_symbol: w.token_symbol, address: w.address })),
       require_totp: await merchantRequiresTotp(deps.db, id),
     };

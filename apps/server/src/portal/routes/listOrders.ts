@@ -40,7 +40,15 @@ export const portalListOrders = defineRoute({
     if (q.chain_id && Number(q.chain_id) > 2_147_483_647) return { orders: [], next: null };
     const limit = Math.min(Math.max(Number(q.limit ?? 25), 1), MAX_LIMIT);
     const page = await listOrders(deps, merchantOf(req.portal), {
-      search: q.q, status: q.status, flow: q.flow, chainId: q.chain_id ? Number(q.chain_id) : undefined, token: q.token, from, to, after, limit,
+      search: q.q,
+      status: q.status,
+      flow: q.flow,
+      chainId: q.chain_id ? Number(q.chain_id) : undefined,
+      token: q.token,
+      from,
+      to,
+      after,
+      limit,
     });
     return { orders: page.orders.map(orderRowView), next: page.next };
   },

@@ -6,7 +6,7 @@ export const portalLogoutEverywhere = defineRoute({
   method: 'POST',
   url: '/portal/api/logout/everywhere',
   auth: 'portal',
-  summary: "Sign out everywhere: ends every session of the signed-in user (the operator: every operator session), this one included, and clears the cookie",
+  summary: 'Sign out everywhere: ends every session of the signed-in user (the operator: every operator session), this one included, and clears the cookie',
   tags: ['portal'],
   response: { 200: Type.Object({ signed_out: Type.Boolean(), sessions_ended: Type.Integer() }) },
   async handler(req, reply, deps) {

@@ -21,7 +21,13 @@ export const portalListMppPayments = defineRoute({
   async handler(req, _reply, deps) {
     const { limit, before } = timePage(req.query);
     const rows = await deps.mpp.payments(merchantOf(req.portal), limit, before);
-    return { data: rows.map((r) => { const v = paymentView(r); const url = explorerTxUrl(deps, v.chain_id, v.tx_hash); return { ...v, ...(url ? { explorer_url: url } : {}) }; }) };
+    return {
+      data: rows.map((r) => {
+        const v = paymentView(r);
+        const url = explorerTxUrl(deps, v.chain_id, v.tx_hash);
+        return { ...v, ...(url ? { explorer_url: url } : {}) };
+      }),
+    };
   },
 });
 
@@ -36,6 +42,11 @@ export const portalListX402Settlements = defineRoute({
   async handler(req, _reply, deps) {
     const { limit, before } = timePage(req.query);
     const rows = await listSettlements(deps.db, deps.config, merchantOf(req.portal), limit, before);
-    return { data: rows.map((r) => { const url = explorerTxUrl(deps, r.chain_id, r.tx_hash); return { ...r, ...(url ? { explorer_url: url } : {}) }; }) };
+    return {
+      data: rows.map((r) => {
+        const url = explorerTxUrl(deps, r.chain_id, r.tx_hash);
+        return { ...r, ...(url ? { explorer_url: url } : {}) };
+      }),
+    };
   },
 });

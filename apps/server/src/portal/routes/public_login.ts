@@ -46,13 +46,17 @@ export const portalLogin = defineRoute({
   method: 'POST',
   url: '/portal/api/login',
   auth: 'public',
-  summary: 'Portal sign-in with email and password (and `totp`, the second factor, when the user has one: 401 totp_required without it): sets the session cookie (a new session id every time) and returns the CSRF token; throttled per account and per address (attempts counted before the password is checked); 429 auth_busy when the server is hashing as much as it allows',
+  summary:
+    'Portal sign-in with email and password (and `totp`, the second factor, when the user has one: 401 totp_required without it): sets the session cookie (a new session id every time) and returns the CSRF token; throttled per account and per address (attempts counted before the password is checked); 429 auth_busy when the server is hashing as much as it allows',
   tags: ['portal'],
-  body: Type.Object({
-    email: Email,
-    password: Type.String({ minLength: 1, maxLength: 256 }),
-    totp: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'the authenticator code (or a recovery code) of a user with a second factor' })),
-  }, { additionalProperties: false }),
+  body: Type.Object(
+    {
+      email: Email,
+      password: Type.String({ minLength: 1, maxLength: 256 }),
+      totp: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'the authenticator code (or a recovery code) of a user with a second factor' })),
+    },
+    { additionalProperties: false },
+  ),
   response: { 200: SessionSchema },
   errors: [429],
   async handler(req, reply, deps) {

@@ -35,17 +35,14 @@ export const portalRefundOrder = defineRoute({
   url: '/portal/api/orders/:order_id/refunds',
   auth: 'portal',
   portalRole: 'owner',
-  summary: 'Refund an order of the session\'s merchant (all that remains, or `amount`): card, DIRECT or DELEGATE (docs/refunds.md)',
+  summary: "Refund an order of the session's merchant (all that remains, or `amount`): card, DIRECT or DELEGATE (docs/refunds.md)",
   tags: ['portal'],
   params: Params,
   body: RefundBodySchema,
   response: { 200: RefundSchema },
   errors: [403, 409, 503],
   async handler(req, _reply, deps) {
-    const out = await requestRefund(
-      { db: deps.db, cards: cardsOf(deps), delegate: deps.delegate },
-      { merchantId: merchantOf(req.portal), orderId: req.params.order_id, amount: req.body.amount, reason: req.body.reason },
-    );
+    const out = await requestRefund({ db: deps.db, cards: cardsOf(deps), delegate: deps.delegate }, { merchantId: merchantOf(req.portal), orderId: req.params.order_id, amount: req.body.amount, reason: req.body.reason });
     return refundAnswer(out);
   },
 });

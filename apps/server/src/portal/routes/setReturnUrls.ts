@@ -11,10 +11,7 @@ export const portalSetReturnUrls = defineRoute({
   portalRole: 'owner',
   summary: 'Owner: replace the return-URL allowlist of checkout sessions (origin + path prefix, no query or fragment)',
   tags: ['portal'],
-  body: Type.Object(
-    { return_urls: Type.Array(Type.String({ minLength: 1, maxLength: MAX_RETURN_URL_LENGTH }), { maxItems: MAX_RETURN_URLS }) },
-    { additionalProperties: false },
-  ),
+  body: Type.Object({ return_urls: Type.Array(Type.String({ minLength: 1, maxLength: MAX_RETURN_URL_LENGTH }), { maxItems: MAX_RETURN_URLS }) }, { additionalProperties: false }),
   response: { 200: Type.Object({ return_urls: Type.Array(Type.String()) }) },
   errors: [403],
   async handler(req, _reply, deps) {

@@ -35,11 +35,13 @@ export const portalTotpSetup = defineRoute({
   summary: 'Start setting up a second factor: a new secret and its otpauth:// URI for an authenticator app (confirm with POST /portal/api/totp/enable)',
   tags: ['portal'],
   body: Type.Object({}, { additionalProperties: false }),
-  response: { 200: Type.Object({
-    secret: Type.String({ description: 'base32; shown once' }),
-    otpauth_url: Type.String(),
-    qr: Type.Object({ size: Type.Integer(), path: Type.String() }, { description: 'the otpauth URL as a QR code: one SVG path in a size × size viewBox (quiet zone included)' }),
-  }) },
+  response: {
+    200: Type.Object({
+      secret: Type.String({ description: 'base32; shown once' }),
+      otpauth_url: Type.String(),
+      qr: Type.Object({ size: Type.Integer(), path: Type.String() }, { description: 'the otpauth URL as a QR code: one SVG path in a size × size viewBox (quiet zone included)' }),
+    }),
+  },
   async handler(req, reply, deps) {
     const user = await userOf(req.portal, deps);
     if (user.totp_secret_ciphertext) throw new AppError('invalid_request', 'a second factor is already set up; turn it off first to replace it');

@@ -62,8 +62,13 @@ export async function applyCardEvent(tx: Queryable, processor: string, orderId: 
       const owner = await repo.orderIdByReference(tx, processor, ev.paymentReference);
       if (owner !== undefined && owner !== orderId) return done('reference_conflict');
       await repo.updateCardPayment(tx, orderId, {
-        state: 'succeeded', charges: 1, charge_id: ev.chargeId ?? null, decline_code: null, payment_reference: ev.paymentReference,
-        card_brand: ev.cardBrand ?? null, card_last4: ev.cardLast4 ?? null,
+        state: 'succeeded',
+        charges: 1,
+        charge_id: ev.chargeId ?? null,
+        decline_code: null,
+        payment_reference: ev.paymentReference,
+        card_brand: ev.cardBrand ?? null,
+        card_last4: ev.cardLast4 ?? null,
       });
       if (live(o)) {
         // A success that does not say what was charged is not trusted either: held like a mismatch.

@@ -34,15 +34,7 @@ export interface CardEvent {
   created: number;
 }
 
-type CardEventType =
-  | 'payment.processing'
-  | 'payment.succeeded'
-  | 'payment.failed'
-  | 'refund.succeeded'
-  | 'refund.failed'
-  | 'dispute.opened'
-  | 'dispute.won'
-  | 'dispute.lost';
+type CardEventType = 'payment.processing' | 'payment.succeeded' | 'payment.failed' | 'refund.succeeded' | 'refund.failed' | 'dispute.opened' | 'dispute.won' | 'dispute.lost';
 
 export interface StartPaymentInput {
   orderId: string;

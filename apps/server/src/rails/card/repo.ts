@@ -54,8 +54,7 @@ export async function insertCardOrder(tx: Queryable, o: NewCardOrder, processor:
        from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, checkout_id, fiat_currency, fiat_amount)
      VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7, $8, $6, $9, $10, 'CHECKOUT_VERIFIED', $11, $12, $5, $13)
      RETURNING *`,
-    [o.id, o.merchantId, o.dappOrderId, o.flow, o.currency, ZERO_ADDRESS, o.minorUnits, o.fromAddress, o.amountMinor.toString(),
-      o.feeAmount.toString(), o.expiresAt, o.checkoutId ?? null, o.fiatAmount],
+    [o.id, o.merchantId, o.dappOrderId, o.flow, o.currency, ZERO_ADDRESS, o.minorUnits, o.fromAddress, o.amountMinor.toString(), o.feeAmount.toString(), o.expiresAt, o.checkoutId ?? null, o.fiatAmount],
   );
   await tx.query(
     `WITH t AS (INSERT INTO order_transitions (order_id, from_status, to_status, trigger) VALUES ($1, NULL, 'CHECKOUT_VERIFIED', 'create'))

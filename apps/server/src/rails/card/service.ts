@@ -15,7 +15,7 @@ import * as repo from './repo.ts';
 import { applyCardEvent, settleOrder, type Applied } from './apply.ts';
 import { MIN_CARD_WINDOW_SECONDS, withHold, withoutHold, type HoldReason } from './states.ts';
 import { ensureStarted, refused, startCardPayment, toMinor, type CardOrderRequest, type Refused, type StartContext, type StartResult } from './start.ts';
-export type {  CardOrderRequest,  } from './start.ts';
+export type { CardOrderRequest } from './start.ts';
 
 export type StartOutcome = Exclude<StartResult, { kind: 'retry' }> | { kind: 'not_found' };
 export type RefundOutcome = { kind: 'refunded'; refund: repo.CardRefundRow; order: OrderRow } | { kind: 'not_found' } | Refused;
@@ -246,16 +246,18 @@ export class CardService {
       await repo.updateRefund(tx, prep.refund.id, { processorRefundId: result.refundId });
     });
     if (result.status !== 'pending') {
-      await this.applyEvents(this.processor!.name, [{
-        id: `tollgate:${prep.refund.id}:${result.status}`,
-        type: result.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
-        orderId: a.orderId,
-        paymentReference: prep.reference,
-        refundId: result.refundId,
-        refundKey: prep.refund.id,
-        amountMinor: BigInt(prep.refund.amount),
-        created: Math.floor(this.deps.clock.now() / 1000),
-      }]);
+      await this.applyEvents(this.processor!.name, [
+        {
+          id: `tollgate:${prep.refund.id}:${result.status}`,
+          type: result.status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
+          orderId: a.orderId,
+          paymentReference: prep.reference,
+          refundId: result.refundId,
+          refundKey: prep.refund.id,
+          amountMinor: BigInt(prep.refund.amount),
+          created: Math.floor(this.deps.clock.now() / 1000),
+        },
+      ]);
     }
     const refund = (await repo.listRefunds(db, a.orderId)).find((r) => r.id === prep.refund.id)!;
     const order = (await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [a.orderId])).rows[0]!;

@@ -81,10 +81,24 @@ export async function startCardPayment(ctx: StartContext, req: CardOrderRequest)
   const orderId = newId('ord');
   try {
     await ctx.db.transaction(async (tx) => {
-      await repo.insertCardOrder(tx, {
-        id: orderId, merchantId: req.merchantId, dappOrderId: req.dappOrderId, flow: flowOf(p.name), currency: req.currency, minorUnits,
-        amountMinor, fiatAmount: req.amount, feeAmount: fee, expiresAt: req.expiresAt, checkoutId: req.checkoutId, fromAddress: opaqueAddress(orderId),
-      }, p.name);
+      await repo.insertCardOrder(
+        tx,
+        {
+          id: orderId,
+          merchantId: req.merchantId,
+          dappOrderId: req.dappOrderId,
+          flow: flowOf(p.name),
+          currency: req.currency,
+          minorUnits,
+          amountMinor,
+          fiatAmount: req.amount,
+          feeAmount: fee,
+          expiresAt: req.expiresAt,
+          checkoutId: req.checkoutId,
+          fromAddress: opaqueAddress(orderId),
+        },
+        p.name,
+      );
       if (fee > 0n && !(await reserveFee(tx, req.merchantId, orderId, fee))) throw new Abort('fee');
       if (req.link && !(await req.link(tx, orderId))) throw new Abort('link');
     });

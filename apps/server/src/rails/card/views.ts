@@ -11,7 +11,7 @@ export const CardStartSchema = Type.Object({
   payment_state: Type.String({ description: 'pending, processing, declined (the payer may retry), succeeded or refunded' }),
   expires_at: Type.Integer({ description: 'Unix seconds: the card payment must complete before this' }),
   next_action: Type.Object({
-    type: Type.String({ description: 'card_form: POST the card to Tollgate (TEST processor); redirect: send the payer to url (the processor\'s hosted page)' }),
+    type: Type.String({ description: "card_form: POST the card to Tollgate (TEST processor); redirect: send the payer to url (the processor's hosted page)" }),
     url: Type.Optional(Type.String()),
   }),
 });

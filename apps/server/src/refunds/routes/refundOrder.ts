@@ -22,10 +22,7 @@ export const refundOrder = defineRoute({
   response: { 200: RefundSchema },
   errors: [409, 503],
   async handler(req, _reply, deps) {
-    const out = await requestRefund(
-      { db: deps.db, cards: cardsOf(deps), delegate: deps.delegate },
-      { merchantId: req.merchant.merchantId, orderId: req.params.order_id, amount: req.body.amount, reason: req.body.reason },
-    );
+    const out = await requestRefund({ db: deps.db, cards: cardsOf(deps), delegate: deps.delegate }, { merchantId: req.merchant.merchantId, orderId: req.params.order_id, amount: req.body.amount, reason: req.body.reason });
     return refundAnswer(out);
   },
 });

@@ -24,21 +24,22 @@ export const adminSettlementStatus = defineRoute({
   response: {
     200: Type.Object({
       chain_id: Type.Integer(),
-      contract: Type.Union([Type.Null(), Type.Object({
-        address: Str,
-        ok: Type.Boolean(),
-        problem: Type.Union([Type.Object({ code: Str, message: Str }), Type.Null()]),
-        owner: NullStr,
-        pending_owner: NullStr,
-        executor: NullStr,
-        paused: Type.Union([Type.Boolean(), Type.Null()]),
-        warnings: Type.Array(Str),
-      })]),
+      contract: Type.Union([
+        Type.Null(),
+        Type.Object({
+          address: Str,
+          ok: Type.Boolean(),
+          problem: Type.Union([Type.Object({ code: Str, message: Str }), Type.Null()]),
+          owner: NullStr,
+          pending_owner: NullStr,
+          executor: NullStr,
+          paused: Type.Union([Type.Boolean(), Type.Null()]),
+          warnings: Type.Array(Str),
+        }),
+      ]),
       executor: Type.Object({ address: Str, native_balance_wei: NullStr, nonce_latest: NullInt, nonce_pending: NullInt }),
       balances: Type.Array(Type.Object({ symbol: Str, token: Str, amount_wei: NullStr })),
-      pending: Type.Array(
-        Type.Object({ order_id: Str, kind: Str, attempt: Type.Integer(), nonce: Type.Integer(), tx_hash: Str, status: Str, age_seconds: Type.Integer(), reason: Str }),
-      ),
+      pending: Type.Array(Type.Object({ order_id: Str, kind: Str, attempt: Type.Integer(), nonce: Type.Integer(), tx_hash: Str, status: Str, age_seconds: Type.Integer(), reason: Str })),
     }),
   },
   async handler(req, _reply, deps) {

@@ -1,16 +1,4 @@
-import {
-  getAddress,
-  getTypesForEIP712Domain,
-  type Hex,
-  type LocalAccount,
-  parseTransaction,
-  recoverMessageAddress,
-  recoverTransactionAddress,
-  recoverTypedDataAddress,
-  serializeTypedData,
-  toHex,
-  type TransactionSerializable,
-} from 'viem';
+import { getAddress, getTypesForEIP712Domain, type Hex, type LocalAccount, parseTransaction, recoverMessageAddress, recoverTransactionAddress, recoverTypedDataAddress, serializeTypedData, toHex, type TransactionSerializable } from 'viem';
 import { toAccount } from 'viem/accounts';
 import { RedactedSigner } from '../port.ts';
 

@@ -5,7 +5,10 @@ import type { EndpointRow, EventRow } from '../repo.ts';
 import type { DeliveryWithAttempts } from '../service.ts';
 
 /** Wire schemas and row → view mappers of the webhook admin routes. Never a secret in a view. */
-export const EventNameSchema = Type.Union(WEBHOOK_EVENTS.map((e) => Type.Literal(e)), { description: 'webhook event name' });
+export const EventNameSchema = Type.Union(
+  WEBHOOK_EVENTS.map((e) => Type.Literal(e)),
+  { description: 'webhook event name' },
+);
 export const DeliveryStatusSchema = Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s)));
 
 export const MerchantIdParams = Type.Object({ merchant_id: Type.String({ minLength: 1, maxLength: 64 }) });

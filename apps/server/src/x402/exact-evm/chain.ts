@@ -35,10 +35,7 @@ export class ExactEvmChain {
   domainOf(token: Hex): Promise<Eip712Domain | undefined> {
     let d = this.#domains.get(token);
     if (!d) {
-      d = Promise.all([
-        this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'name' }),
-        this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'version' }),
-      ]).then(
+      d = Promise.all([this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'name' }), this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'version' })]).then(
         ([name, version]) => ({ name, version }),
         (err: unknown) => {
           // A token without name()/version() has no domain; a transport fault is not an answer.
@@ -47,23 +44,28 @@ export class ExactEvmChain {
         },
       );
       // A failed read is not cached: the next request asks again.
-      void d.then((v) => v === undefined && this.#domains.delete(token), () => this.#domains.delete(token));
+      void d.then(
+        (v) => v === undefined && this.#domains.delete(token),
+        () => this.#domains.delete(token),
+      );
       this.#domains.set(token, d);
     }
     return d;
   }
 
   async state(token: Hex, a: Authorization, simulateFrom: Hex | undefined): Promise<AuthorizationState> {
-    const [balance, used, simulation] = await onChain(Promise.all([
-      this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'balanceOf', args: [a.from] }),
-      this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'authorizationState', args: [a.from, a.nonce] }),
-      simulateFrom === undefined
-        ? undefined
-        : this.client.call({ account: simulateFrom, to: token, data: transferCalldata(a) }).then(
-            () => ({ ok: true as const }),
-            (err: unknown) => simulationFailure(err),
-          ),
-    ]));
+    const [balance, used, simulation] = await onChain(
+      Promise.all([
+        this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'balanceOf', args: [a.from] }),
+        this.client.readContract({ address: token, abi: eip3009Abi, functionName: 'authorizationState', args: [a.from, a.nonce] }),
+        simulateFrom === undefined
+          ? undefined
+          : this.client.call({ account: simulateFrom, to: token, data: transferCalldata(a) }).then(
+              () => ({ ok: true as const }),
+              (err: unknown) => simulationFailure(err),
+            ),
+      ]),
+    );
     return { balance, used, ...(simulation ? { simulation } : {}) };
   }
 }

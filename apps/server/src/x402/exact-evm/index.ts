@@ -26,7 +26,12 @@ export class ExactEvmScheme implements X402Scheme {
   readonly #chains = new Map<number, ExactEvmChain>();
   readonly #ctx: SettleContext;
 
-  constructor(db: Database, private readonly config: Config, clock: Clock, opts: ExactEvmOptions = {}) {
+  constructor(
+    db: Database,
+    private readonly config: Config,
+    clock: Clock,
+    opts: ExactEvmOptions = {},
+  ) {
     for (const c of config.chains) if (c.tokens.some((t) => t.eip3009)) this.#chains.set(c.chainId, new ExactEvmChain(c));
     const signer = config.settlement;
     this.#ctx = {

@@ -85,12 +85,10 @@ async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: st
   const id = claimIdOf(key);
   // The gas estimate (the simulation) needs no nonce: it starts before the executor's nonce lock,
   // so the lock is held for the nonce, fee and record steps only (concurrent settles queue less).
-  const estimated = executor.client
-    .estimateContractGas({ address: c.req.asset, abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(c.auth), account: executor.executorAddress })
-    .then(
-      (gas) => ({ gas }),
-      (err: unknown) => ({ err }),
-    );
+  const estimated = executor.client.estimateContractGas({ address: c.req.asset, abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(c.auth), account: executor.executorAddress }).then(
+    (gas) => ({ gas }),
+    (err: unknown) => ({ err }),
+  );
   const prepared = await prepareWithRetry(executor, {
     kind: 'x402',
     orderId: id,

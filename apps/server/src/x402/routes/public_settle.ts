@@ -6,8 +6,7 @@ export const publicX402Settle = defineRoute({
   method: 'POST',
   url: '/x402/v2/settle',
   auth: 'public',
-  summary:
-    'x402 v2 facilitator: settle a payment (the executor key submits transferWithAuthorization once per authorization nonce); errorReason settlement_pending with the transaction hash when its outcome is not known yet',
+  summary: 'x402 v2 facilitator: settle a payment (the executor key submits transferWithAuthorization once per authorization nonce); errorReason settlement_pending with the transaction hash when its outcome is not known yet',
   tags: ['x402'],
   rateLimit: 'machine_payment',
   rateLimitBy: { class: 'machine_payer', key: payerOf },

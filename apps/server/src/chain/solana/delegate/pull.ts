@@ -60,10 +60,7 @@ export async function buildPull(rpc: SolanaRpc, chain: SolanaChainConfig, key: S
   const mint = t.mint as Address;
   const tokenProgram = t.programId as Address;
   const delegate = await createKeyPairSignerFromPrivateKeyBytes(key.privateKey());
-  const [[source], [destination]] = await Promise.all([
-    findAssociatedTokenPda({ owner: o.from_address as Address, mint, tokenProgram }),
-    findAssociatedTokenPda({ owner: o.wallet as Address, mint, tokenProgram }),
-  ]);
+  const [[source], [destination]] = await Promise.all([findAssociatedTokenPda({ owner: o.from_address as Address, mint, tokenProgram }), findAssociatedTokenPda({ owner: o.wallet as Address, mint, tokenProgram })]);
   const ixs: Instruction[] = [];
   const { value: existing } = await rpc.getAccountInfo(destination, { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }).send();
   if (!existing) ixs.push(getCreateAssociatedTokenIdempotentInstruction({ payer: delegate, ata: destination, owner: o.wallet as Address, mint, tokenProgram }));

@@ -94,7 +94,12 @@ export class SolanaSettlementWorker {
     const { db, chain } = this.#o;
     const open = await repo.openAttempts(db, chain.chainId, BATCH);
     if (!open.length) return;
-    const { value } = await this.#rpc.getSignatureStatuses(open.map((a) => a.signature as Signature), { searchTransactionHistory: true }).send();
+    const { value } = await this.#rpc
+      .getSignatureStatuses(
+        open.map((a) => a.signature as Signature),
+        { searchTransactionHistory: true },
+      )
+      .send();
     let height: bigint | undefined;
     for (const [i, a] of open.entries()) {
       const st = value[i];
@@ -188,13 +193,15 @@ export class SolanaSettlementWorker {
       // Record-before-send: the signed bytes, the order's settlement_tx_hash and the claim of the
       // pull's transfers (orders/claims.ts) in one commit. (An order that left CHECKOUT_VERIFIED
       // meanwhile, e.g. cancelled, or a signature another purpose holds, rolls the record back.)
-      const id = await db.transaction(async (tx) => {
-        const rec = await repo.recordAttempt(tx, { orderId: o.id, chainId: chain.chainId, signature: pull.signature, wire: pull.wire, lastValidBlockHeight: pull.lastValidBlockHeight, approvalSignature: approval.signature });
-        if (rec === undefined) return undefined;
-        if (!(await repo.claimSettlement(tx, chain.chainId, pull.signature, o.id))) throw new RolledBack();
-        if (!(await orders.patchOrder(tx, o.id, 'CHECKOUT_VERIFIED', { settlement_tx_hash: pull.signature, tx_hash: approval.signature }))) throw new RolledBack();
-        return rec;
-      }).catch((err) => (err instanceof RolledBack ? undefined : Promise.reject(err)));
+      const id = await db
+        .transaction(async (tx) => {
+          const rec = await repo.recordAttempt(tx, { orderId: o.id, chainId: chain.chainId, signature: pull.signature, wire: pull.wire, lastValidBlockHeight: pull.lastValidBlockHeight, approvalSignature: approval.signature });
+          if (rec === undefined) return undefined;
+          if (!(await repo.claimSettlement(tx, chain.chainId, pull.signature, o.id))) throw new RolledBack();
+          if (!(await orders.patchOrder(tx, o.id, 'CHECKOUT_VERIFIED', { settlement_tx_hash: pull.signature, tx_hash: approval.signature }))) throw new RolledBack();
+          return rec;
+        })
+        .catch((err) => (err instanceof RolledBack ? undefined : Promise.reject(err)));
       if (id === undefined) continue;
       if (this.#o.crashAfterRecord?.(o.id)) continue;
       if (await this.#send(id, o.id, pull.wire, 'pending')) out.sent.push(o.id);
@@ -207,5 +214,11 @@ class RolledBack extends Error {}
 /** The worker loop of one cluster; a failing tick is logged and retried at the next interval. */
 export function runSolanaSettlement(w: SolanaSettlementWorker, intervalMs: number): Worker {
   const [loop] = startWorkers([{ name: `solana-settlement-${w.leaseName}`, intervalMs, run: async () => void (await w.tick()) }]);
-  return { name: loop!.name, stop: async () => { await loop!.stop(); await w.release(); } };
+  return {
+    name: loop!.name,
+    stop: async () => {
+      await loop!.stop();
+      await w.release();
+    },
+  };
 }

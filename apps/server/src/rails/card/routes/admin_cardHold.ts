@@ -8,7 +8,12 @@ import type { HoldOutcome } from '../service.ts';
 import { HOLD_REASONS } from '../states.ts';
 
 const HoldBody = Type.Object(
-  { reason: Type.Union(HOLD_REASONS.map((r) => Type.Literal(r)), { description: HOLD_REASONS.join(', ') }) },
+  {
+    reason: Type.Union(
+      HOLD_REASONS.map((r) => Type.Literal(r)),
+      { description: HOLD_REASONS.join(', ') },
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -19,7 +19,15 @@ export const adminSimulateCardEvent = defineRoute({
   summary: 'TEST processor: simulate a card processor event for a card order',
   tags: ['admin'],
   params: OrderIdParams,
-  body: Type.Object({ scenario: Type.Union(SIMULATED_SCENARIOS.map((s) => Type.Literal(s)), { description: SIMULATED_SCENARIOS.join(', ') }) }, { additionalProperties: false }),
+  body: Type.Object(
+    {
+      scenario: Type.Union(
+        SIMULATED_SCENARIOS.map((s) => Type.Literal(s)),
+        { description: SIMULATED_SCENARIOS.join(', ') },
+      ),
+    },
+    { additionalProperties: false },
+  ),
   response: { 200: Type.Object({ outcome: Type.String(), order: OrderStatusRecordSchema }) },
   errors: [503],
   async handler(req, _reply, deps) {

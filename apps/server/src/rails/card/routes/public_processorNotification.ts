@@ -17,7 +17,7 @@ export const publicProcessorNotification = defineRoute({
   summary: 'Card processor notifications (webhook endpoint of the configured processor)',
   tags: ['card'],
   params: Type.Object({ processor: Type.String({ minLength: 1, maxLength: 20, description: 'stripe, or test for the TEST processor' }) }),
-  body: Type.String({ description: 'the processor\'s JSON event, verified over its raw bytes' }),
+  body: Type.String({ description: "the processor's JSON event, verified over its raw bytes" }),
   rawBody: true,
   response: { 200: Type.Object({ received: Type.Integer(), outcomes: Type.Array(Type.String()) }) },
   async handler(req, _reply, deps) {

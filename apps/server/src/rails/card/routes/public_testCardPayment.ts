@@ -75,7 +75,7 @@ export const publicTestCardPayment = defineRoute({
   method: 'POST',
   url: '/checkout/v1/sessions/:checkout_id/card/test-payment',
   auth: 'public',
-  summary: 'TEST processor only: pay the session\'s card order with a test card',
+  summary: "TEST processor only: pay the session's card order with a test card",
   tags: ['checkout'],
   params: CheckoutIdParams,
   body: TestCardBody,

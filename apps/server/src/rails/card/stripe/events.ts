@@ -66,16 +66,18 @@ export function normalizeStripeEvent(e: Stripe.Event): CardEvent[] {
       if (!pi) return [];
       const status = e.type === 'refund.failed' ? 'failed' : r.status;
       if (status !== 'succeeded' && status !== 'failed' && status !== 'canceled') return []; // pending: wait for the update
-      return [{
-        ...base,
-        type: status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
-        orderId: orderOf(r.metadata),
-        paymentReference: pi,
-        refundId: r.id,
-        refundKey: r.metadata?.tollgate_refund_id || undefined,
-        amountMinor: BigInt(r.amount),
-        currency: r.currency,
-      }];
+      return [
+        {
+          ...base,
+          type: status === 'succeeded' ? 'refund.succeeded' : 'refund.failed',
+          orderId: orderOf(r.metadata),
+          paymentReference: pi,
+          refundId: r.id,
+          refundKey: r.metadata?.tollgate_refund_id || undefined,
+          amountMinor: BigInt(r.amount),
+          currency: r.currency,
+        },
+      ];
     }
     case 'charge.dispute.created':
     case 'charge.dispute.closed': {
