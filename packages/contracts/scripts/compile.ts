@@ -148,21 +148,29 @@ function renderIndexTs(artifacts: Artifact[]): string {
   return `${GENERATED_HEADER}\n${lines.join('\n')}\n`;
 }
 
-function main(): void {
-  const started = performance.now();
+/** Every committed file the compiler makes, by path relative to the package: what `main` writes. */
+export function renderAll(): Map<string, string> {
   const artifacts = compile();
-  // Stale artifacts of deleted contracts must not survive a rebuild.
-  rmSync(ARTIFACTS_DIR, { recursive: true, force: true });
-  mkdirSync(ARTIFACTS_DIR, { recursive: true });
-  for (const a of artifacts) {
-    writeFileSync(join(ARTIFACTS_DIR, `${a.contractName}.json`), JSON.stringify(a, null, 2) + '\n');
-  }
-  rmSync(GENERATED_DIR, { recursive: true, force: true });
-  mkdirSync(GENERATED_DIR, { recursive: true });
-  for (const a of artifacts) writeFileSync(join(GENERATED_DIR, `${a.contractName}.ts`), renderArtifactTs(a));
-  writeFileSync(join(GENERATED_DIR, 'index.ts'), renderIndexTs(artifacts));
-  const ms = Math.round(performance.now() - started);
-  console.log(`compiled ${artifacts.map((a) => a.contractName).join(', ')} in ${ms} ms → artifacts/, src/artifacts/`);
+  const files = new Map<string, string>();
+  for (const a of artifacts) files.set(`artifacts/${a.contractName}.json`, JSON.stringify(a, null, 2) + '\n');
+  for (const a of artifacts) files.set(`src/artifacts/${a.contractName}.ts`, renderArtifactTs(a));
+  files.set('src/artifacts/index.ts', renderIndexTs(artifacts));
+  return files;
 }
 
-main();
+function main(): void {
+  const started = performance.now();
+  const files = renderAll();
+  // Stale artifacts of deleted contracts must not survive a rebuild.
+  for (const dir of [ARTIFACTS_DIR, GENERATED_DIR]) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+  }
+  for (const [path, text] of files) writeFileSync(join(PACKAGE_DIR, path), text);
+  const ms = Math.round(performance.now() - started);
+  const names = [...files.keys()].filter((p) => p.startsWith('artifacts/')).map((p) => p.slice('artifacts/'.length, -'.json'.length));
+  console.log(`compiled ${names.join(', ')} in ${ms} ms → artifacts/, src/artifacts/`);
+}
+
+// Run as a script (npm run compile); imported by test/artifacts-fresh.test.ts for renderAll only.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
