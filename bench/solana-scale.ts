@@ -26,16 +26,15 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { getBase58Decoder, type Address } from '@solana/kit';
 import { newId } from '@tollgate/protocol';
-import { startRpcProxy, type RpcProxyStats } from '@tollgate/devchain';
+import { startRpcProxy } from '@tollgate/devchain';
 import { payWithReference, rpcClient, startLocalSvm } from '@tollgate/svm';
 import { openPostgres } from '../apps/server/src/db/postgres.ts';
 import { migrate } from '../apps/server/src/db/migrate.ts';
 import { referenceOf } from '../apps/server/src/chain/solana/reference.ts';
 import { spawnTollgate } from '../apps/server/test/helpers/process.ts';
 import { TEST_ADMIN_TOKEN } from '../apps/server/test/helpers/server.ts';
-import { cpuSnapshot, type CpuReading } from './lib/cpu.ts';
 import { scratchDb } from './lib/db.ts';
-import { median } from './lib/load.ts';
+import { detected, QuietBusy, readScale, rpcCalls as calls } from './lib/scale.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -51,11 +50,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const b58 = getBase58Decoder();
 /** A deterministic wallet address (32 bytes, base58) per index. */
 const walletOf = (i: number) => b58.decode(Buffer.concat([Buffer.from('tollgate-bench-wallet-'), Buffer.from(i.toString(16).padStart(10, '0'))]).subarray(0, 32));
-
-async function tuplesWritten(c: pg.Client): Promise<number> {
-  const { rows } = await c.query<{ n: string }>('SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::text AS n FROM pg_stat_user_tables');
-  return Number(rows[0]!.n);
-}
 
 async function main() {
   const db = await scratchDb(BASE_DB);
@@ -122,14 +116,9 @@ async function main() {
       for (let i = 0; i < NOISE; i += 50) await Promise.all(Array.from({ length: Math.min(50, NOISE - i) }, (_, j) => one(i + j)));
     };
 
-    const read = async () => ({
-      rpc: proxy.stats(),
-      cpu: cpuSnapshot(pid, db.name) as CpuReading,
-      tuples: await tuplesWritten(c),
-      transfers: Number((await c.query<{ n: string }>('SELECT count(*)::text AS n FROM chain_transfers')).rows[0]!.n),
-    });
-    const rows: Record<'quiet' | 'busy', Record<string, number[]>> = { quiet: {}, busy: {} };
-    const push = (k: 'quiet' | 'busy', name: string, v: number) => (rows[k][name] ??= []).push(v);
+    const read = () => readScale(c, () => proxy.stats(), pid, db.name);
+    const table = new QuietBusy();
+    const push = table.push.bind(table);
     let seq = 0;
     for (let i = 0; i < 2 * SAMPLES + 2; i++) {
       const kind = i % 2 === 0 ? 'quiet' : 'busy';
@@ -143,50 +132,25 @@ async function main() {
       const before = await read();
       const t0 = performance.now();
       svm.ledger.advance(1); // the payment (and the noise) is `confirmed` from here on
-      for (;;) {
-        const { rows: r } = await c.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
-        if (r[0]!.status !== 'CHECKOUT_VERIFIED') break;
-        if (performance.now() - t0 > 600_000) throw new Error(`order ${orderId} not detected within 600 s`);
-        await sleep(5);
-      }
-      const latency = performance.now() - t0;
+      const latency = await detected(c, orderId, t0, 600_000);
       const rest = BLOCK_MS - (performance.now() - t0);
       if (rest > 0) await sleep(rest);
       const after = await read();
       if (i < 2) continue;
-      const calls = (s: RpcProxyStats, m?: string) => (m ? (s.calls[m] ?? 0) : Object.values(s.calls).reduce((a, b) => a + b, 0));
-      let pgMs = 0;
-      for (const [p, ms] of after.cpu.postgresByPid) pgMs += ms - (before.cpu.postgresByPid.get(p) ?? 0);
       const window = Math.max(BLOCK_MS, latency);
       push(kind, 'window ms (the slot, or until detected)', window);
       push(kind, 'detection latency ms', latency);
       push(kind, 'JSON-RPC calls', calls(after.rpc) - calls(before.rpc));
       push(kind, 'getSignaturesForAddress calls', calls(after.rpc, 'getSignaturesForAddress') - calls(before.rpc, 'getSignaturesForAddress'));
-      push(kind, 'bytes sent to the node', after.rpc.bytesIn - before.rpc.bytesIn);
-      push(kind, 'bytes received from the node', after.rpc.bytesOut - before.rpc.bytesOut);
-      push(kind, 'chain_transfers rows added', after.transfers - before.transfers);
-      push(kind, 'tuples written (pg_stat)', after.tuples - before.tuples);
-      push(kind, 'gateway CPU ms', after.cpu.server - before.cpu.server);
-      push(kind, 'postgres CPU ms', pgMs);
+      table.pushCosts(kind, before, after);
       console.error(`slot ${slotTxs} ${kind}: detected in ${latency.toFixed(0)} ms, ${calls(after.rpc) - calls(before.rpc)} calls, ${after.transfers - before.transfers} rows`);
     }
-    const fmt = (xs: number[]) => {
-      const s = [...xs].sort((a, b) => a - b);
-      return `${median(s).toFixed(0)} (${s[0]!.toFixed(0)}–${s[s.length - 1]!.toFixed(0)})`;
-    };
-    console.log(
-      `\n${WALLETS.toLocaleString('en')} watched wallets (token accounts), ${NOISE.toLocaleString('en')} unrelated transfers per busy slot, poll ${POLL_MS} ms, window ${BLOCK_MS} ms, ${SAMPLES} slots each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}; median (min–max) per slot\n`,
-    );
-    console.log('| per slot | quiet chain | busy mint | busy / quiet |');
-    console.log('|---|---|---|---|');
-    for (const name of Object.keys(rows.quiet)) {
-      const q = median(rows.quiet[name]!);
-      const b = median(rows.busy[name]!);
-      console.log(`| ${name} | ${fmt(rows.quiet[name]!)} | ${fmt(rows.busy[name]!)} | ${q === 0 ? (b === 0 ? '–' : '∞') : (b / q).toFixed(2)} |`);
-    }
-    const dq = median(rows.quiet['detection latency ms']!);
-    const dbz = median(rows.busy['detection latency ms']!);
-    console.log(`\ndetection latency busy − quiet: ${(dbz - dq).toFixed(0)} ms (target ≤ poll + 100 = ${POLL_MS + 100} ms)`);
+    table.print({
+      caption: `${WALLETS.toLocaleString('en')} watched wallets (token accounts), ${NOISE.toLocaleString('en')} unrelated transfers per busy slot, poll ${POLL_MS} ms, window ${BLOCK_MS} ms, ${SAMPLES} slots each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}`,
+      unit: 'slot',
+      busyLabel: 'busy mint',
+      pollMs: POLL_MS,
+    });
   } finally {
     await tg?.stop();
     await c.end().catch(() => {});

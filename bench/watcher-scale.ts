@@ -28,14 +28,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { encodeFunctionData, erc20Abi, type Hex } from 'viem';
-import { rpcRequest, setAutomine, startDevChain, startRpcProxy, type RpcProxyStats } from '@tollgate/devchain';
+import { rpcRequest, setAutomine, startDevChain, startRpcProxy } from '@tollgate/devchain';
 import { openPostgres } from '../apps/server/src/db/postgres.ts';
 import { migrate } from '../apps/server/src/db/migrate.ts';
 import { spawnTollgate } from '../apps/server/test/helpers/process.ts';
 import { TEST_ADMIN_TOKEN } from '../apps/server/test/helpers/server.ts';
-import { cpuSnapshot, type CpuReading } from './lib/cpu.ts';
 import { scratchDb } from './lib/db.ts';
-import { median } from './lib/load.ts';
+import { detected, QuietBusy, readScale, rpcCalls as calls } from './lib/scale.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -47,19 +46,6 @@ const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 2_000);
 
 const walletOf = (i: number) => `0x${(0xa11ce000_0000n + BigInt(i)).toString(16).padStart(40, '0')}` as Hex;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Tuples written so far in the scratch database (as far as pg_stat has heard of them). */
-async function tuplesWritten(c: pg.Client): Promise<number> {
-  const { rows } = await c.query<{ n: string }>('SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::text AS n FROM pg_stat_user_tables');
-  return Number(rows[0]!.n);
-}
-
-interface Reading {
-  rpc: RpcProxyStats;
-  cpu: CpuReading;
-  tuples: number;
-  transfers: number;
-}
 
 async function main() {
   const db = await scratchDb(BASE_DB);
@@ -136,15 +122,10 @@ async function main() {
     await rpcRequest(dev.rpcUrl, 'evm_mine', []);
     while ((await cursorAt()) < (await head())) await sleep(20);
 
-    const read = async (): Promise<Reading> => ({
-      rpc: proxy.stats(),
-      cpu: cpuSnapshot(pid, db.name),
-      tuples: await tuplesWritten(c),
-      transfers: Number((await c.query<{ n: string }>('SELECT count(*)::text AS n FROM chain_transfers')).rows[0]!.n),
-    });
+    const read = () => readScale(c, () => proxy.stats(), pid, db.name);
     const payer = senders[0]!;
-    const rows: Record<'quiet' | 'busy', Record<string, number[]>> = { quiet: {}, busy: {} };
-    const push = (k: 'quiet' | 'busy', name: string, v: number) => (rows[k][name] ??= []).push(v);
+    const table = new QuietBusy();
+    const push = table.push.bind(table);
     let seq = 0;
     for (let i = 0; i < 2 * SAMPLES + 2; i++) {
       // The first two blocks warm up (connections, plans); then quiet and busy alternate.
@@ -164,52 +145,27 @@ async function main() {
       const t0 = performance.now();
       await rpcRequest(dev.rpcUrl, 'evm_mine', []);
       const mined = performance.now();
-      for (;;) {
-        const { rows: r } = await c.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [orderId]);
-        if (r[0]!.status !== 'CHECKOUT_VERIFIED') break;
-        if (performance.now() - mined > 60_000) throw new Error(`order ${orderId} not detected within 60 s`);
-        await sleep(5);
-      }
-      const latency = performance.now() - mined;
+      const latency = await detected(c, orderId, mined, 60_000);
       const rest = BLOCK_MS - (performance.now() - t0);
       if (rest > 0) await sleep(rest);
       const after = await read();
       // Each transaction of the block is one USDC transfer (one Transfer log).
       const logs = Number(await rpcRequest<Hex>(dev.rpcUrl, 'eth_getBlockTransactionCountByNumber', ['latest']));
       if (i < 2) continue;
-      const calls = (s: RpcProxyStats, m?: string) => (m ? (s.calls[m] ?? 0) : Object.values(s.calls).reduce((a, b) => a + b, 0));
-      let pgMs = 0;
-      for (const [p, ms] of after.cpu.postgresByPid) pgMs += ms - (before.cpu.postgresByPid.get(p) ?? 0);
       push(kind, 'transfer logs in the block', logs);
       push(kind, 'detection latency ms', latency);
       push(kind, 'JSON-RPC calls', calls(after.rpc) - calls(before.rpc));
       push(kind, 'eth_getLogs calls', calls(after.rpc, 'eth_getLogs') - calls(before.rpc, 'eth_getLogs'));
       push(kind, 'HTTP requests', after.rpc.requests - before.rpc.requests);
-      push(kind, 'bytes sent to the node', after.rpc.bytesIn - before.rpc.bytesIn);
-      push(kind, 'bytes received from the node', after.rpc.bytesOut - before.rpc.bytesOut);
-      push(kind, 'chain_transfers rows added', after.transfers - before.transfers);
-      push(kind, 'tuples written (pg_stat)', after.tuples - before.tuples);
-      push(kind, 'gateway CPU ms', after.cpu.server - before.cpu.server);
-      push(kind, 'postgres CPU ms', pgMs);
+      table.pushCosts(kind, before, after);
       console.error(`block ${i - 1} ${kind}: ${logs} logs, detected in ${latency.toFixed(0)} ms, ${calls(after.rpc) - calls(before.rpc)} calls, ${after.transfers - before.transfers} rows`);
     }
-    const fmt = (xs: number[]) => {
-      const s = [...xs].sort((a, b) => a - b);
-      return `${median(s).toFixed(0)} (${s[0]!.toFixed(0)}–${s[s.length - 1]!.toFixed(0)})`;
-    };
-    console.log(
-      `\n${WALLETS.toLocaleString('en')} watched wallets, ${NOISE.toLocaleString('en')} unrelated transfers per busy block, poll ${POLL_MS} ms, one block per ${BLOCK_MS} ms, ${SAMPLES} blocks each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}; median (min–max) per block\n`,
-    );
-    console.log('| per block | quiet chain | busy token | busy / quiet |');
-    console.log('|---|---|---|---|');
-    for (const name of Object.keys(rows.quiet)) {
-      const q = median(rows.quiet[name]!);
-      const b = median(rows.busy[name]!);
-      console.log(`| ${name} | ${fmt(rows.quiet[name]!)} | ${fmt(rows.busy[name]!)} | ${q === 0 ? (b === 0 ? '–' : '∞') : (b / q).toFixed(2)} |`);
-    }
-    const dq = median(rows.quiet['detection latency ms']!);
-    const dbz = median(rows.busy['detection latency ms']!);
-    console.log(`\ndetection latency busy − quiet: ${(dbz - dq).toFixed(0)} ms (target ≤ poll + 100 = ${POLL_MS + 100} ms)`);
+    table.print({
+      caption: `${WALLETS.toLocaleString('en')} watched wallets, ${NOISE.toLocaleString('en')} unrelated transfers per busy block, poll ${POLL_MS} ms, one block per ${BLOCK_MS} ms, ${SAMPLES} blocks each, ${compiled ? 'compiled build' : 'source (tsx)'} of ${root}`,
+      unit: 'block',
+      busyLabel: 'busy token',
+      pollMs: POLL_MS,
+    });
   } finally {
     await tg?.stop();
     await c.end().catch(() => {});
