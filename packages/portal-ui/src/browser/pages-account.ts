@@ -1,7 +1,7 @@
 // Sign-in, invitation, settings, team, and the operator's merchant list.
 import { api, type Session } from './api.ts';
 import { h } from '@tollgate/checkout-ui/dom';
-import { field, fmtTime, message, page, secretBox, select, table } from './ui.ts';
+import { field, fmtTime, message, newPasswordPage, page, secretBox, select, table } from './ui.ts';
 import { forgotPassword, loginForm, totpSection } from './pages-security.ts';
 
 export function loginPage(onSession: (s: Session) => void): HTMLElement {
@@ -25,30 +25,16 @@ export function loginPage(onSession: (s: Session) => void): HTMLElement {
 }
 
 export function invitePage(token: string, onSession: (s: Session) => void): HTMLElement {
-  const out = h('div', {});
-  const pw = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', minlength: '12', required: true });
-  return page(
-    'Accept invitation',
-    out,
-    h(
-      'form',
-      {
-        class: 'card',
-        onsubmit: async (e: Event) => {
-          e.preventDefault();
-          try {
-            const s = await api<Session>('POST', 'invitations/accept', { token, password: pw.value });
-            history.replaceState(null, '', '#/overview');
-            onSession(s);
-          } catch (err) {
-            out.replaceChildren(message((err as Error).message, 'error'));
-          }
-        },
-      },
-      field('Choose a password', pw, '12 characters or more'),
-      h('button', { type: 'submit', class: 'primary' }, 'Create my account'),
-    ),
-  );
+  return newPasswordPage({
+    title: 'Accept invitation',
+    label: 'Choose a password',
+    button: 'Create my account',
+    submit: async (password) => {
+      const s = await api<Session>('POST', 'invitations/accept', { token, password });
+      history.replaceState(null, '', '#/overview');
+      onSession(s);
+    },
+  });
 }
 
 export async function settingsPage(session: Session): Promise<HTMLElement> {

@@ -3,7 +3,7 @@
 // merchant requires a factor), and the owner's "require it of everyone" switch.
 import { api, ApiError, type Session } from './api.ts';
 import { h } from '@tollgate/checkout-ui/dom';
-import { field, message, page, qrSvg, secretBox } from './ui.ts';
+import { field, message, newPasswordPage, page, qrSvg, secretBox } from './ui.ts';
 
 const codeInput = (name = 'totp') => h('input', { name, inputmode: 'numeric', autocomplete: 'one-time-code', required: true, maxlength: '32', spellcheck: 'false' });
 
@@ -78,30 +78,16 @@ export function forgotPassword(): HTMLElement {
 
 /** The page a reset link opens (#/reset/<token>). */
 export function resetPage(token: string): HTMLElement {
-  const out = h('div', {});
-  const pw = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', minlength: '12', required: true });
-  return page(
-    'Set a new password',
-    out,
-    h(
-      'form',
-      {
-        class: 'card',
-        onsubmit: async (e: Event) => {
-          e.preventDefault();
-          try {
-            const r = await api('POST', 'password-resets/complete', { token, password: pw.value });
-            history.replaceState(null, '', '#/login');
-            out.replaceChildren(message(`Password changed for ${r.email}; every session was signed out.`), h('p', {}, h('a', { href: '#/login' }, 'Sign in')));
-          } catch (err) {
-            out.replaceChildren(message((err as Error).message, 'error'));
-          }
-        },
-      },
-      field('New password', pw, '12 characters or more'),
-      h('button', { type: 'submit', class: 'primary' }, 'Set password'),
-    ),
-  );
+  return newPasswordPage({
+    title: 'Set a new password',
+    label: 'New password',
+    button: 'Set password',
+    submit: async (password, out) => {
+      const r = await api('POST', 'password-resets/complete', { token, password });
+      history.replaceState(null, '', '#/login');
+      out.replaceChildren(message(`Password changed for ${r.email}; every session was signed out.`), h('p', {}, h('a', { href: '#/login' }, 'Sign in')));
+    },
+  });
 }
 
 /** Set-up of a second factor: secret + QR, then a code from the app confirms it. */

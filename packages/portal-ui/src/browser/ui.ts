@@ -109,3 +109,32 @@ export function facts(list: [string, string | Node | undefined | null][]): HTMLE
     list.filter(([, v]) => v !== undefined && v !== null && v !== '').map(([k, v]) => [h('dt', {}, k), h('dd', {}, v!)]),
   );
 }
+
+/**
+ * A page that sets a password with a single-use token (an invitation, a reset link): one field,
+ * one button; `submit` sends it and moves on, a refusal is shown in place.
+ */
+export function newPasswordPage(o: { title: string; label: string; button: string; submit: (password: string, out: HTMLElement) => Promise<void> }): HTMLElement {
+  const out = h('div', {});
+  const pw = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', minlength: '12', required: true });
+  return page(
+    o.title,
+    out,
+    h(
+      'form',
+      {
+        class: 'card',
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          try {
+            await o.submit(pw.value, out);
+          } catch (err) {
+            out.replaceChildren(message((err as Error).message, 'error'));
+          }
+        },
+      },
+      field(o.label, pw, '12 characters or more'),
+      h('button', { type: 'submit', class: 'primary' }, o.button),
+    ),
+  );
+}
