@@ -109,11 +109,16 @@ async function submit(ctx: SettleContext, c: Checked, key: ClaimKey, network: st
       challenge_id: challengeId,
     }),
   });
-  if (prepared.kind === 'refused') return answer({ reason: await diagnose(c, prepared.error), message: `simulation reverted: ${prepared.error}` });
-  if (prepared.kind === 'existing') {
-    // Recorded by a concurrent settle that won: the same payload for the same terms follows it.
+  if (prepared.kind === 'refused' || prepared.kind === 'existing') {
+    // A concurrent settle of the same payload won (in this process or another): it recorded the
+    // claim, and when its transaction is already mined our simulation reverts (nonce used). The
+    // same payload for the same terms follows the winner's transaction either way.
     const claim = await findClaim(ctx.db, key);
     const same = claim?.signature === c.auth.signature && claim.recipient === c.req.payTo && BigInt(claim.amount) === c.req.amount;
+    if (prepared.kind === 'refused') {
+      if (claim && same) return follow(ctx, c.reader, claim, network, c.auth.from, answer);
+      return answer({ reason: await diagnose(c, prepared.error), message: `simulation reverted: ${prepared.error}` });
+    }
     if (!same) return answer({ reason: Reason.nonceUsed, message: 'the authorization was already submitted for settlement' });
   }
   return outcome(ctx, executor, c.reader, prepared.record, network, c.auth.from);
