@@ -1,21 +1,21 @@
 /**
- * The production runtime (issue 27), before and after in one run: the gateway as it ran before
- * (TypeScript through the tsx loader, on the machine's Node 20) against the compiled build
- * (`npm run build`, plain node) on Node 24, and the two other combinations to tell the build's
- * share from Node's. On PostgreSQL (`serve --role api`, a configured chain whose RPC is never
+ * The production runtime (issue 27) in one run: the gateway from its TypeScript sources (Node 24
+ * strips the types; before issue 25 this row was the tsx loader on Node 20, BENCHMARKS.md keeps
+ * those figures) against the compiled build (`npm run build`, plain node) on the machine's Node and
+ * on Node 24, to tell the build's share from Node's. On PostgreSQL (`serve --role api`, a configured chain whose RPC is never
  * reached, as bench/lib/gateway.ts starts it), per variant, interleaved over ROUNDS:
  *   - start-up: from spawn to the first 200 of GET /healthz, on an already migrated database
  *     (a restart) and on an empty one (the first start runs every migration);
  *   - idle RSS of `serve --role api` (/proc VmRSS) after BENCH_IDLE_MS of quiet;
  *   - createOrder/s (signed POST, 402) at BENCH_CONCURRENCY clients for BENCH_DURATION_MS.
  * And the idle RSS of the dev profile (`serve` without TOLLGATE_CONFIG: PGlite, anvil, the local
- * SVM), gateway process only, source (tsx) on both Nodes and compiled on Node 24.
+ * SVM), gateway process only, source and compiled on Node 24.
  * BENCH_ROUNDS (3), BENCH_LOAD_ROUNDS (3), BENCH_DEV_ROUNDS (2) set the repetitions.
  *
  *   npm run build && BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/runtime.ts
  *
- * BENCH_NODE_BEFORE (default /usr/bin/node) is the "before" Node; the "after" Node is the `node`
- * devDependency's binary (node_modules/.bin/node).
+ * BENCH_NODE_BEFORE (default /usr/bin/node) is the "before" Node of the compiled build; the "after"
+ * Node is the `node` devDependency's binary (node_modules/.bin/node), which also runs the sources.
  *
  * BENCH_BASELINE=<another checkout, built> compares the compiled builds of that checkout and this
  * one instead (Node 24, default and with deploy/'s NODE_OPTIONS), start-up and idle RSS, same rounds:
@@ -67,8 +67,7 @@ const variants: Variant[] = baselineBin
       { name: `compiled, ${version(NODE_AFTER)}, --max-semi-space-size=4 [deploy/], this checkout`, node: NODE_AFTER, env: DEPLOY },
     ]
   : [
-      { name: `source (tsx), ${version(NODE_BEFORE)} [before]`, node: NODE_BEFORE, env: SOURCE },
-      { name: `source (tsx), ${version(NODE_AFTER)}`, node: NODE_AFTER, env: SOURCE },
+      { name: `source (type stripping), ${version(NODE_AFTER)}`, node: NODE_AFTER, env: SOURCE },
       { name: `compiled, ${version(NODE_BEFORE)}`, node: NODE_BEFORE, env: COMPILED },
       { name: `compiled, ${version(NODE_AFTER)} [after]`, node: NODE_AFTER, env: COMPILED },
       // Node 24's V8 grows the young generation to 2 × 32 MB under the start-up's allocation and keeps it
@@ -177,7 +176,7 @@ async function main() {
       }
     }
     // Dev profile: the gateway process's RSS once it printed its banner and idled.
-    const devVariants = baselineBin ? [] : [variants[0]!, variants[1]!, variants[3]!, variants[4]!];
+    const devVariants = baselineBin ? [] : [variants[0]!, variants[2]!, variants[3]!];
     for (let round = 0; round < DEV_ROUNDS; round++) {
       for (const v of devVariants) {
         const dir = mkdtempSync(join(tmpdir(), 'tg-bench-dev-'));

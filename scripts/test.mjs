@@ -60,8 +60,6 @@ const r = spawnSync(
   process.execPath,
   [
     '--import',
-    'tsx',
-    '--import',
     join(import.meta.dirname, 'test-probe.mjs'),
     '--test',
     `--test-concurrency=${concurrency}`,

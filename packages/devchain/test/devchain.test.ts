@@ -237,7 +237,7 @@ describe('startAnvil', () => {
     // The child script never calls stop(): it must still exit, and its anvil must die with it.
     const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url));
     const script = `import { startAnvil } from ${JSON.stringify(entry)}; console.log((await startAnvil()).port);`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
       timeout: 10_000,
     });
     const port = Number(stdout.trim());

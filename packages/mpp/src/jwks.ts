@@ -19,11 +19,13 @@ export class JwksCache {
   private inflight: Promise<Jwks> | undefined;
   private generation = 0;
   private readonly unknown = new Map<string, number>();
+  private readonly url: string;
+  private readonly o: JwksCacheOptions;
 
-  constructor(
-    private readonly url: string,
-    private readonly o: JwksCacheOptions,
-  ) {}
+  constructor(url: string, o: JwksCacheOptions) {
+    this.url = url;
+    this.o = o;
+  }
 
   /** Verifies a receipt JWS against the cached set, refreshing it when stale or when the `kid` is new. */
   async verify(jws: string): Promise<MppReceiptVerification> {

@@ -17,11 +17,10 @@ export type MoneyErrorCode = 'invalid_format' | 'too_many_fraction_digits' | 'ou
 /** A rejected money string; `code` says why, so validation can map it to a field error. */
 export class MoneyError extends Error {
   override name = 'MoneyError';
-  constructor(
-    readonly code: MoneyErrorCode,
-    message: string,
-  ) {
+  readonly code: MoneyErrorCode;
+  constructor(code: MoneyErrorCode, message: string) {
     super(message);
+    this.code = code;
   }
 }
 

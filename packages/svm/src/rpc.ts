@@ -9,12 +9,12 @@ import type { Ledger, Commitment } from './ledger.ts';
 import { accountJson, transactionJson, type Encoding } from './views.ts';
 
 export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
+  readonly code: number;
+  readonly data?: unknown;
+  constructor(code: number, message: string, data?: unknown) {
     super(message);
+    this.code = code;
+    this.data = data;
   }
 }
 

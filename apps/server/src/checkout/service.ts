@@ -63,7 +63,10 @@ interface CheckoutContext {
 }
 
 export class CheckoutService {
-  constructor(private readonly deps: CheckoutContext) {}
+  private readonly deps: CheckoutContext;
+  constructor(deps: CheckoutContext) {
+    this.deps = deps;
+  }
 
   async createSession(merchantId: string, body: CreateSessionBody): Promise<CreateSessionOutcome> {
     const { db, merchants, clock, config } = this.deps;

@@ -1,9 +1,11 @@
 /** A thin HTTP client of the admin API for the CLI. */
 export class AdminClient {
-  constructor(
-    private readonly baseUrl: string,
-    private readonly token: string | undefined,
-  ) {}
+  private readonly baseUrl: string;
+  private readonly token: string | undefined;
+  constructor(baseUrl: string, token: string | undefined) {
+    this.baseUrl = baseUrl;
+    this.token = token;
+  }
 
   async call(method: string, path: string, body?: unknown): Promise<unknown> {
     let res: Response;
@@ -37,10 +39,9 @@ export class AdminClient {
 }
 
 export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly body?: unknown,
-  ) {
+  readonly body?: unknown;
+  constructor(message: string, body?: unknown) {
     super(message);
+    this.body = body;
   }
 }

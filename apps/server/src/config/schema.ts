@@ -329,12 +329,11 @@ export type CardConfig = { processor: 'NONE' } | { processor: 'TEST' } | { proce
 export class StripeSettings {
   readonly #secretKey: string;
   readonly #webhookSecret: string;
-  constructor(
-    secretKey: string,
-    webhookSecret: string,
-    readonly api: { host: string; port: number; protocol: 'http' | 'https' } | undefined,
-    readonly webhookToleranceSeconds: number,
-  ) {
+  readonly api: { host: string; port: number; protocol: 'http' | 'https' } | undefined;
+  readonly webhookToleranceSeconds: number;
+  constructor(secretKey: string, webhookSecret: string, api: { host: string; port: number; protocol: 'http' | 'https' } | undefined, webhookToleranceSeconds: number) {
+    this.api = api;
+    this.webhookToleranceSeconds = webhookToleranceSeconds;
     this.#secretKey = secretKey;
     this.#webhookSecret = webhookSecret;
   }
@@ -358,10 +357,9 @@ export class StripeSettings {
 /** SMTP_URL + SMTP_FROM, kept like the signers (signers/port.ts): the URL's credentials never print. */
 export class SmtpSettings {
   readonly #url: string;
-  constructor(
-    url: string,
-    readonly from: string,
-  ) {
+  readonly from: string;
+  constructor(url: string, from: string) {
+    this.from = from;
     this.#url = url;
   }
   url(): string {
@@ -384,12 +382,14 @@ export class SmtpSettings {
  */
 export class SolanaDelegateKey {
   readonly #key: Uint8Array;
+  readonly address: string;
   constructor(
     /** the 32-byte ed25519 private key */
     key: Uint8Array,
     /** its public key (base58): what payers approve; public */
-    readonly address: string,
+    address: string,
   ) {
+    this.address = address;
     this.#key = Uint8Array.from(key);
   }
   privateKey(): Uint8Array {

@@ -49,11 +49,12 @@ export class KeyedBatcher<I, O> {
   private readonly maxInFlight: number;
   private batches = 0;
   private items = 0;
+  private readonly run: (key: string, items: I[]) => Promise<O[]>;
+  private readonly opts: BatcherOptions;
 
-  constructor(
-    private readonly run: (key: string, items: I[]) => Promise<O[]>,
-    private readonly opts: BatcherOptions,
-  ) {
+  constructor(run: (key: string, items: I[]) => Promise<O[]>, opts: BatcherOptions) {
+    this.run = run;
+    this.opts = opts;
     this.maxInFlight = opts.maxInFlight ?? 1;
     if (!(opts.maxBatch >= 1) || !(this.maxInFlight >= 1)) throw new RangeError('maxBatch and maxInFlight must be at least 1');
   }

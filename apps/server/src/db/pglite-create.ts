@@ -1,5 +1,5 @@
 // Creates a new PGlite data directory, then exits:
-//   node --import tsx pglite-create.ts <dir> [--template <cache dir>] [--migrate]
+//   node pglite-create.ts <dir> [--template <cache dir>] [--migrate]
 // openPglite (pglite.ts) runs this in a short-lived child process so that the memory a new
 // database costs stays out of the gateway: initdb starts a second Postgres with its own
 // WebAssembly memory and copies the result as a tarball, and the migrations are the heaviest SQL

@@ -57,12 +57,12 @@ export function withoutWasmTierUp(): void {
   setFlagsFromString('--no-wasm-tier-up');
 }
 
-// From source the child runs pglite-create.ts through tsx, loaded by path so that it works from any
-// working directory. The compiled build (scripts/build.mjs) emits pglite-create.js beside the chunk
-// holding this module, and the child runs it with plain node: no loader, no tsx installed.
+// From source the child runs pglite-create.ts (Node strips its types), loaded by path so that it
+// works from any working directory. The compiled build (scripts/build.mjs) emits pglite-create.js
+// beside the chunk holding this module. Either way the child is plain node, no loader.
 const COMPILED = import.meta.url.endsWith('.js');
 const CREATE_SCRIPT = fileURLToPath(new URL(COMPILED ? './pglite-create.js' : './pglite-create.ts', import.meta.url));
-const childArgs = (): string[] => (COMPILED ? [CREATE_SCRIPT] : ['--import', import.meta.resolve('tsx'), CREATE_SCRIPT]);
+const childArgs = (): string[] => [CREATE_SCRIPT];
 
 export interface OpenPgliteOptions {
   /**

@@ -10,13 +10,12 @@ import { logSafeError } from '../db/log-safe.ts';
  */
 export class AppError extends Error {
   readonly status: number;
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly param?: string,
-    status?: number,
-  ) {
+  readonly code: ErrorCode;
+  readonly param?: string;
+  constructor(code: ErrorCode, message: string, param?: string, status?: number) {
     super(message);
+    this.code = code;
+    this.param = param;
     this.name = 'AppError';
     this.status = status ?? errorStatus(code);
   }

@@ -53,12 +53,14 @@ const NONCE_IN_FLIGHT = 1;
 export class CredentialStore {
   private readonly keys = new Map<string, { entry: ApiKeyEntry; at: number }>();
   private readonly nonces: KeyedBatcher<{ apiKey: string; nonce: string }, NonceOutcome>;
+  private readonly db: Database;
+  private readonly masterKey: Buffer;
+  private readonly now: () => number;
 
-  constructor(
-    private readonly db: Database,
-    private readonly masterKey: Buffer,
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(db: Database, masterKey: Buffer, now: () => number = Date.now) {
+    this.db = db;
+    this.masterKey = masterKey;
+    this.now = now;
     this.nonces = new KeyedBatcher((_k, items) => this.consumeBatch(items), { maxBatch: NONCE_BATCH_MAX, maxInFlight: NONCE_IN_FLIGHT });
   }
 

@@ -49,11 +49,12 @@ export function feeBalanceView(b: FeeBalance): FeeBalanceView {
  */
 export class MerchantService {
   private readonly credentials: CredentialStore;
+  private readonly db: Database;
+  private readonly config: Config;
 
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-  ) {
+  constructor(db: Database, config: Config) {
+    this.db = db;
+    this.config = config;
     this.credentials = new CredentialStore(db, config.masterKey);
   }
 

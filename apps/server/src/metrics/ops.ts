@@ -69,11 +69,12 @@ export class OpsMetrics {
   private readonly heads = new Map<number, { number: bigint; timestamp: bigint }>();
   private snapshot: Promise<Snapshot | undefined> | undefined;
   private terminal: { at: number; rows: OrderCountRow[]; tookMs: number } | undefined;
+  readonly registry: Registry;
+  private readonly source: { db: Database; clock: Clock };
 
-  constructor(
-    readonly registry: Registry,
-    private readonly source: { db: Database; clock: Clock },
-  ) {
+  constructor(registry: Registry, source: { db: Database; clock: Clock }) {
+    this.registry = registry;
+    this.source = source;
     const registers = [registry];
     this.refusals = new Counter({ name: 'tollgate_order_create_refusals_total', help: 'Order creations refused by the order service, by error code', labelNames: ['code'], registers });
     this.transitions = new Counter({

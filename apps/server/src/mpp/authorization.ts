@@ -41,14 +41,18 @@ function challengeNonce(challengeId: string, realm: string): Hex {
 
 export class AuthorizationPayments {
   private readonly realm: string;
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  private readonly verifier: PaymentVerifier;
+  private readonly settler: Settler;
 
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    private readonly verifier: PaymentVerifier,
-    private readonly settler: Settler,
-  ) {
+  constructor(db: Database, config: Config, clock: Clock, verifier: PaymentVerifier, settler: Settler) {
+    this.db = db;
+    this.config = config;
+    this.clock = clock;
+    this.verifier = verifier;
+    this.settler = settler;
     this.realm = new URL(config.publicBaseUrl).host;
   }
 

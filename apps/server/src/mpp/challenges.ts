@@ -43,14 +43,18 @@ export interface IssueInput {
 /** Issues challenges: reads the route price, binds the terms into id and MAC, stores the row. */
 export class ChallengeIssuer {
   private readonly realm: string;
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  private readonly keys: MacKeys;
+  private readonly pricing: RoutePricing;
 
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    private readonly keys: MacKeys,
-    private readonly pricing: RoutePricing,
-  ) {
+  constructor(db: Database, config: Config, clock: Clock, keys: MacKeys, pricing: RoutePricing) {
+    this.db = db;
+    this.config = config;
+    this.clock = clock;
+    this.keys = keys;
+    this.pricing = pricing;
     this.realm = new URL(config.publicBaseUrl).host;
   }
 

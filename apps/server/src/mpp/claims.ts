@@ -41,8 +41,10 @@ const ROUND_ATTEMPTS = 3;
 
 export class ClaimWriter {
   readonly #batcher: KeyedBatcher<ClaimRequest, ClaimOutcome>;
+  private readonly db: Database;
 
-  constructor(private readonly db: Database) {
+  constructor(db: Database) {
+    this.db = db;
     this.#batcher = new KeyedBatcher((_k, items) => this.#write(items), { maxBatch: CLAIM_BATCH_MAX });
   }
 

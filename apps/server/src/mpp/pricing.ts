@@ -40,11 +40,14 @@ const MAX_UINT256 = (1n << 256n) - 1n;
  * registered, never one typed into a pricing call.
  */
 export class RoutePricing {
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly merchants: MerchantService,
-  ) {}
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly merchants: MerchantService;
+  constructor(db: Database, config: Config, merchants: MerchantService) {
+    this.db = db;
+    this.config = config;
+    this.merchants = merchants;
+  }
 
   async setPrice(merchantId: string, p: { routeCanonical: string; amountWei: string; chainId: number; tokenSymbol: string }): Promise<SetPriceOutcome> {
     if (!isRouteCanonical(p.routeCanonical)) return { kind: 'invalid_route' };

@@ -58,11 +58,13 @@ export class ReceiptSigner {
   private cached: { kid: string; key: KeyObject; at: number } | undefined;
   /** Keys by kid, for other encodings of a receipt already signed (a key never changes under its kid). */
   private readonly byKid = new Map<string, KeyObject>();
+  private readonly db: Database;
+  private readonly masterKey: Buffer;
 
-  constructor(
-    private readonly db: Database,
-    private readonly masterKey: Buffer,
-  ) {}
+  constructor(db: Database, masterKey: Buffer) {
+    this.db = db;
+    this.masterKey = masterKey;
+  }
 
   /** Creates the first key when there is none (idempotent across processes). */
   async ensureKey(q: Queryable = this.db): Promise<void> {

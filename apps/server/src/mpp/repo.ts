@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { CREATED_SKEW_MS, takenBySql } from '../orders/claims.ts';
+import { CHAIN_CLOCK_SKEW_MS, takenBySql } from '../orders/claims.ts';
 import { outboxCtes } from '../webhooks/outbox.ts';
 import { indexedColumnsSql, type IndexedRow } from './indexed.ts';
 
@@ -171,7 +171,7 @@ export async function claimTransfers(q: Queryable, items: readonly (ClaimInput &
                        WHERE o.chain_id = i.chain_id AND o.token_contract = i.token AND o.pay_to_address = i.recipient
                          AND o.from_address = i.payer AND o.amount_wei = i.paid_amount_wei
                          AND o.status = 'CHECKOUT_VERIFIED' AND o.transfer_id IS NULL
-                         AND o.expires_at >= i.block_time AND o.created_at <= i.block_time + interval '${CREATED_SKEW_MS / 1000} seconds')
+                         AND o.expires_at >= i.block_time AND o.created_at <= i.block_time + interval '${CHAIN_CLOCK_SKEW_MS / 1000} seconds')
      ), paid AS (
        UPDATE mpp_challenges c SET status = 'PAID', tx_hash = i.tx_hash, log_index = i.log_index, block_number = i.block_number,
          block_time = i.block_time, paid_amount_wei = i.paid_amount_wei, receipt_jws = i.receipt_jws, paid_at = i.paid_at

@@ -1,4 +1,5 @@
 import type { Hex } from 'viem';
+import { CHAIN_CLOCK_SKEW_MS } from '../orders/claims.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Database } from '../db/database.ts';
@@ -17,7 +18,7 @@ import * as repo from './repo.ts';
  *
  * It promises: a receipt only for a transfer of the challenge's token, from its payer, to its
  * recipient, of at least its price, in a successful transaction mined no earlier than the second
- * the challenge was issued and no later than its expiry, and at least `finality_confirmations`
+ * the challenge was issued (less the chain's clock skew, CHAIN_CLOCK_SKEW_MS) and no later than its expiry, and at least `finality_confirmations`
  * deep; each (chain, tx, log index) pays at most one challenge and each challenge is paid once,
  * both enforced by the database (primary key of the claims ledger transfer_claims, conditional update of the challenge)
  * so that concurrent verifies in several processes cannot both win; repeats are idempotent.
@@ -74,17 +75,24 @@ export interface VerifyInput {
 export class PaymentVerifier {
   /** The challenges' realm (the host of PUBLIC_BASE_URL), which a payer proof signs. */
   private readonly realm: string;
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  private readonly keys: MacKeys;
+  private readonly receipts: ReceiptSigner;
+  private readonly lookups: (chainId: number) => TxLookup | undefined;
+  private readonly reads: ChallengeReader;
+  private readonly claims: ClaimWriter;
 
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    private readonly keys: MacKeys,
-    private readonly receipts: ReceiptSigner,
-    private readonly lookups: (chainId: number) => TxLookup | undefined,
-    private readonly reads: ChallengeReader,
-    private readonly claims: ClaimWriter,
-  ) {
+  constructor(db: Database, config: Config, clock: Clock, keys: MacKeys, receipts: ReceiptSigner, lookups: (chainId: number) => TxLookup | undefined, reads: ChallengeReader, claims: ClaimWriter) {
+    this.db = db;
+    this.config = config;
+    this.clock = clock;
+    this.keys = keys;
+    this.receipts = receipts;
+    this.lookups = lookups;
+    this.reads = reads;
+    this.claims = claims;
     this.realm = new URL(config.publicBaseUrl).host;
   }
 
@@ -151,7 +159,9 @@ export class PaymentVerifier {
     const retryAfterSeconds = Math.max(1, Math.ceil(chain.pollIntervalMs / 1000));
 
     // The watcher's index first (one query); the node only when the index cannot prove the payment final.
-    const issuedSec = BigInt(Math.floor(row.issued_at.getTime() / 1000));
+    // A block's timestamp may trail this machine's clock (CHAIN_CLOCK_SKEW_MS): a transfer sent after
+    // the challenge can carry an earlier second. Each transfer still pays one purpose (claims ledger).
+    const issuedSec = BigInt(Math.floor((row.issued_at.getTime() - CHAIN_CLOCK_SKEW_MS) / 1000));
     const indexed = withIndexed ? indexedTransfers(withIndexed.idx_transfers, withIndexed.idx_cursor, tx as Hex) : undefined;
     let judged = indexed ? judge(indexed, row, payer, issuedSec, BigInt(expiresSec), chain.finalityConfirmations, retryAfterSeconds) : undefined;
     if (judged?.kind !== 'final') {

@@ -18,11 +18,14 @@ import type { Queryable } from '../db/database.ts';
  */
 
 /**
- * How much older than its order a transfer's block may be and still pay it (clock skew between
- * the gateway and the chain). Part of the attribution rule (chain/evm/matching.ts) and of the
- * precedence of an order over a machine-payment challenge (mpp/repo.ts claimTransfers).
+ * How far a block's timestamp may trail the gateway's clock (clock skew between the gateway and the
+ * chain: validators', sequencers' and this machine's clocks differ by seconds, and a dev chain's by
+ * up to a second of rounding). A transfer may be this much older than the order or machine-payment
+ * challenge it pays. Part of the attribution rule (chain/evm/matching.ts), of the precedence of an
+ * order over a challenge (mpp/repo.ts claimTransfers) and of a challenge's own time window
+ * (mpp/verify.ts judge).
  */
-export const CREATED_SKEW_MS = 120_000;
+export const CHAIN_CLOCK_SKEW_MS = 120_000;
 
 export type ClaimPurpose = 'order' | 'mpp_challenge' | 'x402_settlement' | 'refund';
 

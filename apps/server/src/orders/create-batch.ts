@@ -41,8 +41,10 @@ const MAX_IN_FLIGHT = 1;
  */
 export class OrderCreator {
   private readonly batcher: KeyedBatcher<repo.OrderToCreate, CreateResult>;
+  private readonly db: Database;
 
-  constructor(private readonly db: Database) {
+  constructor(db: Database) {
+    this.db = db;
     this.batcher = new KeyedBatcher((_key, items) => this.createBatch(items), { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
   }
 

@@ -89,16 +89,28 @@ const refuse = (code: CreateOrderRefusal['code'], message: string, param?: strin
 export class OrderService {
   /** Group-commits creation (create-batch.ts); one per process, shared by the API and checkout binds. */
   private readonly creator: OrderCreator;
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly merchants: MerchantService;
+  private readonly clock: Clock;
+  private readonly events: OrderServiceEvents | undefined;
+  private readonly ports: OrderPorts;
 
   constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly merchants: MerchantService,
-    private readonly clock: Clock,
-    private readonly events: OrderServiceEvents | undefined,
+    db: Database,
+    config: Config,
+    merchants: MerchantService,
+    clock: Clock,
+    events: OrderServiceEvents | undefined,
     /** The chain families' planners and DELEGATE's sign requests (ports.ts), implemented above orders. */
-    private readonly ports: OrderPorts,
+    ports: OrderPorts,
   ) {
+    this.db = db;
+    this.config = config;
+    this.merchants = merchants;
+    this.clock = clock;
+    this.events = events;
+    this.ports = ports;
     this.creator = new OrderCreator(db);
   }
 

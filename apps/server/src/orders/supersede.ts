@@ -63,8 +63,10 @@ export type SupersedeResult =
   | { kind: 'refused'; missing: Exclude<repo.CreateRowOutcome, { order: unknown }>['missing'] };
 
 class Rollback extends Error {
-  constructor(readonly missing: Exclude<repo.CreateRowOutcome, { order: unknown }>['missing']) {
+  readonly missing: Exclude<repo.CreateRowOutcome, { order: unknown }>['missing'];
+  constructor(missing: Exclude<repo.CreateRowOutcome, { order: unknown }>['missing']) {
     super('rolled back');
+    this.missing = missing;
   }
 }
 

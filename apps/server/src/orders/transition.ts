@@ -45,8 +45,10 @@ export function followTransitions(...fns: TransitionFollower[]): void {
  * caller's transaction rolls back, so nothing moved.
  */
 export class FeeBalanceShortError extends Error {
-  constructor(readonly orderId: string) {
+  readonly orderId: string;
+  constructor(orderId: string) {
     super(`fee balance cannot cover the late capture of order ${orderId}`);
+    this.orderId = orderId;
   }
 }
 

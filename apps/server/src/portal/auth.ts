@@ -58,13 +58,14 @@ export class PortalAuth {
   /** Bounds the password hashing of this process (shared by every route that hashes). */
   readonly gate: HashGate;
   readonly mfa: PortalMfa;
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
 
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    gate: HashGateOptions = {},
-  ) {
+  constructor(db: Database, config: Config, clock: Clock, gate: HashGateOptions = {}) {
+    this.db = db;
+    this.config = config;
+    this.clock = clock;
     this.gate = new HashGate(gate);
     this.mfa = new PortalMfa(db, config.masterKey, clock);
   }

@@ -58,11 +58,10 @@ export class HashGate {
   private readonly waiting: Waiting[] = [];
   private readonly held = new Map<string, number>();
   private readonly recent = new Map<string, { n: number; since: number }>();
+  private readonly now: () => number;
 
-  constructor(
-    o: HashGateOptions = {},
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(o: HashGateOptions = {}, now: () => number = Date.now) {
+    this.now = now;
     this.concurrency = o.concurrency ?? 1;
     this.queue = o.queue ?? 8;
     this.perAddress = o.perAddress ?? 2;

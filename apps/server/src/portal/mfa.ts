@@ -45,11 +45,14 @@ const asTotpCode = (c: string) => {
 };
 
 export class PortalMfa {
-  constructor(
-    private readonly db: Database,
-    private readonly masterKey: Buffer,
-    private readonly clock: Clock,
-  ) {}
+  private readonly db: Database;
+  private readonly masterKey: Buffer;
+  private readonly clock: Clock;
+  constructor(db: Database, masterKey: Buffer, clock: Clock) {
+    this.db = db;
+    this.masterKey = masterKey;
+    this.clock = clock;
+  }
 
   /** The step a code belongs to (±1 step of drift), or undefined. */
   private step(secret: string, code: string): number | undefined {

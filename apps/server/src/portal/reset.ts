@@ -25,13 +25,18 @@ const MAILED_RESET_TTL_SECONDS = 30 * 60;
 const MAILED_RESETS_PER_HOUR = 3;
 
 export class PasswordResets {
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    private readonly auth: PortalAuth,
-    private readonly mailer: Mailer | undefined,
-  ) {}
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  private readonly auth: PortalAuth;
+  private readonly mailer: Mailer | undefined;
+  constructor(db: Database, config: Config, clock: Clock, auth: PortalAuth, mailer: Mailer | undefined) {
+    this.db = db;
+    this.config = config;
+    this.clock = clock;
+    this.auth = auth;
+    this.mailer = mailer;
+  }
 
   private now() {
     return new Date(this.clock.now());

@@ -39,7 +39,10 @@ function requestHash(rail: string, amount: string, memo: string | null, r: RailR
  * a row lock of the link; the payment object itself comes from the session's rail (rails/).
  */
 export class QuickPayService {
-  constructor(private readonly deps: QuickPayContext) {}
+  private readonly deps: QuickPayContext;
+  constructor(deps: QuickPayContext) {
+    this.deps = deps;
+  }
 
   // ---- products
 

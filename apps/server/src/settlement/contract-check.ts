@@ -114,8 +114,10 @@ export function describeSettlementCheck(r: SettlementContractCheck): string {
 
 /** Thrown at start-up when a configured settlement contract cannot be the one to use. */
 export class SettlementContractError extends Error {
-  constructor(readonly check: SettlementContractCheck) {
+  readonly check: SettlementContractCheck;
+  constructor(check: SettlementContractCheck) {
     super(describeSettlementCheck(check));
+    this.check = check;
     this.name = 'SettlementContractError';
   }
 }

@@ -56,11 +56,14 @@ export type SignatureOutcome = { kind: 'accepted'; orderId: string } | { kind: '
  * (settlement/worker.ts); every order status change goes through orders/transition.ts.
  */
 export class DelegateService implements DelegatePlanner, SignRequestSource {
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-  ) {}
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  constructor(db: Database, config: Config, clock: Clock) {
+    this.db = db;
+    this.config = config;
+    this.clock = clock;
+  }
 
   /**
    * The one executor of a chain in this process (the worker's and the refund route's: one nonce

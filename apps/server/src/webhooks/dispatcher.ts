@@ -55,13 +55,17 @@ export interface DispatchSummary {
  */
 class Sender {
   private readonly secrets = new Map<string, string>();
+  private readonly deps: DispatchDeps;
+  private readonly agents: DeliveryAgents;
+  private readonly timeoutMs: number;
+  private readonly random: () => number;
 
-  constructor(
-    private readonly deps: DispatchDeps,
-    private readonly agents: DeliveryAgents,
-    private readonly timeoutMs: number,
-    private readonly random: () => number,
-  ) {}
+  constructor(deps: DispatchDeps, agents: DeliveryAgents, timeoutMs: number, random: () => number) {
+    this.deps = deps;
+    this.agents = agents;
+    this.timeoutMs = timeoutMs;
+    this.random = random;
+  }
 
   private secret(endpointId: string, ciphertext: string): string {
     const key = `${endpointId}:${ciphertext}`;

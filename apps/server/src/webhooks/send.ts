@@ -24,11 +24,10 @@ const MAX_DRAIN_BYTES = 64 * 1024;
 export class DeliveryAgents {
   readonly http: http.Agent;
   readonly https: https.Agent;
+  readonly environment: Environment;
 
-  constructor(
-    readonly environment: Environment,
-    maxSocketsPerHost = 128,
-  ) {
+  constructor(environment: Environment, maxSocketsPerHost = 128) {
+    this.environment = environment;
     const opts = {
       keepAlive: true,
       maxSockets: maxSocketsPerHost,

@@ -35,12 +35,16 @@ export const MAX_BULK_REDELIVERIES = 10_000;
  * admin routes map them to HTTP. Sending is the dispatcher's job (dispatcher.ts).
  */
 export class WebhookService {
-  constructor(
-    private readonly db: Database,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    private readonly resolve?: Resolver,
-  ) {}
+  private readonly db: Database;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  private readonly resolve?: Resolver;
+  constructor(db: Database, config: Config, clock: Clock, resolve?: Resolver) {
+    this.db = db;
+    this.config = config;
+    this.clock = clock;
+    this.resolve = resolve;
+  }
 
   private now(): Date {
     return new Date(this.clock.now());

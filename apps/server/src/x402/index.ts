@@ -12,11 +12,16 @@ import { Reason, type FacilitatorRequest, type SettleResponse, type SupportedRes
  * dispatched to the scheme implementation serving the requirements' scheme and network.
  */
 export class X402Facilitator {
+  private readonly schemes: readonly X402Scheme[];
+  readonly reconcile: () => Promise<void>;
   constructor(
-    private readonly schemes: readonly X402Scheme[],
+    schemes: readonly X402Scheme[],
     /** Finishes unfinished x402 transactions (re-broadcast, receipts); the worker calls it. */
-    readonly reconcile: () => Promise<void> = async () => {},
-  ) {}
+    reconcile: () => Promise<void> = async () => {},
+  ) {
+    this.schemes = schemes;
+    this.reconcile = reconcile;
+  }
 
   supported(): SupportedResponse {
     const kinds: SupportedResponse['kinds'] = [];

@@ -29,8 +29,10 @@ export interface SettleOptions {
 
 /** The chain could not be read or written (RPC fault): the routes answer 503, nothing was decided. */
 export class ChainUnavailable extends Error {
-  constructor(override readonly cause: unknown) {
+  override readonly cause: unknown;
+  constructor(cause: unknown) {
     super('the chain could not be read; retry later');
+    this.cause = cause;
     this.name = 'ChainUnavailable';
   }
 }

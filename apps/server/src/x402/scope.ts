@@ -12,11 +12,12 @@ import type { Queryable } from '../db/database.ts';
 export class PayToScope {
   readonly #any: boolean;
   readonly #listed: ReadonlySet<string>;
+  private readonly db: Queryable;
+  private readonly config: Config;
 
-  constructor(
-    private readonly db: Queryable,
-    private readonly config: Config,
-  ) {
+  constructor(db: Queryable, config: Config) {
+    this.db = db;
+    this.config = config;
     const list = config.x402FacilitateFor ?? [];
     this.#any = list.includes('*');
     this.#listed = new Set(list.map((a) => a.toLowerCase()));

@@ -4,7 +4,10 @@ import type { TestResponse, TestServer } from './server.ts';
 export class PortalClient {
   cookie: string | undefined;
   csrf: string | undefined;
-  constructor(readonly server: TestServer) {}
+  readonly server: TestServer;
+  constructor(server: TestServer) {
+    this.server = server;
+  }
 
   /** A request with the session cookie and (on unsafe methods) the CSRF token; stores a new cookie. */
   async call<T = any>(method: string, path: string, body?: unknown, opts: { csrf?: string | null; query?: Record<string, string> } = {}): Promise<TestResponse<T>> {

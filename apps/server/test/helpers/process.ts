@@ -79,8 +79,11 @@ export class RestartingGateway {
   /** Pids of killed incarnations (their webhook claims are stranded until the lease ends). */
   readonly deadPids = new Set<number>();
   private readonly outputs: string[] = [];
+  private readonly env: Record<string, string>;
 
-  constructor(private readonly env: Record<string, string>) {}
+  constructor(env: Record<string, string>) {
+    this.env = env;
+  }
 
   async start(): Promise<void> {
     for (let attempt = 1; ; attempt++) {

@@ -150,8 +150,11 @@ export class Payments {
   private readonly all = new Set<Promise<unknown>>();
   sent = 0;
   failed: string[] = [];
+  private readonly dev: DevChain;
 
-  constructor(private readonly dev: DevChain) {}
+  constructor(dev: DevChain) {
+    this.dev = dev;
+  }
 
   pay(payer: number, to: Hex, amount: bigint, token: 'USDC' | 'USDT' = 'USDC'): Promise<Hex | undefined> {
     const prev = this.queues.get(payer) ?? Promise.resolve();

@@ -30,7 +30,10 @@ export function buildConfig(overrides: Partial<Config> = {}): Config {
 
 /** A settable clock (ms). */
 export class TestClock implements Clock {
-  constructor(public ms = Date.now()) {}
+  public ms: number;
+  constructor(ms = Date.now()) {
+    this.ms = ms;
+  }
   now() {
     return this.ms;
   }
@@ -60,11 +63,14 @@ export interface TestResponse<T = any> {
 
 /** A running Tollgate on loopback, on a fresh database, with request helpers. */
 export class TestServer {
-  constructor(
-    readonly tg: Tollgate,
-    readonly database: TestDatabase,
-    readonly clock: TestClock,
-  ) {}
+  readonly tg: Tollgate;
+  readonly database: TestDatabase;
+  readonly clock: TestClock;
+  constructor(tg: Tollgate, database: TestDatabase, clock: TestClock) {
+    this.tg = tg;
+    this.database = database;
+    this.clock = clock;
+  }
 
   get url(): string {
     return this.tg.url!;

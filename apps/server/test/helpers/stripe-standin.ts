@@ -66,8 +66,11 @@ export class StripeStandIn {
   private clock = Math.floor(Date.now() / 1000);
   url = '';
   port = 0;
+  private readonly webhookSecret: string;
 
-  constructor(private readonly webhookSecret: string) {}
+  constructor(webhookSecret: string) {
+    this.webhookSecret = webhookSecret;
+  }
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {

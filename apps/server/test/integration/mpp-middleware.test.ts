@@ -311,7 +311,7 @@ for (const backend of backends()) {
       let child: ChildProcess | undefined;
       try {
         writeFileSync(join(dir, 'server.ts'), block.code.replace('port: 3000', `port: ${port}`));
-        child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'server.ts')], {
+        child = spawn(process.execPath, [join(dir, 'server.ts')], {
           cwd: ROOT,
           env: { ...process.env, NODE_OPTIONS: '', TOLLGATE_URL: st.s.url, MERCHANT_ID: st.m.merchantId },
           stdio: ['ignore', 'pipe', 'pipe'],

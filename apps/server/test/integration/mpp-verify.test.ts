@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { mine, setAutomine } from '@tollgate/devchain';
 import { verifyMppReceipt } from '../../../../packages/sdk/src/receipts.ts';
 import { parseChallengeParams } from '../../src/mpp/payment/header.ts';
+import { CHAIN_CLOCK_SKEW_MS } from '../../src/orders/claims.ts';
 import { backends } from '../helpers/db.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { challenge, FINALITY, finalize, pay, PRICE, ROUTE, startMppStack, verify, type MppStack } from './mpp-fixtures.ts';
@@ -153,13 +154,21 @@ for (const backend of backends()) {
       const early = await pay(st, 0, c.recipient);
       await finalize(st);
       const saved = st.s.clock.ms;
-      st.s.clock.ms = Date.now() + 5_000; // the challenge is issued after the transfer was mined
+      // The challenge is issued longer after the transfer was mined than a chain's clock may trail
+      // the gateway's (CHAIN_CLOCK_SKEW_MS): refused.
+      st.s.clock.ms = Date.now() + CHAIN_CLOCK_SKEW_MS + 10_000;
       try {
         const late = (await challenge(st, payer, `${ROUTE}:t2`)).body;
         const r = await verify(st, { challenge_id: late.challenge_id, tx_hash: early, payer_addr: payer, mac: late.mac });
         assert.deepEqual([r.status, r.body.code], [400, 'transfer_not_found']);
         // GOAT's wire on /mpp/v1: the code in `error`, the explanation in `detail`.
         assert.match(r.body.detail, /before the challenge/);
+        // Within the skew (a block stamped a few seconds before the challenge, as a chain whose clock
+        // trails ours stamps a transfer sent after it): the same transfer pays, once.
+        st.s.clock.ms = Date.now() + 5_000;
+        const skewed = (await challenge(st, payer, `${ROUTE}:t3`)).body;
+        const ok = await verify(st, { challenge_id: skewed.challenge_id, tx_hash: early, payer_addr: payer, mac: skewed.mac });
+        assert.equal(ok.status, 200, ok.text);
       } finally {
         st.s.clock.ms = saved;
       }

@@ -67,7 +67,7 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
       });
       const order = { orderId: `ord_${randomBytes(10).toString('hex')}`, payer: payer.address, token: usdc, amount: AMOUNT.toString(), payee: privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`).address };
       const before = await executorNonce();
-      const child = spawnTollgate([JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })], {}, undefined, ['--import', 'tsx'], CHILD);
+      const child = spawnTollgate([JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })], {}, undefined, [], CHILD);
       const m = await child.waitFor(/STEP [\w-]+ (0x[0-9a-f]{64})/, 30_000);
       child.child.kill('SIGKILL');
       await new Promise((r) => child.child.once('exit', r));
@@ -108,7 +108,7 @@ describe('settlement executor killed with SIGKILL (postgres)', { skip: env.TEST_
       const before = await executorNonce();
       await setAutomine(dev.rpcUrl, false);
       try {
-        const child = spawnTollgate([JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })], {}, undefined, ['--import', 'tsx'], CHILD);
+        const child = spawnTollgate([JSON.stringify({ databaseUrl: database.url, chain, key: signer.privateKey(), executor: signer.executorAddress, order, step })], {}, undefined, [], CHILD);
         const m = await child.waitFor(/STEP [\w-]+ (0x[0-9a-f]{64})/, 30_000);
         child.child.kill('SIGKILL');
         await new Promise((r) => child.child.once('exit', r));

@@ -23,7 +23,10 @@ class RpcProxy {
   port = 0;
   maxLogsRange: number | undefined;
   getLogsCalls = 0;
-  constructor(private readonly upstream: string) {}
+  private readonly upstream: string;
+  constructor(upstream: string) {
+    this.upstream = upstream;
+  }
 
   get url() {
     return `http://127.0.0.1:${this.port}`;

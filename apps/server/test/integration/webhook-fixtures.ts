@@ -51,8 +51,11 @@ export class Receiver {
   readonly received: Received[] = [];
   reply: (r: Received) => Reply = () => ({ status: 200, body: 'ok' });
   private readonly hung = new Set<http.ServerResponse>();
+  readonly server: http.Server;
 
-  private constructor(readonly server: http.Server) {}
+  private constructor(server: http.Server) {
+    this.server = server;
+  }
 
   static async start(port = 0): Promise<Receiver> {
     let self: Receiver | undefined;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CREATED_SKEW_MS, LATE_LOOKBACK_MS, decideMatch, withinTolerance, type Candidate } from '../../src/chain/evm/matching.ts';
+import { CHAIN_CLOCK_SKEW_MS, LATE_LOOKBACK_MS, decideMatch, withinTolerance, type Candidate } from '../../src/chain/evm/matching.ts';
 
 const T0 = Date.parse('2025-06-01T12:00:00Z');
 const at = (sec: number) => new Date(T0 + sec * 1000);
@@ -30,7 +30,7 @@ describe('decideMatch', () => {
   });
 
   it('never lets a transfer pay an order created after it (beyond the clock-skew allowance)', () => {
-    const skewSec = CREATED_SKEW_MS / 1000;
+    const skewSec = CHAIN_CLOCK_SKEW_MS / 1000;
     // Mined 3 minutes before the order existed: not its payment (catch-up after downtime).
     assert.deepEqual(decideMatch(transfer(10n), [live('later', 10n, { createdSec: skewSec + 60 })]), { kind: 'unmatched' });
     // Nor does it count as an under-payment of that order, or shadow an order that existed.

@@ -5,16 +5,24 @@ import type { BindTerms, CardStart, PublicSession, StatusProjection, TestCard, T
 
 /** A non-2xx answer in the error envelope `{ error, code, param?, request_id }`, or a network failure (status 0). */
 export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly retryAfter?: number;
+  readonly param?: string;
   constructor(
-    readonly status: number,
-    readonly code: string,
+    status: number,
+    code: string,
     message: string,
     /** seconds, from `Retry-After` on a 429/503 */
-    readonly retryAfter?: number,
+    retryAfter?: number,
     /** the offending field of a 400 */
-    readonly param?: string,
+    param?: string,
   ) {
     super(message);
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+    this.param = param;
     this.name = 'ApiError';
   }
 }

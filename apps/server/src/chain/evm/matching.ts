@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
-import { claimForOrder, claimHolder, CREATED_SKEW_MS, WHOLE_TX, type ClaimHolder } from '../../orders/claims.ts';
+import { claimForOrder, claimHolder, CHAIN_CLOCK_SKEW_MS, WHOLE_TX, type ClaimHolder } from '../../orders/claims.ts';
 import { depthOf } from '../../orders/states.ts';
 import * as orders from '../../orders/repo.ts';
 import type { TransferLog } from './rpc.ts';
@@ -12,7 +12,7 @@ import { emitEvent } from '../../webhooks/outbox.ts';
  *
  * Candidates are the orders with the transfer's chain, token contract, pay-to address
  * (`log.to`) and payer (`from_address = log.from`), in any state. An order created more than
- * CREATED_SKEW_MS after the block is never a candidate: that transfer was made before the order
+ * CHAIN_CLOCK_SKEW_MS after the block is never a candidate: that transfer was made before the order
  * existed (found while catching up after downtime). The rule, first tier that applies wins:
  *
  *  1. EXACT amount, in any state (the payer used that order's terms, so it is the order meant):
@@ -69,7 +69,7 @@ export type MatchDecision = { kind: 'matched'; orderId: string } | { kind: 'late
  */
 export type AttributionOutcome = MatchDecision | { kind: 'claimed'; holder: ClaimHolder };
 
-export { CREATED_SKEW_MS };
+export { CHAIN_CLOCK_SKEW_MS };
 
 /** How far back tier 5 looks for a closed order to record a non-exact late payment against. */
 export const LATE_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
@@ -106,7 +106,7 @@ export function decideMatch(t: TransferFacts, candidates: readonly Candidate[]):
   const cs = candidates.filter((c) => {
     if (seen.has(c.id)) return false;
     seen.add(c.id);
-    return c.createdAt.getTime() - CREATED_SKEW_MS <= block;
+    return c.createdAt.getTime() - CHAIN_CLOCK_SKEW_MS <= block;
   });
   const onTime = (c: Candidate) => c.expiresAt.getTime() >= block;
   const open = cs.filter((c) => c.state === 'open');

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
-import { CREATED_SKEW_MS } from '../../orders/claims.ts';
+import { CHAIN_CLOCK_SKEW_MS } from '../../orders/claims.ts';
 import type { OrderRow } from '../../orders/repo.ts';
 import { depthOf } from '../../orders/states.ts';
 import { emitRefunded } from '../../refunds/events.ts';
@@ -32,7 +32,7 @@ export async function linkRefundTransfer(tx: Queryable, t: TransferLog & { id: n
         AND from_address = $3 AND to_address = $4 AND amount = $5 AND created_at <= $6
       ORDER BY created_at, id LIMIT 1
       FOR UPDATE SKIP LOCKED`,
-    [t.chainId, t.token.toLowerCase(), t.from.toLowerCase(), t.to.toLowerCase(), t.value.toString(), new Date(t.blockTime.getTime() + CREATED_SKEW_MS)],
+    [t.chainId, t.token.toLowerCase(), t.from.toLowerCase(), t.to.toLowerCase(), t.value.toString(), new Date(t.blockTime.getTime() + CHAIN_CLOCK_SKEW_MS)],
   );
   const r = rows[0];
   if (!r) return undefined;

@@ -57,12 +57,11 @@ export interface RpcPolicyOptions {
 
 /** No URL of a chain could serve a request; `cause` is the last URL's error. */
 export class RpcUnavailableError extends BaseError {
+  readonly reason: 'rate-limited' | 'down' | 'wrong-chain';
   // A viem BaseError, so viem's request layer passes it through as it is (anything else becomes UnknownRpcError).
-  constructor(
-    message: string,
-    readonly reason: 'rate-limited' | 'down' | 'wrong-chain',
-  ) {
+  constructor(message: string, reason: 'rate-limited' | 'down' | 'wrong-chain') {
     super(message, { name: 'RpcUnavailableError' });
+    this.reason = reason;
   }
 }
 
@@ -120,12 +119,12 @@ export class RpcPool {
   readonly #maxWaitMs: number;
   readonly #recheckMs: number;
   readonly #log: RpcLog;
+  readonly chainId: number;
+  readonly urls: readonly string[];
 
-  constructor(
-    readonly chainId: number,
-    readonly urls: readonly string[],
-    opts: RpcPolicyOptions = {},
-  ) {
+  constructor(chainId: number, urls: readonly string[], opts: RpcPolicyOptions = {}) {
+    this.chainId = chainId;
+    this.urls = urls;
     this.#maxWaitMs = opts.maxWaitMs ?? 2_000;
     this.#recheckMs = opts.recheckMs ?? 60_000;
     this.#log = opts.log ?? stderrLog({ chain_id: chainId });

@@ -37,8 +37,11 @@ export class AccountProbe {
   readonly #lastRead = new Map<string, ReadMark>();
   /** this tick's probe, committed per address by `read()` */
   #probed = new Map<string, string>();
+  private readonly opts: { minReads: number; cycleTicks: number };
 
-  constructor(private readonly opts: { minReads: number; cycleTicks: number }) {}
+  constructor(opts: { minReads: number; cycleTicks: number }) {
+    this.opts = opts;
+  }
 
   /**
    * The addresses to read this tick, in `followed`'s order with the changed ones first (a payment

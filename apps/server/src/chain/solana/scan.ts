@@ -140,12 +140,15 @@ export class SignatureFollower {
   readonly #cursor = new Map<string, string | undefined>();
   readonly #seen = new Set<string>();
   readonly #pending = new Set<string>();
+  private readonly rpc: SolanaRpc;
+  private readonly confirm: 'confirmed' | 'finalized';
+  private readonly events: FollowerEvents;
 
-  constructor(
-    private readonly rpc: SolanaRpc,
-    private readonly confirm: 'confirmed' | 'finalized',
-    private readonly events: FollowerEvents,
-  ) {}
+  constructor(rpc: SolanaRpc, confirm: 'confirmed' | 'finalized', events: FollowerEvents) {
+    this.rpc = rpc;
+    this.confirm = confirm;
+    this.events = events;
+  }
 
   /** Starts following `address` after `cursor` (a signature: resume; undefined: its whole history). */
   watch(address: string, cursor?: string): void {

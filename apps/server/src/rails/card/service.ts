@@ -36,11 +36,16 @@ export interface CardContext {
  * apply.ts); the processor is reached only through the port (port.ts).
  */
 export class CardService {
+  private readonly deps: CardContext;
+  readonly processor: CardProcessor | undefined;
   constructor(
-    private readonly deps: CardContext,
+    deps: CardContext,
     /** undefined: no card processor in this deployment (card starts answer 503) */
-    readonly processor: CardProcessor | undefined,
-  ) {}
+    processor: CardProcessor | undefined,
+  ) {
+    this.deps = deps;
+    this.processor = processor;
+  }
 
   /**
    * Starts (or resumes) the card payment of a checkout session: creates the session's

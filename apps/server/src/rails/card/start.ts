@@ -60,8 +60,10 @@ export interface StartContext {
 }
 
 class Abort extends Error {
-  constructor(readonly why: 'fee' | 'link') {
+  readonly why: 'fee' | 'link';
+  constructor(why: 'fee' | 'link') {
     super(why);
+    this.why = why;
   }
 }
 

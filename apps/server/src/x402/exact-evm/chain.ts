@@ -26,8 +26,10 @@ export interface AuthorizationState {
 export class ExactEvmChain {
   readonly client: PublicClient;
   readonly #domains = new Map<Hex, Promise<Eip712Domain | undefined>>();
+  readonly chain: ChainConfig;
 
-  constructor(readonly chain: ChainConfig) {
+  constructor(chain: ChainConfig) {
+    this.chain = chain;
     this.client = createPublicClient({ transport: chainTransport(chain, { timeoutMs: 10_000 }) });
   }
 

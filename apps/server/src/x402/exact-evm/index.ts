@@ -25,13 +25,10 @@ export class ExactEvmScheme implements X402Scheme {
   readonly family = 'eip155:*';
   readonly #chains = new Map<number, ExactEvmChain>();
   readonly #ctx: SettleContext;
+  private readonly config: Config;
 
-  constructor(
-    db: Database,
-    private readonly config: Config,
-    clock: Clock,
-    opts: ExactEvmOptions = {},
-  ) {
+  constructor(db: Database, config: Config, clock: Clock, opts: ExactEvmOptions = {}) {
+    this.config = config;
     for (const c of config.chains) if (c.tokens.some((t) => t.eip3009)) this.#chains.set(c.chainId, new ExactEvmChain(c));
     const signer = config.settlement;
     this.#ctx = {

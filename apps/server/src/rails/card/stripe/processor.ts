@@ -25,8 +25,10 @@ import { normalizeStripeEvent, STRIPE_EVENT_TYPES } from './events.ts';
 export class StripeCardProcessor implements CardProcessor {
   readonly name = 'STRIPE';
   private readonly stripe: Stripe;
+  private readonly settings: StripeSettings;
 
-  constructor(private readonly settings: StripeSettings) {
+  constructor(settings: StripeSettings) {
+    this.settings = settings;
     this.stripe = new Stripe(settings.secretKey(), {
       maxNetworkRetries: 2,
       timeout: 10_000,
