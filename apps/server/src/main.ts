@@ -21,6 +21,7 @@ import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { followTransitions, observeTransitions } from './orders/transition.ts';
 import { syncSessionWithOrder } from './checkout/sync.ts';
+import { isQuickPaySessionOrder } from './quickpay/rails/session-order.ts';
 import { syncQuickPayWithOrder } from './quickpay/sync.ts';
 import { createMpp } from './mpp/index.ts';
 import { initCards } from './rails/card/index.ts';
@@ -89,7 +90,7 @@ export async function startTollgate(config: Config, opts: StartOptions = {}): Pr
     db,
     clock,
     merchants,
-    orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config, planners), signRequests: delegate, cancelRefusal: cardCancelRefusal }),
+    orders: new OrderService(db, config, merchants, clock, metrics.orders, { ...chainOrderPorts(config, planners), signRequests: delegate, cancelRefusal: cardCancelRefusal, sessionOrder: isQuickPaySessionOrder }),
     mpp: createMpp(db, config, merchants, clock, x402),
     delegate,
     x402,

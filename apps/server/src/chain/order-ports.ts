@@ -3,7 +3,7 @@ import type { FinalityRule } from '../orders/finality.ts';
 import type { OrderPorts, PaymentPlanner } from '../orders/ports.ts';
 import { kindOfChain } from './addresses.ts';
 import type { ChainKind } from './port.ts';
-import { chainById, flowsFailedAtExpiry } from './registry.ts';
+import { chainById, flowsFailedAtExpiry, flowsOutsideLiveTerms } from './registry.ts';
 
 /**
  * The chain families' side of the order service's ports (orders/ports.ts), wired by main.ts with
@@ -15,6 +15,7 @@ export function chainOrderPorts(config: Pick<Config, 'chains' | 'solanaChains'>,
   return {
     plannerFor: (chainId) => planners[kindOfChain(config, chainId) ?? 'evm'],
     flowsFailedAtExpiry,
+    flowsOutsideLiveTerms,
     finalityRule: (chainId) => finalityRule(config, chainId),
   };
 }

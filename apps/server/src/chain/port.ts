@@ -65,6 +65,12 @@ export interface ChainFamily<C extends ChainEntry = ChainEntry> {
   /** Flows whose unpaid orders this family's settlement fails at expiry (the expiry sweeper leaves them alone). */
   readonly failedAtExpiry?: readonly string[];
   /**
+   * Flows whose transfers name their order by a reference key, so their live orders never clash on
+   * terms (migration 0018 keys them apart in `orders_live_terms_key`: every flow named here must
+   * match its `SOL_` rule).
+   */
+  readonly outsideLiveTerms?: readonly string[];
+  /**
    * A payment transaction built for the payer's wallet to sign and send (Solana Pay transaction
    * request: base64 wire transaction, unsigned, `account` as fee payer), so a page that reaches no
    * node can still pay through a wallet. Undefined when the family's wallets build transfers themselves.

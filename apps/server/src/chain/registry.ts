@@ -31,6 +31,11 @@ export function flowsFailedAtExpiry(): string[] {
   return [evmFamily, solanaFamily].flatMap((f) => f.failedAtExpiry ?? []);
 }
 
+/** Flows whose live orders never clash on terms (orders/supersede.ts leaves them out). */
+export function flowsOutsideLiveTerms(): string[] {
+  return [evmFamily, solanaFamily].flatMap((f) => f.outsideLiveTerms ?? []);
+}
+
 /** One watcher loop per configured chain, whatever its family (the composition root calls this). */
 export function startChainWatchers(deps: { config: Pick<Config, 'chains' | 'solanaChains' | 'logLevel'>; db: Database; clock: Clock }, hooks: Omit<WatcherHooks, 'logLevel'> = {}): Worker[] {
   return configuredChains(deps.config).map(({ family, chain }) => family.startWatcher(chain, deps, { ...hooks, logLevel: deps.config.logLevel }));

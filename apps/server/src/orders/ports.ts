@@ -1,6 +1,7 @@
 import type { CalldataSignRequest } from '@tollgate/contracts';
 import type { ErrorCode } from '@tollgate/protocol';
 import type { TokenConfig } from '../config/schema.ts';
+import type { Queryable } from '../db/database.ts';
 import type { FinalityRule } from './finality.ts';
 import type { CreatedOrder } from './repo.ts';
 
@@ -20,6 +21,18 @@ export interface OrderPorts {
   plannerFor(chainId: number): PaymentPlanner;
   /** Flows whose unpaid orders FAIL rather than EXPIRE at expiry (the families declare them). */
   flowsFailedAtExpiry(): readonly string[];
+  /**
+   * Flows whose live orders never clash on terms: their transfers name the order by a reference
+   * key, so two live orders with the same terms are told apart (the families declare them;
+   * migration 0018 gives each such order its own `orders_live_terms_key` entry).
+   */
+  flowsOutsideLiveTerms(): readonly string[];
+  /**
+   * Whether a live order was made by a session of a module built on orders (quick-pay) for the
+   * order's own merchant, so a returning payer's new session order may supersede it (supersede.ts;
+   * checkout sessions the core knows by the order's checkout_id). Absent: no such module.
+   */
+  sessionOrder?(q: Queryable, order: SessionOrderRef): Promise<boolean>;
   /** When a recorded payment on this chain is final (its family's depth policy); undefined for an unknown chain. */
   finalityRule(chainId: number): FinalityRule | undefined;
   /** The payer's calldata sign request of an order with a callback (DELEGATE mode); absent: none. */
@@ -29,6 +42,12 @@ export interface OrderPorts {
    * rail's FIAT_<PROCESSOR>, rails/card/port.ts), in every state; undefined: the API may cancel it.
    */
   cancelRefusal?(flow: string): { code: ErrorCode; message: string } | undefined;
+}
+
+/** What sessionOrder is asked about: the live order's merchant and reference. */
+export interface SessionOrderRef {
+  merchant_id: string;
+  dapp_order_id: string;
 }
 
 /** Refusals a planner may answer with; the order service maps them like its own. */

@@ -212,9 +212,9 @@ export class OrderService {
    * up so the refusal can name it.
    */
   private async afterLiveTermsConflict(item: repo.OrderToCreate, supersede: boolean): Promise<CreateResult | { kind: 'blocked'; blocker: Blocker | undefined }> {
-    if (!supersede) return { kind: 'blocked', blocker: await liveTermsBlocker(this.db, item, false) };
+    if (!supersede) return { kind: 'blocked', blocker: await liveTermsBlocker(this.db, item, false, this.ports) };
     for (let attempt = 0; attempt < SUPERSEDE_ATTEMPTS; attempt++) {
-      const r = await createSuperseding(this.db, item, new Date(this.clock.now()));
+      const r = await createSuperseding(this.db, item, new Date(this.clock.now()), this.ports);
       // (The superseded order's move is counted by transitionOrder's observers.)
       if (r.kind === 'created') return { kind: 'created', order: r.order };
       if (r.kind === 'blocked') return r;

@@ -1,4 +1,5 @@
 import { CHECK_VIOLATION, DEADLOCK_DETECTED, isPgError, pgConstraint, type Database, type Queryable } from '../db/database.ts';
+import type { OrderPorts } from './ports.ts';
 import * as repo from './repo.ts';
 import { transitionOrder } from './transition.ts';
 
@@ -10,8 +11,9 @@ import { transitionOrder } from './transition.ts';
  * with the same price asks for the same terms again. Their earlier attempt must not lock them out,
  * so a session's order SUPERSEDES the live order blocking it when that order is
  *  - of the same merchant,
- *  - itself made by a checkout session (other than the new one) or a quick-pay session — never an
- *    order the merchant created through the API, whose lifecycle only the merchant decides,
+ *  - itself made by a checkout session (other than the new one) or a session of a module built on
+ *    orders (quick-pay; ports.ts sessionOrder) — never an order the merchant created through the
+ *    API, whose lifecycle only the merchant decides,
  *  - unpaid: no transfer attributed or recorded against it (not even a short one, which a quick-pay
  *    session may still sum up: quickpay/partial.ts), no payment seen, no settlement sent.
  * The earlier order moves to EXPIRED (trigger `supersede`, through transitionOrder: audit row, fee
@@ -30,27 +32,34 @@ export interface Blocker {
   supersedable: boolean;
 }
 
+/** What supersede asks of the modules built on orders (ports.ts). */
+export type SupersedePorts = Pick<OrderPorts, 'flowsOutsideLiveTerms' | 'sessionOrder'>;
+
 /**
  * The live order with `o`'s terms (at most one: the unique index), locked when `lock`. The pay-to
  * address is the one the creating statement uses: the DELEGATE override, else the merchant's
- * wallet for the chain and token.
+ * wallet for the chain and token. Orders of flows outside live terms (ports.ts) clash with none.
+ * The statement decides what the core knows (same merchant, unpaid, made by another checkout
+ * session); whether an order of another kind of session is one, its module answers (ports.ts
+ * sessionOrder), asked only when that is all that is left to decide.
  */
-export async function liveTermsBlocker(q: Queryable, o: repo.OrderToCreate, lock: boolean): Promise<Blocker | undefined> {
-  const { rows } = await q.query<Blocker>(
-    `SELECT o.id, o.merchant_id, o.expires_at,
+export async function liveTermsBlocker(q: Queryable, o: repo.OrderToCreate, lock: boolean, ports: SupersedePorts): Promise<Blocker | undefined> {
+  const { rows } = await q.query<Omit<Blocker, 'supersedable'> & { dapp_order_id: string; unpaid: boolean; other_checkout: boolean }>(
+    `SELECT o.id, o.merchant_id, o.dapp_order_id, o.expires_at,
        (o.merchant_id = $3 AND o.transfer_id IS NULL AND o.payment_seen_at IS NULL AND o.settlement_tx_hash IS NULL
-        AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.order_id = o.id AND t.orphaned_at IS NULL)
-        AND ((o.checkout_id IS NOT NULL AND o.checkout_id IS DISTINCT FROM $8)
-          OR (left(o.dapp_order_id, 9) = 'quickpay:' AND EXISTS (
-            SELECT 1 FROM quickpay_sessions s WHERE s.id = substr(o.dapp_order_id, 10) AND s.merchant_id = o.merchant_id)))) AS supersedable
+        AND NOT EXISTS (SELECT 1 FROM chain_transfers t WHERE t.order_id = o.id AND t.orphaned_at IS NULL)) AS unpaid,
+       (o.checkout_id IS NOT NULL AND o.checkout_id IS DISTINCT FROM $8) AS other_checkout
      FROM orders o
      WHERE o.chain_id = $1 AND o.token_contract = $5 AND o.from_address = $6 AND o.amount_wei = $7::numeric AND o.status = 'CHECKOUT_VERIFIED'
-       AND left(o.flow, 4) <> 'SOL_'
+       AND NOT (o.flow = ANY($9::text[]))
        AND o.pay_to_address = coalesce($2, (SELECT w.address FROM merchant_wallets w WHERE w.merchant_id = $3 AND w.chain_id = $1 AND w.token_symbol = $4))
      ${lock ? 'FOR UPDATE OF o' : ''}`,
-    [o.chainId, o.payToAddress ?? null, o.merchantId, o.tokenSymbol, o.tokenContract, o.fromAddress, o.amountWei.toString(), o.checkoutId ?? null],
+    [o.chainId, o.payToAddress ?? null, o.merchantId, o.tokenSymbol, o.tokenContract, o.fromAddress, o.amountWei.toString(), o.checkoutId ?? null, ports.flowsOutsideLiveTerms()],
   );
-  return rows[0];
+  const r = rows[0];
+  if (!r) return undefined;
+  const supersedable = r.unpaid && (r.other_checkout || ((await ports.sessionOrder?.(q, r)) ?? false));
+  return { id: r.id, merchant_id: r.merchant_id, expires_at: r.expires_at, supersedable };
 }
 
 export type SupersedeResult =
@@ -76,10 +85,10 @@ class Rollback extends Error {
  * every creation (orders/repo.ts insertOrdersReservingFee), so its fee is reserved as usual — out
  * of the balance the superseded order's release just made available.
  */
-export async function createSuperseding(db: Database, o: repo.OrderToCreate, now: Date): Promise<SupersedeResult> {
+export async function createSuperseding(db: Database, o: repo.OrderToCreate, now: Date, ports: SupersedePorts): Promise<SupersedeResult> {
   try {
     return await db.transaction(async (tx): Promise<SupersedeResult> => {
-      const b = await liveTermsBlocker(tx, o, true);
+      const b = await liveTermsBlocker(tx, o, true, ports);
       if (!b) return { kind: 'retry' };
       if (!b.supersedable) return { kind: 'blocked', blocker: b };
       const moved = await transitionOrder(tx, { orderId: b.id, from: 'CHECKOUT_VERIFIED', trigger: 'supersede', detail: { superseded_by: o.id }, now });

@@ -1,11 +1,14 @@
 // Pure Solana pieces: the Solana Pay transfer-request URL, reference keys, the decoder on a
 // transaction with two transfers into one account (fee: the split is unknowable → ambiguous).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
 import { attribute } from '../../src/chain/solana/attribution.ts';
 import { decodeTransfers, type JsonTransaction } from '../../src/chain/solana/decode.ts';
+import { solanaFamily } from '../../src/chain/solana/family.ts';
 import { newReference, toDecimal, transferRequestUrl } from '../../src/chain/solana/pay-url.ts';
+import { flowsOutsideLiveTerms } from '../../src/chain/registry.ts';
 
 const WALLET = 'HsVzxKmRdXBQdPh8k17rkB16EuuQ1zpjDmSty5RX6CCs';
 const MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
@@ -96,5 +99,19 @@ describe('order reference keys', () => {
     assert.equal(orderIdOfReference(newReference()), undefined);
     assert.equal(orderIdOfReference('not base58 0OIl'), undefined);
     assert.throws(() => referenceOf('ord_short'));
+  });
+});
+
+describe('live terms', () => {
+  // orders/supersede.ts leaves out the flows the families declare; the unique index (migration
+  // 0018) keys apart the flows its prefix rule names: the two must agree, or a Solana order could
+  // be named as the blocker of an order it never clashed with.
+  it("every Solana flow is declared outside live terms, and every declared flow matches 0018's rule", () => {
+    const sql = readFileSync(new URL('../../src/db/migrations/0018_live_terms_solana.sql', import.meta.url), 'utf8');
+    const prefix = /left\(flow, 4\) = '([A-Z_]{4})'/.exec(sql)?.[1];
+    assert.equal(prefix, 'SOL_');
+    const outside = flowsOutsideLiveTerms();
+    for (const f of [solanaFamily.directFlow, ...(solanaFamily.failedAtExpiry ?? [])]) assert.ok(outside.includes(f), f);
+    for (const f of outside) assert.ok(f.startsWith(prefix), f);
   });
 });

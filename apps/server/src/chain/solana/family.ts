@@ -99,6 +99,8 @@ export const solanaFamily: ChainFamily<SolanaChainConfig> = {
     return lazyWorker(`solana-settlement-solana-settlement:${chain.chainId}`, start);
   },
   failedAtExpiry: [APPROVE_FLOW],
+  // Every Solana flow: each order has its own reference key (docs/solana.md).
+  outsideLiveTerms: ['SOL_DIRECT', APPROVE_FLOW],
   depth: (chain) => ({ unit: 'commitment', confirm: chain.confirmCommitment, invoice: chain.finalityCommitment }),
   // A late or under-payment may be accepted days after it landed: searchTransactionHistory, since a
   // node's status cache holds only the recent slots.

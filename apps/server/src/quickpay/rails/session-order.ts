@@ -1,11 +1,23 @@
 // What every quick-pay rail shares between a session and its order: the order's reference, the
 // refusal shape, and the session status read from the order (each rail only names what "paid" means).
+import type { Queryable } from '../../db/database.ts';
+import type { SessionOrderRef } from '../../orders/ports.ts';
 import type { SessionWithOrder } from '../repo.ts';
 import type { QuickPayStatus, RailRefusal } from './port.ts';
 
 /** The dapp_order_id of a session's order, whatever its rail: unique per merchant, names the session (sync.ts reads it back). */
 export const QUICKPAY_ORDER_PREFIX = 'quickpay:';
 export const quickpayOrderRef = (sessionId: string) => `${QUICKPAY_ORDER_PREFIX}${sessionId}`;
+
+/**
+ * Whether a live order is a quick-pay session's order of its own merchant (orders/ports.ts
+ * sessionOrder, wired by main.ts): a returning payer's new session order may supersede it.
+ */
+export async function isQuickPaySessionOrder(q: Queryable, o: SessionOrderRef): Promise<boolean> {
+  if (!o.dapp_order_id.startsWith(QUICKPAY_ORDER_PREFIX)) return false;
+  const { rows } = await q.query('SELECT 1 FROM quickpay_sessions WHERE id = $1 AND merchant_id = $2', [o.dapp_order_id.slice(QUICKPAY_ORDER_PREFIX.length), o.merchant_id]);
+  return rows.length > 0;
+}
 
 export const refused = (code: RailRefusal['code'], message: string, param?: string): RailRefusal => ({ kind: 'refused', code, message, param });
 
