@@ -2,6 +2,7 @@ import type { Database } from '../db/database.ts';
 import { claimHolder } from './claims.ts';
 import { askNode, finalityOf, type FinalityRule } from './finality.ts';
 import * as repo from './repo.ts';
+import * as transfers from './transfers-repo.ts';
 import { FeeBalanceShortError, transitionOrder } from './transition.ts';
 
 /**
@@ -57,14 +58,14 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
   const nodeFinal = pre
     ? await askNode(
         rule,
-        (await repo.listRecordedTransfers(db, pre.id)).filter((t) => t.accepted_at === null).map((t) => t.tx_hash),
+        (await transfers.listRecordedTransfers(db, pre.id)).filter((t) => t.accepted_at === null).map((t) => t.tx_hash),
       )
     : new Set<string>();
   try {
     return await db.transaction(async (tx): Promise<AcceptOutcome> => {
-      const o = await repo.lockOrderForMerchant(tx, a.merchantId, a.orderId);
+      const o = await transfers.lockOrderForMerchant(tx, a.merchantId, a.orderId);
       if (!o) return { kind: 'not_found' };
-      const chosen = (await repo.listRecordedTransfers(tx, o.id)).filter((t) => (txHash === undefined || t.tx_hash === txHash) && (a.logIndex === undefined || t.log_index === a.logIndex));
+      const chosen = (await transfers.listRecordedTransfers(tx, o.id)).filter((t) => (txHash === undefined || t.tx_hash === txHash) && (a.logIndex === undefined || t.log_index === a.logIndex));
       if (o.status === 'INVOICED') {
         const same = chosen.find((t) => t.accepted_at !== null && Number(o.transfer_id) === t.id);
         return same ? { kind: 'accepted', order: o, repeated: true } : { kind: 'nothing', reason: 'the order is already INVOICED by its own payment' };
@@ -86,7 +87,7 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
         return { kind: 'nothing', reason: 'the transfer recorded against this order is claimed by another purpose (docs/attribution.md)' };
       }
 
-      const f = finalityOf(rule, t, await repo.scannedBlock(tx, o.chain_id), nodeFinal);
+      const f = finalityOf(rule, t, await transfers.scannedBlock(tx, o.chain_id), nodeFinal);
       if (!f.final) return { kind: 'not_final', confirmations: f.confirmations, needed: f.needed, ...(f.level ? { level: f.level } : {}) };
 
       const row = await transitionOrder(tx, {
@@ -110,7 +111,7 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
       });
       // Cannot be lost: the row is locked and its status was just read.
       if (!row) throw new Error(`order ${o.id} changed state while locked for accept`);
-      await repo.markTransferAccepted(tx, t.id, a.now);
+      await transfers.markTransferAccepted(tx, t.id, a.now);
       return { kind: 'accepted', order: row, repeated: false };
     });
   } catch (err) {

@@ -5,6 +5,7 @@ import type { Clock } from '../clock.ts';
 import type { NonceClaim } from '../merchants/credentials.ts';
 import type { MerchantService } from '../merchants/service.ts';
 import * as repo from './repo.ts';
+import { getOrderWithTransfers } from './transfers-repo.ts';
 import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator, type CreateResult } from './create-batch.ts';
 import { createSuperseding, liveTermsBlocker, type Blocker } from './supersede.ts';
@@ -245,7 +246,7 @@ export class OrderService {
 
   /** The order with the transfers recorded against it (status record). */
   getOrderWithTransfers(merchantId: string, orderId: string) {
-    return repo.getOrderWithTransfers(this.db, merchantId, orderId);
+    return getOrderWithTransfers(this.db, merchantId, orderId);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { formatUnits } from '@tollgate/protocol';
-import type { ObservedTransfer, OrderRow } from './repo.ts';
+import type { OrderRow } from './repo.ts';
+import type { ObservedTransfer } from './transfers-repo.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
 

@@ -1,6 +1,6 @@
 import { askNode, finalityOf } from '../orders/finality.ts';
 import { finalityRule } from '../chain/order-ports.ts';
-import * as orders from '../orders/repo.ts';
+import * as orders from '../orders/transfers-repo.ts';
 import { FeeBalanceShortError, transitionOrder } from '../orders/transition.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';

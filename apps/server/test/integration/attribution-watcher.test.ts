@@ -9,7 +9,7 @@ import type { ChainWatcher } from '../../src/chain/evm/watcher.ts';
 import type { Queryable } from '../../src/db/database.ts';
 import { findLedgerImbalances } from '../../src/fees/ledger.ts';
 import { acceptPayment } from '../../src/orders/accept.ts';
-import { getOrderWithTransfers } from '../../src/orders/repo.ts';
+import { getOrderWithTransfers } from '../../src/orders/transfers-repo.ts';
 import { transitionOrder } from '../../src/orders/transition.ts';
 import { orderStatusRecord } from '../../src/orders/views.ts';
 import { backends, openTestDatabase, type TestDatabase } from '../helpers/db.ts';

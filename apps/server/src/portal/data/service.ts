@@ -2,7 +2,7 @@
 // (audit trail, transfers, proof, deliveries, explorer link), the fee ledger, the CSV exports.
 import { Readable } from 'node:stream';
 import type { PortalDeps } from '../context.ts';
-import { getOrderWithTransfers } from '../../orders/repo.ts';
+import { getOrderWithTransfers } from '../../orders/transfers-repo.ts';
 import { orderStatusRecord } from '../../orders/views.ts';
 import { paymentRecord } from '../../orders/proof.ts';
 import { webhookService } from '../../webhooks/service.ts';
