@@ -22,10 +22,17 @@ const DEV_ONLY_SOURCES = ['packages/devchain/', 'packages/svm/'];
 
 // Third-party imports stay imports (resolved from node_modules at run time); our workspace packages
 // are bundled from their TypeScript sources (their package exports name .ts files).
+// Except BUNDLED: viem (with the packages it is built on) and TypeBox are ES modules published as
+// hundreds of files behind one index. Imported from node_modules, Node loads every file of the index
+// (354 viem modules, 247 TypeBox ones, the bip39 word lists of every language) and keeps each
+// one's source, code and module record: bundled, esbuild keeps only what the gateway uses (idle RSS
+// of `serve --role api`, issue 27; BENCHMARKS.md). All are ESM with `sideEffects: false`, and no
+// package left external imports them (two copies would break their `instanceof` checks).
+const BUNDLED = ['viem', 'ox', 'abitype', '@noble/hashes', '@noble/curves', '@scure/bip32', '@scure/bip39', '@scure/base', '@sinclair/typebox'];
 const thirdPartyExternal = {
   name: 'third-party-external',
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@tollgate/') ? undefined : { path: args.path, external: true }));
+    b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@tollgate/') || BUNDLED.includes(packageOf(args.path)) ? undefined : { path: args.path, external: true }));
   },
 };
 
@@ -72,10 +79,25 @@ export function productionGraphProblems(metafile, declared = serverDependencies(
       const name = packageOf(imp.path);
       if (imp.kind === 'dynamic-import' && name === 'esbuild') continue;
       if (DEV_ONLY_PACKAGES.includes(name)) problems.add(`${file} imports ${name}, a development-only package`);
-      else if (!declared.has(name)) problems.add(`${file} imports ${name}, which apps/server/package.json does not declare`);
+      else if (!declared.has(name) && !bundledDependencies().has(name)) problems.add(`${file} imports ${name}, which apps/server/package.json does not declare`);
     }
   }
   return [...problems];
+}
+
+/**
+ * The dependencies of the bundled packages (BUNDLED), which a chunk may import (viem's WebSocket
+ * transport imports isows on use): a production install has them, as viem's own dependencies.
+ */
+let bundledDeps;
+function bundledDependencies() {
+  if (bundledDeps) return bundledDeps;
+  bundledDeps = new Set();
+  for (const name of BUNDLED) {
+    const file = join(ROOT, 'node_modules', name, 'package.json');
+    for (const d of Object.keys(JSON.parse(readFileSync(file, 'utf8')).dependencies ?? {})) bundledDeps.add(d);
+  }
+  return bundledDeps;
 }
 
 /** The `dependencies` of apps/server/package.json (what a production install has). */

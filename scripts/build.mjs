@@ -6,7 +6,8 @@
 //
 // - esbuild bundles the server's sources and the workspace packages they import (protocol,
 //   checkout-ui, portal-ui, contracts, and devchain/svm for the dev profile's own chunk) into ES
-//   modules with linked source maps; third-party packages stay imports of node_modules. Code
+//   modules with linked source maps; third-party packages stay imports of node_modules, except
+//   viem and TypeBox (build-graph.mjs BUNDLED: only the parts the gateway uses are loaded). Code
 //   splitting keeps what a command loads lazily (the gateway behind `serve`, the dev profile, the
 //   Stripe adapter) in chunks of its own, so a production gateway never loads the dev profile.
 // - The browser pages (hosted checkout, quick-pay, portal) are built here, once, into pages/*.json:

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireDataDirLock } from './lockfile.ts';
 import { migrate } from './migrate.ts';
-import { connectPglite, withoutWasmTierUp, openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 import type { Database } from './database.ts';
 
@@ -24,6 +23,9 @@ export async function openDatabase(opts: { databaseUrl?: string | undefined; dat
     }
     return openPostgres(opts.databaseUrl);
   } else {
+    // PGlite's module (its JS glue, ~7 MB of RSS at import) loads only for the embedded database:
+    // a gateway on PostgreSQL never needs it.
+    const { openPglite, withoutWasmTierUp } = await import('./pglite.ts');
     const release = acquireDataDirLock(opts.dataDir);
     withoutWasmTierUp();
     try {
@@ -65,6 +67,7 @@ export async function openForMaintenance(opts: { databaseUrl?: string | undefine
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, { max: 1, queryTimeoutMillis: 0 });
   const dir = join(opts.dataDir, 'pgdata');
   if (!existsSync(join(dir, 'PG_VERSION'))) throw new NoDatabaseError(`there is no embedded database in ${dir} (DATA_DIR=${opts.dataDir})`);
+  const { connectPglite } = await import('./pglite.ts');
   const release = acquireDataDirLock(opts.dataDir);
   try {
     const inner = await connectPglite(dir);

@@ -51,7 +51,7 @@ describe('compiled production build', () => {
     assert.ok(readdirSync(join(OUT, 'migrations')).length >= 20);
   });
 
-  it('loads the Solana SDK and nodemailer only on use: not in what `serve` imports at start', () => {
+  it('loads the Solana SDK, nodemailer and PGlite only on use (not in what `serve` imports at start); viem and TypeBox are bundled', () => {
     // The static imports of cli.js and the serve chunk (loaded by `tollgate serve`), followed
     // through the chunks; `import()` expressions are not followed (they load on first use).
     const serve = readdirSync(OUT).find((f) => /^serve-\w+\.js$/.test(f));
@@ -67,14 +67,19 @@ describe('compiled production build', () => {
         else packages.add(m[1]!);
       }
     }
-    assert.ok(packages.has('fastify') && packages.has('viem'), `the closure is the gateway's: ${[...packages].join(' ')}`);
-    for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer']) assert.ok(!packages.has(lazy), `${lazy} is imported at start`);
+    assert.ok(packages.has('fastify') && packages.has('pg'), `the closure is the gateway's: ${[...packages].join(' ')}`);
+    // PGlite loads only for the embedded database (db/open.ts), not on PostgreSQL.
+    for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer', '@electric-sql/pglite']) assert.ok(!packages.has(lazy), `${lazy} is imported at start`);
     // …and they are still there for a gateway that uses them.
     const all = readdirSync(OUT)
       .filter((f) => f.endsWith('.js'))
       .map((f) => readFileSync(join(OUT, f), 'utf8'))
       .join('\n');
-    for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer']) assert.match(all, new RegExp(`["']${lazy.replace('/', '\\/')}["']`), lazy);
+    for (const lazy of ['@solana/kit', '@solana-program/token', 'nodemailer', '@electric-sql/pglite']) assert.match(all, new RegExp(`["']${lazy.replace('/', '\\/')}["']`), lazy);
+    // viem and TypeBox are bundled (scripts/build-graph.mjs BUNDLED): only the parts the gateway
+    // uses are in the chunks, and no chunk loads either package's whole index from node_modules.
+    for (const bundled of ['viem', 'viem/accounts', '@sinclair/typebox', '@sinclair/typebox/value', 'ox', 'abitype']) assert.doesNotMatch(all, new RegExp(`from\\s*["']${bundled.replace('/', '\\/')}["']`), `${bundled} is imported, not bundled`);
+    assert.match(all, /function privateKeyToAccount\(/, 'the bundled viem accounts');
   });
 
   for (const backend of backends()) {
