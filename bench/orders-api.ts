@@ -6,10 +6,11 @@
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/orders-api.ts
  *
  * BENCH_BASELINE=<another checkout> also starts that checkout's `apps/server/bin/tollgate.js` on its
- * own scratch database and runs createOrder (one merchant, and 8 merchants) against it in the same
- * rounds, right before or after this checkout's (the order alternates), and prints this/baseline:
+ * own scratch database and runs createOrder (one merchant, and 8 merchants) and getOrderStatus
+ * against it in the same rounds, right before or after this checkout's (the order alternates), and
+ * prints this/baseline:
  *
- *   BENCH_BASELINE=/tmp/tg-base BENCH_ONLY=create,spread npx tsx bench/orders-api.ts
+ *   BENCH_BASELINE=/tmp/tg-base BENCH_ONLY=create,spread,status npx tsx bench/orders-api.ts
  */
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
@@ -91,6 +92,7 @@ async function main() {
     for (let k = 0; base && k < 8; k++) baseSpread.push(await base.merchant(`Bench ${k}`));
     const run = randomBytes(3).toString('hex');
     const ids: string[] = [];
+    const baseIds: string[] = [];
     let seq = 0;
 
     const results: Record<string, LoadResult[]> = { bare: [], bare402: [], onequery: [], create: [], spread: [], status: [], raw: [] };
@@ -109,6 +111,18 @@ async function main() {
       const k = ++seq;
       const body = { dapp_order_id: `bench-${run}-${k}`, chain_id: 31337, token_symbol: 'USDC', from_address: '0x' + '22'.repeat(20), amount_wei: String(1_000_000 + k) };
       return { method: 'POST', path: '/api/v1/orders', body: JSON.stringify(body), headers: signedHeaders({ ...c, body }) };
+    };
+    // Orders to read: the ones created above, or a batch made now when `create` did not run.
+    const orderIds = async (gwUrl: string, dbUrl: string, c: { apiKey: string; apiSecret: string; merchantId: string }) => {
+      for (let k = 0; k < 200 && !runs('create'); k++) {
+        const r = orderReq(c);
+        await fetch(gwUrl + r.path, { method: 'POST', headers: { 'content-type': 'application/json', ...r.headers }, body: r.body });
+      }
+      const client = new pg.Client({ connectionString: dbUrl });
+      await client.connect();
+      const { rows } = await client.query<{ id: string }>('SELECT id FROM orders WHERE merchant_id = $1 LIMIT 1000', [c.merchantId]);
+      await client.end();
+      return rows.map((r) => r.id);
     };
     const load =
       (base: string, expectStatus: number, make: (i: number) => LoadRequest, concurrency = CONCURRENCY) =>
@@ -134,8 +148,18 @@ async function main() {
           load(bareUrl, 200, () => ({ method: 'GET', path: '/one-query' })),
         );
       // The baseline's createOrder right before (odd rounds) or after (even rounds) this checkout's.
-      const baseline = async (k: 'create' | 'spread', first: boolean) => {
+      const baseline = async (k: 'create' | 'spread' | 'status', first: boolean) => {
         if (!base || !runs(k) || first !== (round % 2 === 1)) return;
+        if (k === 'status') {
+          if (baseIds.length === 0) baseIds.push(...(await orderIds(base.url, baseDb!.url, baseCreds!)));
+          await measured(
+            'base_status',
+            base.tg.child.pid,
+            load(base.url, 200, (i) => ({ method: 'GET', path: `/api/v1/orders/${baseIds[i % baseIds.length]}`, headers: signedHeaders(baseCreds!) })),
+            baseDb!.name,
+          );
+          return;
+        }
         await measured(
           `base_${k}`,
           base.tg.child.pid,
@@ -163,25 +187,17 @@ async function main() {
           base && db.name,
         );
       await baseline('spread', false);
+      await baseline('status', true);
       if (runs('status')) {
-        if (ids.length === 0) {
-          // Orders to read: the ones created above, or a batch made now when `create` did not run.
-          for (let k = 0; k < 200 && !runs('create'); k++) {
-            const r = orderReq(creds);
-            await fetch(url + r.path, { method: 'POST', headers: { 'content-type': 'application/json', ...r.headers }, body: r.body });
-          }
-          const c = new pg.Client({ connectionString: db.url });
-          await c.connect();
-          const { rows } = await c.query<{ id: string }>('SELECT id FROM orders WHERE merchant_id = $1 LIMIT 1000', [m.merchantId]);
-          await c.end();
-          ids.push(...rows.map((r) => r.id));
-        }
+        if (ids.length === 0) ids.push(...(await orderIds(url, db.url, { ...creds, merchantId: m.merchantId })));
         await measured(
           'status',
           tg.child.pid,
           load(url, 200, (i) => ({ method: 'GET', path: `/api/v1/orders/${ids[i % ids.length]}`, headers: signedHeaders(creds) })),
+          base && db.name,
         );
       }
+      await baseline('status', false);
       if (runs('sweep')) {
         for (const c of SWEEP) {
           await measured(
@@ -206,7 +222,7 @@ async function main() {
       spread: 'createOrder, 8 merchants round-robin',
       status: 'getOrderStatus (signed GET)',
       raw: 'raw INSERT+COMMIT on the same Postgres',
-      ...(base ? { base_create: 'BASELINE createOrder, one merchant', base_spread: 'BASELINE createOrder, 8 merchants round-robin' } : {}),
+      ...(base ? { base_create: 'BASELINE createOrder, one merchant', base_spread: 'BASELINE createOrder, 8 merchants round-robin', base_status: 'BASELINE getOrderStatus (signed GET)' } : {}),
     };
     // A baseline row runs with its workload (base_create with create).
     const shown = (k: string) => runs(k.replace(/^base_/, ''));
@@ -222,7 +238,7 @@ async function main() {
     const ratio = (a: string, b: string) => (med(a) / med(b)).toFixed(2);
     // Per-round ratios pair workloads run seconds apart, so a slow minute of the VM hits both.
     const perRound = (a: string, b: string) => median(results[a]!.map((r, k) => r.rps / results[b]![k]!.rps)).toFixed(2);
-    for (const k of base ? (['create', 'spread'] as const).filter(runs) : []) {
+    for (const k of base ? (['create', 'spread', 'status'] as const).filter(runs) : []) {
       const cpuRatio = median(cpu[k]!.map((c, i) => (c.server + c.postgres) / (cpu[`base_${k}`]![i]!.server + cpu[`base_${k}`]![i]!.postgres))).toFixed(2);
       console.log(
         `\n${names[k]}: this/baseline req/s = ${ratio(k, `base_${k}`)} (ratio of medians), ${perRound(k, `base_${k}`)} (median of per-round ratios: ${results[k]!.map((r, i) => (r.rps / results[`base_${k}`]![i]!.rps).toFixed(2)).join(', ')}); server+postgres CPU per order this/baseline = ${cpuRatio}`,
@@ -243,6 +259,9 @@ async function main() {
       const peak = (w: string) => Math.max(...levels.map((c) => med(key(w, c))));
       console.log(`\npeak createOrder / peak raw insert = ${(peak('create') / peak('raw')).toFixed(2)} (best median of each over ${levels.join(', ')} clients)`);
     }
+    if (runs('status') && runs('onequery'))
+      console.log(`getOrderStatus / one-query route = ${ratio('status', 'onequery')} (medians), ${perRound('status', 'onequery')} (per round)${base ? `; BASELINE ${ratio('base_status', 'onequery')}, ${perRound('base_status', 'onequery')}` : ''}`);
+    if (base && runs('create') && runs('raw')) console.log(`BASELINE createOrder / raw insert = ${ratio('base_create', 'raw')} (medians), ${perRound('base_create', 'raw')} (per round)`);
     if (runs('status') && runs('bare')) console.log(`getOrderStatus / bare = ${ratio('status', 'bare')}; createOrder / one-query route = ${runs('onequery') ? ratio('create', 'onequery') : 'n/a'}`);
     for (const [k, rs] of Object.entries(results)) for (const r of rs) if (r.errors) console.log(`${k}: status counts ${JSON.stringify(r.statusCounts)}`);
   } finally {

@@ -16,6 +16,7 @@ export function httpPlugins(deps: AppDeps): HttpPlugins {
     batchers: {
       orders: () => deps.orders.batchStats(),
       nonces: () => deps.merchants.nonceBatchStats(),
+      order_status: () => deps.orders.statusBatchStats(),
       mpp_claims: () => deps.mpp.claimBatchStats(),
       mpp_reads: () => deps.mpp.readBatchStats(),
     },

@@ -89,8 +89,8 @@ export async function authenticateMerchant(req: FastifyRequest, deps: MerchantAu
   return { merchantId: key.merchantId, apiKey, receiveType: key.receiveType, nonce: claim };
 }
 
-/** The 401 of a nonce that could not be consumed. */
-function nonceRefusal(outcome: Exclude<NonceOutcome, 'consumed'>): AppError {
+/** The 401 of a nonce that could not be consumed (also answered by routes that consume their own). */
+export function nonceRefusal(outcome: Exclude<NonceOutcome, 'consumed'>): AppError {
   return outcome === 'revoked' ? new AppError('api_key_revoked', 'API key has been revoked') : new AppError('replay_detected', 'Replay request detected');
 }
 

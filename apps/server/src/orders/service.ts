@@ -8,6 +8,7 @@ import * as repo from './repo.ts';
 import { getOrderWithTransfers } from './transfers-repo.ts';
 import { transitionOrder, type AppliedTransition } from './transition.ts';
 import { OrderCreator, type CreateResult } from './create-batch.ts';
+import { StatusReader, type StatusReadResult } from './status-batch.ts';
 import { createSuperseding, liveTermsBlocker, type Blocker } from './supersede.ts';
 import { acceptPayment, type AcceptOutcome } from './accept.ts';
 import { recoverableOrder } from './recover.ts';
@@ -90,6 +91,8 @@ const refuse = (code: CreateOrderRefusal['code'], message: string, param?: strin
 export class OrderService {
   /** Group-commits creation (create-batch.ts); one per process, shared by the API and checkout binds. */
   private readonly creator: OrderCreator;
+  /** Group-commits the signed status reads with their nonces (status-batch.ts). */
+  private readonly statusReader: StatusReader;
   private readonly db: Database;
   private readonly config: Config;
   private readonly merchants: MerchantService;
@@ -113,11 +116,17 @@ export class OrderService {
     this.events = events;
     this.ports = ports;
     this.creator = new OrderCreator(db);
+    this.statusReader = new StatusReader(db);
   }
 
   /** Group-commit counters of order creation (metrics). */
   batchStats(): BatchStats {
     return this.creator.stats();
+  }
+
+  /** Group-commit counters of the signed status reads (metrics). */
+  statusBatchStats(): BatchStats {
+    return this.statusReader.stats();
   }
 
   async createOrder(input: CreateOrderInput): Promise<CreateOrderOutcome> {
@@ -247,6 +256,14 @@ export class OrderService {
   /** The order with the transfers recorded against it (status record). */
   getOrderWithTransfers(merchantId: string, orderId: string) {
     return getOrderWithTransfers(this.db, merchantId, orderId);
+  }
+
+  /**
+   * The status read of a signed request: consumes `nonce` (its claim is settled once this
+   * resolves) and reads the order in the same statement, batched with concurrent reads.
+   */
+  readStatus(merchantId: string, orderId: string, nonce: NonceClaim): Promise<StatusReadResult> {
+    return this.statusReader.read({ merchantId, orderId, nonce });
   }
 
   /**

@@ -17,24 +17,26 @@ export interface ObservedTransfer {
   from_address: string;
 }
 
+export type OrderWithTransfers = OrderRow & { observed: ObservedTransfer[] };
+
+/** The transfers recorded against order `o` as one JSON array (null when none): both status reads use it. */
+export const OBSERVED_TRANSFERS_SQL = `(
+  SELECT json_agg(json_build_object('tx_hash', t.tx_hash, 'log_index', t.log_index, 'block_number', t.block_number,
+           'amount_wei', t.amount_wei::text, 'match_status', t.match_status, 'orphaned', t.orphaned_at IS NOT NULL,
+           'accepted', t.accepted_at IS NOT NULL, 'confirmations', GREATEST(coalesce(c.block_number - t.block_number + 1, 0), 0),
+           'from_address', t.from_address) ORDER BY t.id DESC)
+  FROM chain_transfers t LEFT JOIN chain_cursors c ON c.chain_id = t.chain_id WHERE t.order_id = o.id
+)`;
+
 /**
  * An order of one merchant with the transfers recorded against it (paying, under-paid, late,
- * duplicate), in one round trip: the status read is the hottest merchant call. Amounts travel as
- * JSON strings.
+ * duplicate), in one round trip. Amounts travel as JSON strings. The merchant API's signed status
+ * read takes orders/status-repo.ts instead (its nonce in the same statement).
  */
-export async function getOrderWithTransfers(q: Queryable, merchantId: string, orderId: string): Promise<(OrderRow & { observed: ObservedTransfer[] }) | undefined> {
-  const { rows } = await q.query<OrderRow & { observed: ObservedTransfer[] | null }>(
-    `SELECT o.*, (
-       SELECT json_agg(json_build_object('tx_hash', t.tx_hash, 'log_index', t.log_index, 'block_number', t.block_number,
-                'amount_wei', t.amount_wei::text, 'match_status', t.match_status, 'orphaned', t.orphaned_at IS NOT NULL,
-                'accepted', t.accepted_at IS NOT NULL, 'confirmations', GREATEST(coalesce(c.block_number - t.block_number + 1, 0), 0),
-                'from_address', t.from_address) ORDER BY t.id DESC)
-       FROM chain_transfers t LEFT JOIN chain_cursors c ON c.chain_id = t.chain_id WHERE t.order_id = o.id
-     ) AS observed
-     FROM orders o WHERE o.id = $1 AND o.merchant_id = $2`,
-    [orderId, merchantId],
-    { name: 'order_with_transfers' },
-  );
+export async function getOrderWithTransfers(q: Queryable, merchantId: string, orderId: string): Promise<OrderWithTransfers | undefined> {
+  const { rows } = await q.query<OrderRow & { observed: ObservedTransfer[] | null }>(`SELECT o.*, ${OBSERVED_TRANSFERS_SQL} AS observed FROM orders o WHERE o.id = $1 AND o.merchant_id = $2`, [orderId, merchantId], {
+    name: 'order_with_transfers',
+  });
   const r = rows[0];
   return r && { ...r, observed: r.observed ?? [] };
 }

@@ -86,6 +86,13 @@ if (backends().includes('postgres')) {
         assert.equal(((await onB.json()) as { error: string }).error, 'Replay request detected');
         // and fresh headers work on B: the refusal was the replay, not B's state
         assert.equal((await fetch(`${urlB}/api/v1/merchant`, { headers: fixedHeaders(creds) })).status, 200);
+        // getOrderStatus records its nonce in the statement that reads the order (orders/status-batch.ts):
+        // a read answered on A (here 404: its nonce is used all the same) is a replay on B.
+        const read = fixedHeaders(creds);
+        assert.equal((await fetch(`${urlA}/api/v1/orders/ord_missing`, { headers: read })).status, 404);
+        const readOnB = await fetch(`${urlB}/api/v1/orders/ord_missing`, { headers: read });
+        assert.equal(readOnB.status, 401);
+        assert.equal(((await readOnB.json()) as { code: string }).code, 'replay_detected');
       } finally {
         await Promise.all([a.stop(), b.stop()]);
         rmSync(dir, { recursive: true, force: true });
