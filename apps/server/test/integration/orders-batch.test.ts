@@ -81,9 +81,14 @@ for (const backend of backends()) {
       assert.equal(items, 30, 'every create went through exactly one batch');
       assert.ok(batches >= 1 && batches < 30, `30 concurrent creates shared statements (${batches} batches)`);
       assert.equal(await sample('tollgate_db_batch_queued', 'orders'), 0, 'nothing left waiting');
-      // Signed GETs consume their nonces through the nonce batcher.
+      // Signed GETs consume their nonces through the nonce batcher, except getOrderStatus, whose
+      // nonce goes with its order read (orders/status-batch.ts).
       const nonceItems = await sample('tollgate_db_batch_items_total', 'nonces');
-      await s.signed(m, 'GET', `/api/v1/orders/${rs[0]!.body.order_id}`);
+      const statusItems = await sample('tollgate_db_batch_items_total', 'order_status');
+      assert.equal((await s.signed(m, 'GET', '/api/v1/merchant')).status, 200);
+      assert.equal(await sample('tollgate_db_batch_items_total', 'nonces'), nonceItems + 1);
+      assert.equal((await s.signed(m, 'GET', `/api/v1/orders/${rs[0]!.body.order_id}`)).status, 200);
+      assert.equal(await sample('tollgate_db_batch_items_total', 'order_status'), statusItems + 1);
       assert.equal(await sample('tollgate_db_batch_items_total', 'nonces'), nonceItems + 1);
     });
 
