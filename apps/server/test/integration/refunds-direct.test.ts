@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { mine, rpcRequest, transferToken, type DevChain } from '@tollgate/devchain';
 import type { Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
+import { pendingRefundPayees } from '../../src/chain/evm/refunds.ts';
 import { backends } from '../helpers/db.ts';
 import { buildOrderBody, MERCHANT_WALLET, setupMerchant } from '../helpers/orders.ts';
 import { startTestServer, type Creds, type TestServer } from '../helpers/server.ts';
@@ -124,6 +125,8 @@ for (const backend of backends()) {
         [rf.body.rail, rf.body.status, rf.body.amount, rf.body.amount_base_units, rf.body.currency, rf.body.from_address, rf.body.to_address, rf.body.token_contract, rf.body.chain_id],
         ['direct', 'pending', '0.75', '750000', 'USDC', MERCHANT_WALLET, payer, usdc().toLowerCase(), dev.chainId],
       );
+      // The scan asks for a refund only about transfers to these payees (scan.ts).
+      assert.ok((await pendingRefundPayees(s.db, dev.chainId)).has(payer.toLowerCase()), 'the pending refund is waited for');
       // a transfer of another amount is not the refund
       await sendRefund(payer as Hex, 10_000n);
       const hash = await sendRefund(payer as Hex, 750_000n);
@@ -134,6 +137,7 @@ for (const backend of backends()) {
       );
       assert.deepEqual([done.tx_hash, done.refunded_amount, done.order_status], [hash, '0.75', 'INVOICED']);
       assert.equal((await record(id)).refunded_amount, '0.75');
+      assert.ok(!(await pendingRefundPayees(s.db, dev.chainId)).has(payer.toLowerCase()), 'a linked refund waits for no transfer');
 
       const { rows: t } = await s.db.query<{ id: string; match_status: string; order_id: string | null }>('SELECT id, match_status, order_id FROM chain_transfers WHERE tx_hash = $1', [hash]);
       assert.deepEqual(

@@ -22,6 +22,16 @@ import type { BlockRef, TransferLog } from './rpc.ts';
  */
 
 /**
+ * The payees (lowercase) of the chain's pending DIRECT refunds not yet linked to a transfer: only a
+ * transfer to one of them can pay a refund back, so the scan asks `linkRefundTransfer` about no
+ * other (one query per scanned range instead of one per recorded transfer).
+ */
+export async function pendingRefundPayees(q: Queryable, chainId: number): Promise<ReadonlySet<string>> {
+  const { rows } = await q.query<{ to_address: string }>(`SELECT DISTINCT to_address FROM refunds WHERE rail = 'direct' AND status = 'pending' AND chain_id = $1 AND transfer_id IS NULL`, [chainId]);
+  return new Set(rows.map((r) => r.to_address.toLowerCase()));
+}
+
+/**
  * Links a newly recorded transfer to a pending DIRECT refund it pays back, claiming it; returns the
  * refund id, or undefined when it is no refund (attribution then goes on as before).
  */

@@ -2,7 +2,7 @@ import type { Hex } from 'viem';
 import type { Queryable } from '../../db/database.ts';
 import { mapLimit, yieldToEventLoop, type WatchContext } from './context.ts';
 import { attributeTransfer, type AttributionOutcome } from './matching.ts';
-import { linkRefundTransfer } from './refunds.ts';
+import { linkRefundTransfer, pendingRefundPayees } from './refunds.ts';
 import type { BlockRef, TransferLog } from './rpc.ts';
 
 /**
@@ -183,6 +183,9 @@ export async function scanRange(ctx: WatchContext, cursor: Cursor, range: { from
     if (!(await lockCursor(tx, chain.chainId, cursor))) return { kind: 'cursor-moved' };
     const decisions: AttributionOutcome[] = [];
     let inserted = 0;
+    // Read once, at the range's first new transfer (none: no query), inside the transaction like
+    // the per-transfer lookup it spares.
+    let refundPayees: ReadonlySet<string> | undefined;
     for (const [i, log] of logs.entries()) {
       const block = headers.get(log.blockNumber)!;
       const ins = await insertTransfer(tx, chain.chainId, log, block);
@@ -190,8 +193,9 @@ export async function scanRange(ctx: WatchContext, cursor: Cursor, range: { from
         inserted++;
         const blockTime = new Date(Number(block.timestamp) * 1000);
         // A merchant's DIRECT refund is claimed for the refund first (refunds.ts): attribution then
-        // records it as claimed, never as a payment.
-        await linkRefundTransfer(tx, { ...log, id: ins.id, chainId: chain.chainId, blockTime });
+        // records it as claimed, never as a payment. Only a transfer to a pending refund's payee can be one.
+        refundPayees ??= await pendingRefundPayees(tx, chain.chainId);
+        if (refundPayees.has(log.to.toLowerCase())) await linkRefundTransfer(tx, { ...log, id: ins.id, chainId: chain.chainId, blockTime });
         decisions.push(await attributeTransfer(tx, { ...log, id: ins.id, chainId: chain.chainId, blockTime, priorOrderId: ins.priorOrderId }, { head: head.number, now }));
       }
       if (i % 50 === 49) await yieldToEventLoop();
