@@ -22,11 +22,10 @@ import {
   type ConfigFile,
   type Env,
   type CardConfig,
-  SmtpSettings,
-  StripeSettings,
   type SolanaChainConfig,
   type SolanaChainFile,
 } from './schema.ts';
+import { SmtpSettings, StripeSettings } from './secrets.ts';
 import { solanaChainFromFile, solanaDelegateKey, solanaDelegateKeypairFile } from './solana.ts';
 import { parseTrustProxy } from './trust-proxy.ts';
 

@@ -2,7 +2,8 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { getBase58Decoder, getBase58Encoder } from '@solana/codecs-strings';
 import { ConfigError } from './errors.ts';
-import { SolanaDelegateKey, type SolanaChainConfig, type SolanaChainFile } from './schema.ts';
+import type { SolanaChainConfig, SolanaChainFile } from './schema.ts';
+import { SolanaDelegateKey } from './secrets.ts';
 
 /** Token program ids (the only two an SPL stablecoin mint can belong to). */
 const SOLANA_TOKEN_PROGRAMS = {

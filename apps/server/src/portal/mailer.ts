@@ -3,7 +3,7 @@
 // nodemailer is imported on the first mail, not at start: it costs ~7 MB of RSS (measured in a
 // fresh Node 24), and most gateways send none (BENCHMARKS.md "Production runtime").
 import type { Transporter } from 'nodemailer';
-import type { SmtpSettings } from '../config/schema.ts';
+import type { SmtpSettings } from '../config/secrets.ts';
 
 interface Mail {
   to: string;

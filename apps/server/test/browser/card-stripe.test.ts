@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { StripeSettings } from '../../src/config/schema.ts';
+import { StripeSettings } from '../../src/config/secrets.ts';
 import { StripeStandIn } from '../helpers/stripe-standin.ts';
 import { axeSerious, browserUnavailable, launchBrowser, routeLogo, screenshot, watchPage } from './browser.ts';
 import { startStack, type Stack } from './stack.ts';

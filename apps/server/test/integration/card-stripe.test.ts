@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { StripeSettings } from '../../src/config/schema.ts';
+import { StripeSettings } from '../../src/config/secrets.ts';
 import { cardsOf } from '../../src/rails/card/index.ts';
 import { backends } from '../helpers/db.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
-import { SmtpSettings } from '../../src/config/schema.ts';
+import { SmtpSettings } from '../../src/config/secrets.ts';
 import { backends } from '../helpers/db.ts';
 import { addPortalUser, PortalClient } from '../helpers/portal.ts';
 import { spawnTollgate } from '../helpers/process.ts';

@@ -28,7 +28,8 @@ import {
   type Instruction,
 } from '@solana/kit';
 import { findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction } from '@solana-program/token';
-import type { SolanaChainConfig, SolanaDelegateKey } from '../../../config/schema.ts';
+import type { SolanaChainConfig } from '../../../config/schema.ts';
+import type { SolanaDelegateKey } from '../../../config/secrets.ts';
 import { referenceOf } from '../reference.ts';
 import type { SolanaRpc } from '../rpc.ts';
 

@@ -15,7 +15,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Signature } from '@solana/kit';
 import type { Clock } from '../../../clock.ts';
-import type { SolanaChainConfig, SolanaDelegateKey } from '../../../config/schema.ts';
+import type { SolanaChainConfig } from '../../../config/schema.ts';
+import type { SolanaDelegateKey } from '../../../config/secrets.ts';
 import type { Database } from '../../../db/database.ts';
 import * as orders from '../../../orders/repo.ts';
 import { transitionOrder } from '../../../orders/transition.ts';

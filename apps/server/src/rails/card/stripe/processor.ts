@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import type { StripeSettings } from '../../../config/schema.ts';
+import type { StripeSettings } from '../../../config/secrets.ts';
 import type { CardEvent, CardProcessor, NotificationHeaders, RefundInput, RefundResult, StartedPayment, StartPaymentInput } from '../port.ts';
 import { normalizeStripeEvent, STRIPE_EVENT_TYPES } from './events.ts';
 
