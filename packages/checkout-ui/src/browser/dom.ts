@@ -46,3 +46,19 @@ export function sessionStore(): Storage | undefined {
     return undefined;
   }
 }
+
+/** A form field and the message under it (both pages' address and amount fields). */
+type Field = { input: HTMLInputElement; err: HTMLElement };
+
+/** Shows `text` under the field, marks it invalid for assistive technology and focuses it. */
+export function fieldError(f: Field, text: string): void {
+  f.err.hidden = false;
+  setText(f.err, text);
+  f.input.setAttribute('aria-invalid', 'true');
+  f.input.focus();
+}
+
+export function clearError(f: Field): void {
+  f.err.hidden = true;
+  f.input.removeAttribute('aria-invalid');
+}

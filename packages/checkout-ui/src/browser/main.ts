@@ -9,7 +9,7 @@ import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
 import { secondsLeft } from '../lib/countdown.ts';
 import { LIVE_ORDER, MIN_PAYMENT_WINDOW_SECONDS, type PublicSession } from '../lib/types.ts';
 import { optionKey } from '../lib/terms.ts';
-import { h, replace, setText } from './dom.ts';
+import { clearError, fieldError, h, replace, setText } from './dom.ts';
 import { cardMethod, cardOnlyScreen, startCard, type CardContext } from './card-method.ts';
 import { paidByCard, startCountdown } from './countdown.ts';
 import { cancelled, completed, expired, failed, noOptions, tooLate } from './outcomes.ts';
@@ -55,21 +55,15 @@ function showChoose() {
     },
     onWallet: payWithWallet,
     onQr: (raw) => {
-      const fieldError = (text: string) => {
-        v.err.hidden = false;
-        setText(v.err, text);
-        v.input.setAttribute('aria-invalid', 'true');
-        v.input.focus();
-      };
+      const invalid = (text: string) => fieldError(v, text);
       // Sent as typed (trimmed): the server checks the EIP-55 checksum of a mixed-case address,
       // which catches most typos without a keccak implementation in this bundle.
       const from = raw.trim();
       if (selected && isSolanaOption(selected)) {
-        if (!isSolanaAddress(from)) return fieldError('Enter a Solana address: 32 to 44 base58 characters.');
-      } else if (!isAddress(from)) return fieldError('Enter an address: 0x followed by 40 hexadecimal characters (0-9, a-f).');
-      v.err.hidden = true;
-      v.input.removeAttribute('aria-invalid');
-      void payByQr(from, fieldError);
+        if (!isSolanaAddress(from)) return invalid('Enter a Solana address: 32 to 44 base58 characters.');
+      } else if (!isAddress(from)) return invalid('Enter an address: 0x followed by 40 hexadecimal characters (0-9, a-f).');
+      clearError(v);
+      void payByQr(from, invalid);
     },
   });
   if (fiat()) v.node.appendChild(cardMethod(session, () => void startCard(cardCtx())));

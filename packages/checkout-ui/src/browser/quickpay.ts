@@ -3,9 +3,8 @@
 // walks through the same payment screens as the checkout page. The session id is kept in the
 // fragment (`#qps_…`) so a reload resumes the attempt instead of offering a second payment.
 // Nothing on this page is a proof of payment: the merchant verifies with Tollgate.
-import { ApiError, type CheckoutApi } from '../lib/api.ts';
-import type { PublicSession } from '../lib/types.ts';
-import { startCard, type CardContext } from './card-method.ts';
+import { ApiError } from '../lib/api.ts';
+import { startCard } from './card-method.ts';
 import { loadChunk } from './chunk.ts';
 import { isAddress, isSolanaAddress, isSolanaOption } from '../lib/address.ts';
 import { networkName } from '../lib/chains.ts';
@@ -15,8 +14,9 @@ import { formatUnits } from '../lib/money.ts';
 import { amountProblem, idempotencyKey, linkIdFromPath, quickpayApi, sessionIdFromHash, type PublicLink, type QuickPayApi, type QuickPayOption, type QuickPaySession } from '../lib/quickpay.ts';
 import { optionKey, sentTx, type Terms } from '../lib/terms.ts';
 import { connect, discoverWallets, ensureChain, sendTransfer, walletErrorMessage, type Wallet } from '../lib/wallet.ts';
-import { h, replace, sessionStore as storage, setText } from './dom.ts';
-import { cardStart, recall, remember, sessionTerms } from './quickpay-session.ts';
+import { clearError, fieldError, h, replace, sessionStore as storage, setText } from './dom.ts';
+import { QuickPayCard } from './quickpay-card.ts';
+import { recall, remember, sessionTerms } from './quickpay-session.ts';
 import { linkPrice, linkScreen } from './quickpay-views.ts';
 import type * as Receipt from './receipt.ts';
 import { addressPlaceholder, messageScreen, payScreen, shell, walletButtons } from './views.ts';
@@ -38,6 +38,21 @@ let pollTimer: ReturnType<typeof setTimeout> | undefined;
 
 const say = (text: string) => ui && setText(ui.live, text);
 const merchant = () => link?.merchant.name ?? 'the merchant';
+// The card rail (quickpay-card.ts): the checkout page's card screens over a quick-pay card session.
+const card = new QuickPayCard({
+  api: () => api,
+  link: () => link,
+  pageNonce,
+  takeMemo: () => (memo = view?.memo.input.value.trim() || undefined),
+  setScreen: (node) => setScreen(node),
+  say,
+  total: () => ui?.total,
+  finish: (node) => finish(node),
+  completed: (orderId, last4) => confirmed(undefined, orderId, last4),
+  failed: () => cardFailed(),
+  expired: () => expired(),
+  showLink: () => showLink(),
+});
 
 function setScreen(node: HTMLElement, focus = true) {
   if (!ui) return;
@@ -65,9 +80,9 @@ const cardFailed = () =>
 /** The final screen with the payer's receipt (receipt.ts): what the page knows of the payment. */
 function confirmed(txHash?: string, orderId?: string, last4?: string) {
   const t = payment?.terms;
-  const card = !!cardSession;
+  const byCard = !!card.session;
   // After a reload: what this tab noted when the session opened (remember()).
-  const kept = card ? undefined : recall();
+  const kept = byCard ? undefined : recall();
   if (!t && kept?.amount) setTotal(`Total ${kept.amount}`);
   // The heading first, the receipt when its chunk (chunk.ts) has loaded: as on the checkout page,
   // the receipt's code stays out of the first download.
@@ -78,13 +93,13 @@ function confirmed(txHash?: string, orderId?: string, last4?: string) {
         r.doneScreen({
           merchant: merchant(),
           item: link.product?.name,
-          amount: card ? `${link.fiat_amount} ${link.fiat_currency}` : t ? `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : kept?.amount,
-          method: card ? (last4 ? `Card ending ${last4}` : 'Card') : t ? `${t.tokenSymbol} on ${t.chainName}` : kept?.method,
-          reference: orderId ?? t?.orderId ?? cardOrder,
+          amount: byCard ? `${link.fiat_amount} ${link.fiat_currency}` : t ? `${formatUnits(t.amountWei, t.decimals)} ${t.tokenSymbol}` : kept?.amount,
+          method: byCard ? (last4 ? `Card ending ${last4}` : 'Card') : t ? `${t.tokenSymbol} on ${t.chainName}` : kept?.method,
+          reference: orderId ?? t?.orderId ?? card.order,
           payerReference: memo ?? kept?.memo,
           txHash: payment?.txHash ?? txHash,
           explorerUrl: t?.explorerUrl ?? selected?.explorer_url,
-          card,
+          card: byCard,
           at: Date.now(),
         }),
       ),
@@ -153,17 +168,6 @@ async function poll() {
   }
   pollTimer = undefined;
   if (!finished && payment) pollTimer = setTimeout(poll, delay);
-}
-
-function fieldError(f: { input: HTMLInputElement; err: HTMLElement }, text: string) {
-  f.err.hidden = false;
-  setText(f.err, text);
-  f.input.setAttribute('aria-invalid', 'true');
-  f.input.focus();
-}
-function clearError(f: { input: HTMLInputElement; err: HTMLElement }) {
-  f.err.hidden = true;
-  f.input.removeAttribute('aria-invalid');
 }
 
 /** Opens (or, for the same inputs, re-reads) the session; undefined when refused (explained). */
@@ -305,73 +309,11 @@ function showLink() {
       setTotal(priceTotal(o));
     },
     onQr: (raw) => void payByQr(raw),
-    onCard: () => void startCard(cardCtx()),
+    onCard: () => void startCard(card.context()),
     notify: say,
   });
   setScreen(view.node, false);
   renderWallets();
-}
-
-// ---- card: the checkout page's card screens (card.ts) over a quick-pay card session
-
-let cardSession: string | undefined;
-let cardOrder: string | undefined;
-
-/** The checkout card API (card.ts) mapped onto the quick-pay routes: card() opens the card session once. */
-function cardApi(): CheckoutApi {
-  const unsupported = () => Promise.reject(new ApiError(400, 'invalid_request', 'not available on a payment link'));
-  return {
-    session: unsupported,
-    bind: unsupported,
-    solanaTransaction: unsupported,
-    status: async () => {
-      const s = await api.session(cardSession!);
-      return { status: s.status === 'PAYMENT_CONFIRMED' ? 'OPEN' : s.status, ...(s.order_id ? { order_id: s.order_id } : {}), ...(s.order_status ? { order_status: s.order_status } : {}) } as Awaited<ReturnType<CheckoutApi['status']>>;
-    },
-    card: async () => {
-      let s: QuickPaySession;
-      if (cardSession) s = await api.session(cardSession);
-      else {
-        memo = view?.memo.input.value.trim() || undefined;
-        const body: Record<string, unknown> = { rail: 'card', ...(memo ? { memo } : {}) };
-        body.idempotency_key = idempotencyKey(pageNonce, body);
-        s = await api.open(body);
-        cardSession = s.session_id;
-        history.replaceState(null, '', `${location.pathname}#${s.session_id}`);
-      }
-      cardOrder = s.order_id ?? s.terms?.order_id;
-      return cardStart(s, link);
-    },
-    testCard: (c) => api.testCard(cardSession!, c),
-    get clockOffset() {
-      return api.clockOffset;
-    },
-  };
-}
-
-function cardCtx(): CardContext {
-  return {
-    api: cardApi(),
-    // card.ts reads the merchant's name and the card price from the session: the link has both.
-    session: () => ({ merchant: link.merchant, line_items: [], fiat_amount: link.fiat_amount, fiat_currency: link.fiat_currency }) as unknown as PublicSession,
-    setScreen,
-    say,
-    // The card amount as the summary's total; the product's name stays.
-    summary: () => ui && { items: h('ul'), total: ui.total },
-    completed: (card) => confirmed(undefined, card.orderId, card.last4),
-    failed: cardFailed,
-    expired,
-    refused: (e: ApiError) => (e.status === 410 ? finish(messageScreen('unavailable', 'warn', 'This link takes no more payments', e.message)) : say(e.message)),
-    paid: () => undefined,
-    back:
-      link.payment_options.length > 0
-        ? () => {
-            cardSession = undefined;
-            history.replaceState(null, '', location.pathname);
-            showLink();
-          }
-        : undefined,
-  };
 }
 
 function tick() {
@@ -420,8 +362,8 @@ async function boot() {
     try {
       const s = await api.session(resume);
       if (s.rail === 'card') {
-        cardSession = s.session_id;
-        if (s.status === 'OPEN') return void startCard(cardCtx(), { resume: true });
+        card.session = s.session_id;
+        if (s.status === 'OPEN') return void startCard(card.context(), { resume: true });
         return s.status === 'FAILED' ? cardFailed() : onSession(s);
       }
       const t = termsOf(s);
