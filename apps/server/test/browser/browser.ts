@@ -1,5 +1,6 @@
 // Browser plumbing of the hosted-checkout tests: Debian chromium through playwright-core, a test
 // EIP-1193/EIP-6963 wallet backed by an unlocked anvil account, axe-core checks, screenshots.
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -80,6 +81,25 @@ export async function watchPage(context: BrowserContext) {
 export async function routeLogo(context: BrowserContext, url: string): Promise<void> {
   const svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 48 48"><rect width="48" height="48" rx="10" fill="#6b3e26"/><path d="M14 18h16v10a8 8 0 0 1-16 0zM30 20h3a4 4 0 0 1 0 8h-3" fill="none" stroke="#fff" stroke-width="3"/></svg>';
   await context.route(url, (route) => route.fulfill({ status: 200, contentType: 'image/svg+xml', body: svg }));
+}
+
+/** No serious or critical axe-core violation on the page (`screen` names it in the failure). */
+export async function assertAxeClean(page: Page, screen: string): Promise<void> {
+  const v = await axeSerious(page);
+  assert.deepEqual(v, [], `axe serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
+}
+
+/**
+ * A browser context for a hosted payment page at `viewport` (`mobile`: touch, 2× pixels), kept in
+ * `contexts` for the caller to close: the page's copy buttons may write the clipboard (the tests
+ * read it back) and the merchant's logo is served from memory (routeLogo).
+ */
+export async function pageContext(browser: Browser, contexts: BrowserContext[], site: { origin: string; logoUrl: string }, viewport: { width: number; height: number }, mobile = false): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport, ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}) });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.origin });
+  contexts.push(context);
+  await routeLogo(context, site.logoUrl);
+  return context;
 }
 
 /** The page side of the test wallet (plain ES2020, runs before the page's own script). */
