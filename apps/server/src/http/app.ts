@@ -9,6 +9,7 @@ import { DEFAULT_RATE_LIMITS, registerRoutes, type PortalAuthenticator, type Rat
 import { installObservability } from './observability.ts';
 import { installBodyStallGuard, onClientError } from './transport.ts';
 import { clientAddress, fastifyTrustProxy } from './client-address.ts';
+import { AJV_OPTIONS, lazySchemaCompilers } from './compilers.ts';
 
 /** Ids that are bearer capabilities: checkout sessions and quick-pay sessions. */
 const CAPABILITY_IDS = /(cs|qps)_[A-Za-z0-9_-]+/g;
@@ -107,7 +108,9 @@ export async function buildHttpApp(deps: RouteDeps, routes: readonly RouteDef<an
     // config.trustProxy (TRUST_PROXY): behind a reverse proxy, without it every client shares the
     // proxy's address and one budget of every per-address limit.
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    ajv: AJV_OPTIONS,
+    // Compiled on a route's first request, once per process (compilers.ts).
+    schemaController: lazySchemaCompilers,
   });
 
   // JSON only: fastify's built-in text/plain parser would hand a string body to auth and
