@@ -39,6 +39,8 @@ export interface AcceptArgs {
   /** Which recorded transfer; optional when exactly one can be accepted. */
   txHash?: string | undefined;
   logIndex?: number | undefined;
+  /** The stored form of a transaction reference on a chain (its family's planner, orders/ports.ts transactionRef). */
+  txRef: (chainId: number, raw: string) => string;
   /** The finality rule of a configured chain (the order service's port, chain/order-ports.ts finalityRule), undefined for an unknown chain. */
   finality: (chainId: number) => FinalityRule | undefined;
   now: Date;
@@ -50,8 +52,6 @@ export interface AcceptArgs {
  * if (out.kind === 'accepted') console.log(out.order.status); // 'INVOICED'
  */
 export async function acceptPayment(db: Database, a: AcceptArgs): Promise<AcceptOutcome> {
-  // EVM hashes are stored lowercase; a Solana signature is case-sensitive base58, kept as given.
-  const txHash = a.txHash?.startsWith('0x') ? a.txHash.toLowerCase() : a.txHash;
   // A node's answer (commitment families) is read before the transaction: see orders/finality.ts.
   const pre = await repo.getOrderForMerchant(db, a.merchantId, a.orderId);
   const rule = pre ? a.finality(pre.chain_id) : undefined;
@@ -65,6 +65,7 @@ export async function acceptPayment(db: Database, a: AcceptArgs): Promise<Accept
     return await db.transaction(async (tx): Promise<AcceptOutcome> => {
       const o = await transfers.lockOrderForMerchant(tx, a.merchantId, a.orderId);
       if (!o) return { kind: 'not_found' };
+      const txHash = a.txHash === undefined ? undefined : a.txRef(o.chain_id, a.txHash);
       const chosen = (await transfers.listRecordedTransfers(tx, o.id)).filter((t) => (txHash === undefined || t.tx_hash === txHash) && (a.logIndex === undefined || t.log_index === a.logIndex));
       if (o.status === 'INVOICED') {
         const same = chosen.find((t) => t.accepted_at !== null && Number(o.transfer_id) === t.id);

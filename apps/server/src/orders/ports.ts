@@ -81,6 +81,8 @@ export interface PaymentPlanner {
   payer(raw: string): { kind: 'payer'; address: string } | PlanRefusal;
   /** The stored form of a `token_contract` a request names (compared with the configured token's). */
   tokenContract(raw: string): string;
+  /** The stored form of a transaction a request names (compared with the recorded transfers'). */
+  transactionRef(raw: string): string;
   /** Flow, pay-to address and callback of the new order, or a refusal. */
   plan(req: PlanRequest): Promise<PlanOutcome>;
 }

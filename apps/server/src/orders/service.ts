@@ -294,7 +294,8 @@ export class OrderService {
       merchantId,
       orderId,
       ...sel,
-      // the family of the order's chain decides (a Solana order is not in config.chains)
+      // the family of the order's chain decides (ports.ts), for the reference and for finality
+      txRef: (id, raw) => this.ports.plannerFor(id).transactionRef(raw),
       finality: (id) => this.ports.finalityRule(id),
       now: new Date(this.clock.now()),
     });

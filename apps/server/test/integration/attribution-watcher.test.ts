@@ -215,7 +215,7 @@ for (const backend of backends()) {
       }
       await mine(dev.rpcUrl, chain.finalityConfirmations + 2);
       await tickOk(w);
-      const out = await acceptPayment(db(), { merchantId: m.id, orderId: closed.id, finality: () => ({ unit: 'blocks', needed: chain.finalityConfirmations }), now: new Date() });
+      const out = await acceptPayment(db(), { merchantId: m.id, orderId: closed.id, txRef: (_, raw) => raw, finality: () => ({ unit: 'blocks', needed: chain.finalityConfirmations }), now: new Date() });
       assert.equal(out.kind, 'nothing');
       assert.equal((await getOrderRow(db(), closed.id)).status, 'CANCELLED');
       assert.equal((await getOrderRow(db(), open.id)).status, 'CHECKOUT_VERIFIED');

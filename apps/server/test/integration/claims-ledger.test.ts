@@ -113,7 +113,7 @@ for (const backend of backends()) {
       await tickOk(w);
       assert.deepEqual(await transferOf(tx), [{ match_status: 'claimed', order_id: null }]);
       assert.deepEqual(await orderEvents(order.id), []);
-      const acc = await acceptPayment(st.s.db, { merchantId: m.id, orderId: order.id, finality: () => ({ unit: 'blocks', needed: FINALITY }), now: new Date() });
+      const acc = await acceptPayment(st.s.db, { merchantId: m.id, orderId: order.id, txRef: (_, raw) => raw, finality: () => ({ unit: 'blocks', needed: FINALITY }), now: new Date() });
       assert.equal(acc.kind, 'nothing');
       assert.equal((await getOrderRow(st.s.db, order.id)).transfer_id, null);
     });

@@ -19,6 +19,9 @@ export function evmPaymentPlanner(delegate: DelegatePlanner | undefined): Paymen
       return { kind: 'payer', address };
     },
     tokenContract: (raw) => raw.toLowerCase(),
+    // A 0x hash is stored lowercase; anything else is no EVM hash and stays as given (the default
+    // planner of a chain no family has must not alter another family's reference).
+    transactionRef: (raw) => (raw.startsWith('0x') ? raw.toLowerCase() : raw),
     async plan(req) {
       if (req.receiveType === 'DIRECT') return { kind: 'plan', plan: { flow: 'ERC20_DIRECT' } };
       if (!delegate) return { kind: 'refused', code: 'delegate_not_enabled', message: 'DELEGATE mode is not available on this deployment', param: 'merchant_id' };

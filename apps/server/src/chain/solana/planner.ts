@@ -19,6 +19,8 @@ export function solanaPaymentPlanner(config: Pick<Config, 'solanaDelegate'>): Pa
       return { kind: 'payer', address };
     },
     tokenContract: (raw) => raw,
+    // A signature is case-sensitive base58: stored as given.
+    transactionRef: (raw) => raw,
     async plan(req) {
       if (req.receiveType === 'DIRECT') return { kind: 'plan', plan: { flow: 'SOL_DIRECT' } };
       if (!config.solanaDelegate) return { kind: 'refused', code: 'delegate_not_enabled', message: `DELEGATE settlement is not set up on chain ${req.chainId}`, param: 'chain_id' };
