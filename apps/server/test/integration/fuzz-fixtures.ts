@@ -89,6 +89,18 @@ export async function snapshot(s: TestServer): Promise<Record<string, string>> {
   return rows[0]!;
 }
 
+/**
+ * The id the next writing transaction of the database cluster will get. Every write (INSERT,
+ * UPDATE, DELETE, in any table) takes a transaction id; reads take none. So while this is unchanged,
+ * nothing was written anywhere and the per-table snapshot above cannot differ: a cheap first check.
+ * It moves for a signed request's nonce, and on a PostgreSQL server shared with other test files'
+ * databases for their writes too; then the snapshot decides.
+ */
+export async function nextXid(s: TestServer): Promise<string> {
+  const { rows } = await s.db.query<{ x: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x');
+  return rows[0]!.x;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hostile values.
 
