@@ -194,9 +194,16 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteDef<a
         if (r.auth === 'merchant') req.merchant = await authenticateMerchant(req, deps, !deferNonce);
         else if (r.auth === 'admin') requireAdmin(req, deps.config.adminToken);
         else if (r.auth === 'portal') req.portal = await portal!(req, r.portalRole);
-        refuseNul(req.params, 'path');
-        refuseNul(req.query, 'query');
-        refuseNul(req.body, 'body');
+        try {
+          refuseNul(req.params, 'path');
+          refuseNul(req.query, 'query');
+          refuseNul(req.body, 'body');
+        } catch (err) {
+          // A refusal before the handler uses up a deferred nonce too (the path is not signed: the
+          // same headers must not be good for another path), and a replay's 401 wins.
+          if (deferNonce) await settleNonce(req.merchant!.nonce, deps);
+          throw err;
+        }
       },
       ...(byBody ? { preHandler: byBody } : {}),
       handler: async (req, reply) => {

@@ -62,10 +62,12 @@ for (const backend of backends()) {
       assert.equal(again.body.code, 'replay_detected');
       assert.equal(again.body.error, 'Replay request detected');
       assert.equal(again.body.order_id, undefined);
-      // A 404 used its nonce too, and so did a request refused by the path's schema (400).
+      // A 404 used its nonce too, and so did a request refused by the path's schema or its NUL (400).
       for (const [path, status] of [
         ['/api/v1/orders/ord_missing', 404],
         [`/api/v1/orders/${'x'.repeat(65)}`, 400],
+        // refused before the handler (a NUL in the path): its nonce is used as well
+        ['/api/v1/orders/ord%00x', 400],
       ] as const) {
         const h = fixed(m);
         assert.equal((await s.request('GET', path, { headers: h })).status, status, path);
