@@ -83,6 +83,25 @@ export async function routeLogo(context: BrowserContext, url: string): Promise<v
   await context.route(url, (route) => route.fulfill({ status: 200, contentType: 'image/svg+xml', body: svg }));
 }
 
+/**
+ * Holds the page's navigation to `pathname` (the merchant's return URL, which the completed screen
+ * opens by itself 2.5 s after it shows) until `release()`: the checks of the completed screen (its
+ * receipt, a screenshot, axe) then run on that screen however slow the machine is. The old document
+ * stays live while the navigation's request waits.
+ */
+export async function holdNavigation(page: Page, pathname: string): Promise<() => void> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(
+    (u) => u.pathname === pathname,
+    async (route) => {
+      await held;
+      await route.continue();
+    },
+  );
+  return release;
+}
+
 /** No serious or critical axe-core violation on the page (`screen` names it in the failure). */
 export async function assertAxeClean(page: Page, screen: string): Promise<void> {
   const v = await axeSerious(page);

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { mine, transferToken } from '@tollgate/devchain';
 import { verifyWebhookSignature } from '@tollgate/protocol';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
-import { assertAxeClean, browserUnavailable, installWallet, launchBrowser, pageContext, screenshot, watchPage } from './browser.ts';
+import { assertAxeClean, browserUnavailable, holdNavigation, installWallet, launchBrowser, pageContext, screenshot, watchPage } from './browser.ts';
 import { CHAIN_NAME, EXPLORER_URL, startStack, type Stack } from './stack.ts';
 
 const skip = browserUnavailable();
@@ -144,6 +144,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.match((await page.locator('[data-screen="pay"] .note').textContent())!, /^Do not send this payment again\./);
 
     const orderId = (await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}/status`)).body.order_id;
+    const releaseReturn = await holdNavigation(page, '/shop/success');
     await mineUntilCompleted(page);
     // The receipt (a chunk loaded on completion): merchant, items, amount, token and network, order, transaction.
     await page.locator('#receipt-h').waitFor();
@@ -167,6 +168,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await screenshot(page, '03-completed-desktop');
     await assertAxeClean(page, 'completed');
 
+    releaseReturn();
     await page.waitForURL((u) => u.pathname === '/shop/success', { timeout: 15_000 });
     const landed = new URL(page.url());
     assert.equal(landed.searchParams.get('order'), '42');
@@ -264,6 +266,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
 
     // The payer pays from their own wallet app: a plain transfer from that address.
     const hash = await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });
+    const releaseReturn = await holdNavigation(page, '/shop/success');
     await mineUntilCompleted(page);
     // The page learnt the hash from the status projection (the payer's wallet app never told it).
     await page.locator('#receipt-h').waitFor();
@@ -271,6 +274,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll on the receipt');
     await screenshot(page, '08-completed-mobile');
     await assertAxeClean(page, 'completed (mobile)');
+    releaseReturn();
     await page.waitForURL((u) => u.pathname === '/shop/success' && u.searchParams.get('checkout_id') === s.checkout_id, { timeout: 15_000 });
     assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
     assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
