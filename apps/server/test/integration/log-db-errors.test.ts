@@ -28,7 +28,6 @@ import { signTestNotification } from '../../src/rails/card/test/processor.ts';
 import { x402Body } from './x402-fixtures.ts';
 
 const T = randomBytes(6).toString('hex');
-/** Request values that must never be logged (a body or query value, or a secret). */
 const MPP_ROUTE = 'GET:api:data';
 const MPP_TABLES = ['mpp_routes', 'mpp_challenges', 'transfer_claims', 'mpp_receipt_keys', 'x402_authorizations'];
 /** Routes that answer from configuration alone: no database statement can fail under them. */
@@ -36,9 +35,10 @@ const NO_DATABASE = new Set(['GET /x402/v2/supported']);
 const DELEGATE_TABLES = ['merchant_callbacks', 'settlements', 'worker_leases'];
 const QUICKPAY_TABLES = ['quickpay_products', 'quickpay_links', 'quickpay_sessions'];
 const PORTAL_TABLES = ['portal_users', 'portal_sessions', 'portal_invitations', 'portal_login_failures', 'portal_password_resets', 'portal_recovery_codes'];
-/** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE, portal and card tables). */
 const CARD_TABLES = ['card_payments', 'card_events', 'refunds'];
+/** Tables whose writes fail in phase 1 (the fuzzers' list, quick-pay's included, plus the machine-payment, DELEGATE, portal and card tables). */
 const WRITTEN = [...TABLES, ...MPP_TABLES, ...DELEGATE_TABLES, ...PORTAL_TABLES, ...CARD_TABLES];
+/** Request values that must never be logged (a body or query value, or a secret). */
 const SENTINELS = {
   email: `mail-${T}@example.com`,
   phone: `+1555${parseInt(T, 16) % 10_000_000}`,
