@@ -102,6 +102,33 @@ for (const backend of backends()) {
       assert.equal(await mppEvents(c.challenge_id), 1);
     });
 
+    it('a chain clock trailing ours: a transfer sent after the challenge in a block stamped seconds before it still pays the challenge, never a late payment of the expired order', async () => {
+      const amount = 1_250_000n;
+      const order = await expiredOrder(amount);
+      // The gateway's clock 5 s ahead of the chain's when the challenge is issued (what a block
+      // stamped in an earlier second, or a chain clock that trails ours, looks like).
+      const route = `GET:api:ledger${++seq}`;
+      assert.equal((await st.s.signed(st.m, 'PUT', `/api/v1/mpp/routes/${route}`, { body: { amount_wei: amount.toString(), chain_id: st.dev.chainId, token_symbol: 'USDC' } })).status, 200);
+      st.s.clock.ms = Date.now() + 5_000;
+      const ch = await st.s.request('POST', '/mpp/v1/challenge', { body: { merchant_id: st.m.merchantId, route_canonical: route, request_canonical: route, payer_addr: payer } });
+      assert.equal(ch.status, 402, ch.text);
+      const c = ch.body as { challenge_id: string; mac: string };
+      const tx = await pay(st, 0, MERCHANT_WALLET, amount);
+      await tickOk(w);
+      assert.deepEqual(await transferOf(tx), [{ match_status: 'unmatched', order_id: null }], 'left for the challenge it pays');
+      await finalize(st);
+      st.s.clock.ms = Date.now() + 5_000;
+      const r = await verify(st, { challenge_id: c.challenge_id, tx_hash: tx, payer_addr: payer, mac: c.mac });
+      st.s.clock.ms = Date.now();
+      assert.equal(r.status, 200, r.text);
+      await tickOk(w);
+      assert.deepEqual(
+        (await claimsOf(tx)).map((x) => [x.purpose, x.purpose_id]),
+        [['mpp_challenge', c.challenge_id]],
+      );
+      assert.deepEqual(await orderEvents(order.id), [], 'no order.late_payment');
+    });
+
     it('verify first: the watcher records the claimed transfer as claimed (no order, no event), and accept-payment cannot take it', async () => {
       const amount = 1_300_000n;
       const order = await expiredOrder(amount);

@@ -303,15 +303,17 @@ async function recordClaimed(tx: Queryable, id: number, holder: ClaimHolder): Pr
 /**
  * Whether an OPEN machine-payment challenge issued to this transfer's payer is paid by it (what
  * its verify would accept: same chain, token and recipient, at least the price, mined inside the
- * challenge's lifetime). Challenges without a named payer do not count: anybody can open one for
+ * challenge's lifetime, less the chain's clock skew). Challenges without a named payer do not count: anybody can open one for
  * any price, and they must not be able to keep payments away from orders.
  */
 async function openChallengeFits(tx: Queryable, t: NewTransfer): Promise<boolean> {
   const { rows } = await tx.query(
     `SELECT 1 FROM mpp_challenges
       WHERE status = 'OPEN' AND chain_id = $1 AND recipient = $2 AND payer_addr = $3 AND token_contract = $4
-        AND amount_wei <= $5 AND date_trunc('second', issued_at) <= $6 AND expires_at >= $6 LIMIT 1`,
-    [t.chainId, t.to, t.from, t.token, t.value.toString(), t.blockTime],
+        AND amount_wei <= $5 AND date_trunc('second', issued_at) <= $7 AND expires_at >= $6 LIMIT 1`,
+    // The verify's window (mpp/verify.ts judge): a block may be stamped up to CHAIN_CLOCK_SKEW_MS
+    // before the challenge it pays, as a chain's clock may trail ours.
+    [t.chainId, t.to, t.from, t.token, t.value.toString(), t.blockTime, new Date(t.blockTime.getTime() + CHAIN_CLOCK_SKEW_MS)],
   );
   return rows.length > 0;
 }
