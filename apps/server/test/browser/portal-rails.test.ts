@@ -79,7 +79,7 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     await screenshot(page, 'portal-rails-overview-1280');
 
     await page.getByRole('link', { name: 'Orders' }).click();
-    await page.getByRole('heading', { name: 'Orders' }).waitFor();
+    await page.getByRole('heading', { name: 'Orders', exact: true, level: 1 }).waitFor();
     const row = page.getByRole('row').filter({ hasText: paid });
     assert.match((await row.textContent())!, /Paid.*9\.50 EUR.*Card · TEST.*tpi_/);
     assert.equal(await row.locator('.badge').getAttribute('title'), 'INVOICED', 'the enum on hover');
@@ -122,7 +122,7 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     await clean(page, watch, 'overview at 375 px');
     await screenshot(page, 'portal-rails-overview-375');
     await page.getByRole('link', { name: 'Orders' }).click();
-    await page.getByRole('heading', { name: 'Orders' }).waitFor();
+    await page.getByRole('heading', { name: 'Orders', exact: true, level: 1 }).waitFor();
     assert.equal(
       await page
         .locator('.table-wrap tr')
@@ -207,7 +207,7 @@ describe('portal: every rail (browser)', { skip, timeout: 240_000 }, () => {
     await clean(page, watch, 'machine payments');
 
     await page.getByRole('link', { name: 'API keys' }).click();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('heading', { name: 'API keys', exact: true, level: 1 }).waitFor();
     await page.getByRole('button', { name: 'Create API key' }).click();
     const made = (await page.locator('.out p').first().textContent())!.replace('API key ', '');
     await page.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: made }).waitFor();

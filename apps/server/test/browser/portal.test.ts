@@ -89,7 +89,7 @@ for (const backend of backends()) {
 
       // find an order by its transaction hash, with the keyboard
       await page.getByRole('link', { name: 'Orders' }).click();
-      await page.getByRole('heading', { name: 'Orders' }).waitFor();
+      await page.getByRole('heading', { name: 'Orders', exact: true, level: 1 }).waitFor();
       await page.getByLabel('Search').fill(TX);
       await page.keyboard.press('Enter');
       await page.waitForURL(/q=0x/);
@@ -105,7 +105,7 @@ for (const backend of backends()) {
 
       // redeliver the failed webhook
       await page.goto(`${server.url}/portal/#/webhooks`);
-      await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+      await page.getByRole('heading', { name: 'Webhooks', exact: true, level: 1 }).waitFor();
       await clean(page, watch, 'webhooks');
       await page.getByRole('button', { name: 'Redeliver' }).first().click();
       await page
@@ -149,7 +149,7 @@ for (const backend of backends()) {
 
       // rotate the API key: a new secret shown once, the old key revoked
       await page.getByRole('link', { name: 'API keys' }).click();
-      await page.getByRole('heading', { name: 'API keys' }).waitFor();
+      await page.getByRole('heading', { name: 'API keys', exact: true, level: 1 }).waitFor();
       await page.locator(`[data-rotate="${a.apiKey}"]`).click();
       const secret = await page.locator('[data-secret="API secret"]').textContent();
       assert.ok(secret && secret.length > 20);
@@ -158,7 +158,7 @@ for (const backend of backends()) {
       assert.equal(keys.filter((k) => !k.revoked_at).length, 1);
       await clean(page, watch, 'api keys');
       await page.reload();
-      await page.getByRole('heading', { name: 'API keys' }).waitFor();
+      await page.getByRole('heading', { name: 'API keys', exact: true, level: 1 }).waitFor();
       assert.equal(await page.content().then((h) => h.includes(secret!)), false, 'the secret is not shown again');
 
       // export CSV and compare with the database
@@ -187,10 +187,10 @@ for (const backend of backends()) {
 
       // checkout sessions page, and the return-URL allowlist edited by the owner
       await page.getByRole('link', { name: 'Checkout' }).click();
-      await page.getByRole('heading', { name: 'Checkout sessions' }).waitFor();
+      await page.getByRole('heading', { name: 'Checkout sessions', exact: true, level: 1 }).waitFor();
       await clean(page, watch, 'checkout sessions');
       await page.getByRole('link', { name: 'Callbacks' }).click();
-      await page.getByRole('heading', { name: 'Callbacks' }).waitFor();
+      await page.getByRole('heading', { name: 'Callbacks', exact: true, level: 1 }).waitFor();
       await clean(page, watch, 'callbacks');
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByLabel('Allowed success/cancel URLs, one per line').fill('https://acme.example/thanks\nhttps://acme.example/cart');
@@ -204,7 +204,7 @@ for (const backend of backends()) {
 
       // another merchant's order id: not found
       await page.goto(`${server.url}/portal/#/orders/${orderB}`);
-      await page.getByRole('heading', { name: 'Not found' }).waitFor();
+      await page.getByRole('heading', { name: 'Not found', exact: true, level: 1 }).waitFor();
       await context.close();
     });
 
@@ -236,7 +236,7 @@ for (const backend of backends()) {
       });
       assert.equal(put, 403, 'a developer cannot change settings');
       await page.getByRole('link', { name: 'Orders' }).click();
-      await page.getByRole('heading', { name: 'Orders' }).waitFor();
+      await page.getByRole('heading', { name: 'Orders', exact: true, level: 1 }).waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `no sideways scroll of the page at 375 px (${overflow})`);
       await screenshot(page, 'portal-orders-375');
