@@ -20,6 +20,9 @@ import { checkoutOf } from './checkout/service.ts';
 import { Registry } from 'prom-client';
 import { OpsMetrics } from './metrics/ops.ts';
 import { followTransitions, observeTransitions } from './orders/transition.ts';
+import { registerOrderRowParts } from './orders/views.ts';
+import { cardOrderRowPart } from './rails/card/columns.ts';
+import { delegateOrderRowPart } from './settlement/columns.ts';
 import { syncSessionWithOrder } from './checkout/sync.ts';
 import { isQuickPaySessionOrder } from './quickpay/rails/session-order.ts';
 import { syncQuickPayWithOrder } from './quickpay/sync.ts';
@@ -43,6 +46,9 @@ export type { Role };
 // completes or fails with its order, a quick-pay session sends its completion once. Registered when
 // this module loads (once per process, whatever the number of gateways), before any order can move.
 followTransitions(syncSessionWithOrder, syncQuickPayWithOrder);
+// The columns of the order row the rails own and their fields of the status record (OrderRowPart,
+// orders/row-parts.ts): registered before any app is built, so routes see the assembled schema.
+registerOrderRowParts(delegateOrderRowPart, cardOrderRowPart);
 
 export interface StartOptions {
   role?: Role;

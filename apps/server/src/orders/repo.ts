@@ -33,22 +33,18 @@ export interface OrderRow {
   failure_reason: string | null;
   created_at: Date;
   updated_at: Date;
-  // card orders (flow FIAT_<PROCESSOR>, migration 0014); NULL on crypto orders
-  fiat_currency?: string | null;
-  fiat_amount?: string | null;
-  payment_reference?: string | null;
-  /** why a paid card order is held in PAYMENT_CONFIRMED (rails/card/states.ts HoldReason) */
-  held_reasons?: string[] | null;
-  /** minor units refunded so far */
+  /** Base units refunded so far (succeeded refunds of any rail, docs/refunds.md); a card order counts minor units of its currency. */
   refunded_amount?: string | null;
-  dispute_status?: string | null;
-  /** DELEGATE (migration 0009); null otherwise. */
+  /** The callback registration the order settles through (OrderPlan.callbackId); null otherwise. */
   callback_id: string | null;
-  calldata_signature: string | null;
-  callback_status: 'pending' | 'succeeded' | 'failed' | null;
+  /**
+   * The outbound settlement transaction of an order that is settled by the gateway (rather than paid
+   * to the merchant's wallet directly): once recorded, the order's settlement is in flight, so it is
+   * neither expired, cancelled nor superseded. Null otherwise.
+   */
   settlement_tx_hash: string | null;
-  settled_at: Date | null;
-  refund_tx_hash: string | null;
+  // `SELECT *` also returns the columns the modules built on orders own (their OrderRowPart): they
+  // read them with their own row type, e.g. rails/card/columns.ts CardOrderColumns.
 }
 
 export interface NewOrder {
@@ -301,30 +297,35 @@ export async function getOrder(q: Queryable, orderId: string): Promise<OrderRow 
   return rows[0];
 }
 
-/** Columns a transition may set besides status (whitelist: names are interpolated into SQL). */
-const PATCHABLE = [
-  'transfer_id',
-  'tx_hash',
-  'log_index',
-  'block_number',
-  'block_hash',
-  'paid_amount_wei',
-  'confirmations',
-  'payment_seen_at',
-  'confirmed_at',
-  'invoiced_at',
-  'failure_reason',
-  // card rail (rails/card/service.ts); held_reasons takes a JSON string
-  'payment_reference',
-  'held_reasons',
-  'refunded_amount',
-  'dispute_status',
-  'callback_status',
-  'settlement_tx_hash',
-  'settled_at',
-  'refund_tx_hash',
-] as const;
-export type OrderPatch = Partial<Record<(typeof PATCHABLE)[number], unknown>>;
+/** The core's columns a transition may set besides status. */
+const CORE_PATCHABLE = ['transfer_id', 'tx_hash', 'log_index', 'block_number', 'block_hash', 'paid_amount_wei', 'confirmations', 'payment_seen_at', 'confirmed_at', 'invoiced_at', 'failure_reason', 'refunded_amount', 'settlement_tx_hash'] as const;
+
+/**
+ * The columns of `orders` the modules built on orders set, by name and value type: each declares its
+ * own by augmenting this interface (rails/card/columns.ts, settlement/columns.ts), so a patch that
+ * names one type-checks; its OrderRowPart allows them at start-up. Exported for that augmentation,
+ * which no import shows (hence `@public` for knip).
+ * @public
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation, which only an interface allows
+export interface OrderPartPatch {}
+export type OrderPatch = Partial<Record<(typeof CORE_PATCHABLE)[number], unknown>> & Partial<OrderPartPatch>;
+
+/**
+ * Columns a transition may set besides status: an allow-list, because the names are interpolated
+ * into SQL. The core's, then the registered parts' (`allowPatchColumns`), fixed at start-up from
+ * the parts' definitions, never from input.
+ */
+const PATCHABLE = new Set<string>(CORE_PATCHABLE);
+
+/** Adds a part's columns to the allow-list (orders/views.ts registerOrderRowParts); a column another part or the core has is refused. */
+export function allowPatchColumns(columns: readonly string[]): void {
+  for (const c of columns) {
+    if (!/^[a-z][a-z0-9_]*$/.test(c)) throw new Error(`not a column name: ${c}`);
+    if (PATCHABLE.has(c)) throw new Error(`column ${c} is already patchable`);
+  }
+  for (const c of columns) PATCHABLE.add(c);
+}
 
 /**
  * `UPDATE … WHERE id = $1 AND status = $expected`: the move happens only from the state the caller
@@ -335,7 +336,7 @@ export type OrderPatch = Partial<Record<(typeof PATCHABLE)[number], unknown>>;
 function patchSets(patch: OrderPatch, params: unknown[]): string[] {
   const sets: string[] = [];
   for (const [col, val] of Object.entries(patch)) {
-    if (!(PATCHABLE as readonly string[]).includes(col)) throw new Error(`column ${col} is not patchable`);
+    if (!PATCHABLE.has(col)) throw new Error(`column ${col} is not patchable`);
     params.push(val);
     sets.push(`${col} = $${params.length}`);
   }

@@ -1,6 +1,7 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TObject } from '@sinclair/typebox';
 import { formatUnits } from '@tollgate/protocol';
-import type { OrderRow } from './repo.ts';
+import { allowPatchColumns, type OrderRow } from './repo.ts';
+import { assembleStatusRecord, type CoreRecord, type OrderRowPart, type StatusRecordAssembly } from './row-parts.ts';
 import type { ObservedTransfer } from './transfers-repo.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
@@ -17,8 +18,12 @@ const ObservedTransferSchema = Type.Object({
   confirmations: Type.Integer({ description: 'blocks on top of the transfer, its own included, as far as the gateway has scanned' }),
 });
 
-/** The order status record (docs/orders.md "Status record"). Optional fields appear once known; never null. */
-export const OrderStatusRecordSchema = Type.Object({
+/**
+ * The core's properties of the order status record (docs/orders.md "Status record"). Optional fields
+ * appear once known; never null. The modules built on orders add theirs (OrderRowPart,
+ * orders/row-parts.ts), placed among these.
+ */
+const CORE_PROPERTIES = {
   order_id: Type.String(),
   merchant_id: Type.String(),
   dapp_order_id: Type.String(),
@@ -43,48 +48,31 @@ export const OrderStatusRecordSchema = Type.Object({
   invoiced_at: Type.Optional(Type.String()),
   failure_reason: Type.Optional(Type.String()),
   checkout_id: Type.Optional(Type.String()),
-  callback_status: Type.Optional(Type.String({ description: 'DELEGATE: pending | succeeded | failed' })),
-  settlement_tx_hash: Type.Optional(Type.String({ description: 'DELEGATE: the settlement transaction (payout and callback in one transaction)' })),
-  settled_at: Type.Optional(Type.String({ description: 'DELEGATE: when the settlement transaction reached finality' })),
-  refund_tx_hash: Type.Optional(Type.String({ description: 'DELEGATE: the operator refund of a FAILED order to its payer' })),
   needs_reconciliation: Type.Optional(
     Type.Boolean({
       description: 'present (true) while a late, under- or duplicate payment recorded against the order is neither accepted nor orphaned: accept it (POST /api/v1/orders/{order_id}/accept-payment) or refund the payer',
     }),
   ),
   observed_transfers: Type.Optional(Type.Array(ObservedTransferSchema, { description: 'transfers recorded against the order: its payment, and late, under- or duplicate payments' })),
-  fiat_currency: Type.Optional(Type.String({ description: 'card orders: the currency charged (ISO 4217)' })),
-  fiat_amount: Type.Optional(Type.String({ description: 'card orders: the amount charged, a decimal string' })),
-  payment_reference: Type.Optional(Type.String({ description: "card orders: the processor's payment reference" })),
-  held_reasons: Type.Optional(
-    Type.Array(Type.String(), {
-      description: 'card orders: present while a paid card order is held in PAYMENT_CONFIRMED; each of duplicate_payment, conflict, refund, dispute, balance (docs/card-payments.md)',
-    }),
-  ),
   refunded_amount: Type.Optional(Type.String({ description: 'the amount refunded so far (succeeded refunds of any rail, docs/refunds.md), a decimal string' })),
-  dispute_status: Type.Optional(Type.String({ description: 'card orders: opened, won or lost' })),
-});
+};
 
-/** The card fields of the status record (rails/card); nothing for a crypto order. */
-function cardFields(o: OrderRow) {
-  if (!o.fiat_currency) return {};
-  const held = o.held_reasons ?? [];
-  return {
-    fiat_currency: o.fiat_currency,
-    ...(o.fiat_amount ? { fiat_amount: o.fiat_amount } : {}),
-    ...(o.payment_reference ? { payment_reference: o.payment_reference } : {}),
-    ...(held.length ? { held_reasons: [...held] } : {}),
-    ...(o.dispute_status ? { dispute_status: o.dispute_status } : {}),
-  };
-}
+/**
+ * The order status record's schema: the core's properties and the registered parts', assembled in
+ * place by `registerOrderRowParts` (the routes hold this object from their module's load; their
+ * schemas are read when the app is built and compiled on first use, both after the registration).
+ */
+export const OrderStatusRecordSchema: TObject = Type.Object(CORE_PROPERTIES);
 
 /** Whether a recorded transfer still asks the merchant to act (accept or refund). */
 function needsReconciliation(observed: readonly ObservedTransfer[]): boolean {
   return observed.some((t) => t.match_status !== 'matched' && !t.orphaned && !t.accepted);
 }
 
-export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []) {
-  const opt = <T>(k: string, v: T | null | undefined) => (v === null || v === undefined ? {} : { [k]: v });
+const opt = <T>(k: string, v: T | null | undefined) => (v === null || v === undefined ? {} : { [k]: v });
+
+/** The core's fields of an order; `fractionDigits`: the least the refunded amount is shown with (OrderRowPart.shownFractionDigits). */
+function coreRecord(o: OrderRow, fractionDigits: number, observed: readonly ObservedTransfer[] = []) {
   return {
     order_id: o.id,
     merchant_id: o.merchant_id,
@@ -110,14 +98,9 @@ export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []
     ...opt('invoiced_at', iso(o.invoiced_at)),
     ...opt('failure_reason', o.failure_reason),
     ...opt('checkout_id', o.checkout_id),
-    ...opt('callback_status', o.callback_status),
-    ...opt('settlement_tx_hash', o.settlement_tx_hash),
-    ...opt('settled_at', iso(o.settled_at)),
-    ...opt('refund_tx_hash', o.refund_tx_hash),
     ...(needsReconciliation(observed) ? { needs_reconciliation: true } : {}),
-    ...cardFields(o),
-    // Succeeded refunds of any rail (docs/refunds.md): fiat keeps its minor digits, tokens are shortest.
-    ...(o.refunded_amount && o.refunded_amount !== '0' ? { refunded_amount: formatUnits(BigInt(o.refunded_amount), o.decimals, o.fiat_currency ? o.decimals : 0) } : {}),
+    // Succeeded refunds of any rail (docs/refunds.md), shortest unless a part asks for more digits (OrderRowPart.shownFractionDigits).
+    ...(o.refunded_amount && o.refunded_amount !== '0' ? { refunded_amount: formatUnits(BigInt(o.refunded_amount), o.decimals, fractionDigits) } : {}),
     ...(observed.length
       ? {
           observed_transfers: observed.map((t) => ({
@@ -134,4 +117,45 @@ export function orderStatusRecord(o: OrderRow, observed: ObservedTransfer[] = []
         }
       : {}),
   };
+}
+
+/** The core record: its properties, its fields and their object order (coreRecord's, which webhook payloads keep). */
+type Observed = [observed?: readonly ObservedTransfer[]];
+const CORE: CoreRecord<Observed, ReturnType<typeof coreRecord>> = {
+  properties: CORE_PROPERTIES,
+  // The schema's order, except that coreRecord gives the refunded amount before the observed transfers.
+  fieldOrder: [...Object.keys(CORE_PROPERTIES).filter((k) => k !== 'observed_transfers' && k !== 'refunded_amount'), 'refunded_amount', 'observed_transfers'],
+  record: coreRecord,
+};
+
+/** The status record of the core plus `parts` (exported for its unit test; the server uses the registered parts'). */
+export function statusRecordWith(parts: readonly OrderRowPart[]): StatusRecordAssembly<Observed, ReturnType<typeof coreRecord>> {
+  return assembleStatusRecord(CORE, parts);
+}
+
+const registered: OrderRowPart[] = [];
+let assembly = statusRecordWith([]);
+let used = false;
+
+/**
+ * Registers the parts of the modules built on orders (the composition root, when main.ts loads):
+ * reassembles the status record schema in place and allows the parts' columns in a transition's
+ * patch. Process-wide and idempotent like `followTransitions`; a new part after the first record
+ * was built throws, since the schema may have been compiled without it.
+ */
+export function registerOrderRowParts(...parts: OrderRowPart[]): void {
+  const fresh = parts.filter((p) => !registered.includes(p));
+  if (fresh.length === 0) return;
+  if (used) throw new Error(`order row parts registered after the first status record: ${fresh.map((p) => p.name).join(', ')}`);
+  const next = statusRecordWith([...registered, ...fresh]);
+  allowPatchColumns(fresh.flatMap((p) => p.columns));
+  registered.push(...fresh);
+  assembly = next;
+  OrderStatusRecordSchema.properties = next.properties;
+}
+
+/** The order status record of a row (and the transfers recorded against it). */
+export function orderStatusRecord(o: OrderRow, observed: readonly ObservedTransfer[] = []) {
+  used = true;
+  return assembly.record(o, observed);
 }

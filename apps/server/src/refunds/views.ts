@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { formatUnits } from '@tollgate/protocol';
-import type { OrderRow } from '../orders/repo.ts';
+import type { CardOrderRow } from '../rails/card/columns.ts';
 import type { RefundRow } from './repo.ts';
 
 /** A refund of any rail, as the merchant API, the `order.refunded` event and the portal show it (docs/refunds.md). */
@@ -37,7 +37,7 @@ export const RefundBodySchema = Type.Object(
 
 const opt = <K extends string, V>(k: K, v: V | null | undefined) => (v === null || v === undefined ? {} : ({ [k]: v } as { [P in K]: V }));
 
-export function refundRecord(r: RefundRow, o: OrderRow): RefundRecord {
+export function refundRecord(r: RefundRow, o: CardOrderRow): RefundRecord {
   const d = o.decimals;
   // Fiat amounts keep their minor digits ('9.50'); token amounts are shortest ('0.75').
   const fmt = (v: bigint) => formatUnits(v, d, r.rail === 'card' ? d : 0);

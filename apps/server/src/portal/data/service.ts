@@ -7,6 +7,8 @@ import { orderStatusRecord } from '../../orders/views.ts';
 import { paymentRecord } from '../../orders/proof.ts';
 import { webhookService } from '../../webhooks/service.ts';
 import { getCardPayment } from '../../rails/card/repo.ts';
+import type { CardOrderColumns } from '../../rails/card/columns.ts';
+import type { DelegateOrderColumns } from '../../settlement/columns.ts';
 import { EXPORT_COLUMNS, csvLine, orderCsvLine } from './csv.ts';
 import * as repo from './repo.ts';
 
@@ -52,8 +54,10 @@ export function explorerTxUrl(deps: PortalDeps, chainId: number, txHash: string 
 
 /** Everything the order page shows, or undefined when the order is not this merchant's. */
 export async function orderDetail(deps: PortalDeps, merchantId: string, orderId: string) {
-  const o = await getOrderWithTransfers(deps.db, merchantId, orderId);
-  if (!o) return undefined;
+  const found = await getOrderWithTransfers(deps.db, merchantId, orderId);
+  if (!found) return undefined;
+  // `SELECT *`: the rails' columns come with the row.
+  const o = found as typeof found & CardOrderColumns & DelegateOrderColumns;
   const [timeline, deliveries] = await Promise.all([repo.listTransitions(deps.db, o.id), webhookService(deps).listDeliveries(merchantId, { orderId: o.id, limit: 50 })]);
   const proof = paymentRecord(o);
   // A card order has no chain: its processor-side record instead (brand, last four, decline).

@@ -1,6 +1,7 @@
 import { formatUnits } from '@tollgate/protocol';
 import type { Queryable } from '../../db/database.ts';
-import { patchOrder, type OrderRow } from '../../orders/repo.ts';
+import { patchOrder } from '../../orders/repo.ts';
+import type { CardOrderRow } from './columns.ts';
 import { transitionOrder } from '../../orders/transition.ts';
 import { emitRefunded } from '../../refunds/events.ts';
 import { emitEvent } from '../../webhooks/outbox.ts';
@@ -20,9 +21,9 @@ export interface Applied {
   orderId?: string | undefined;
 }
 
-const live = (o: OrderRow) => o.status === 'CHECKOUT_VERIFIED' || o.status === 'PAYMENT_CONFIRMED';
+const live = (o: CardOrderRow) => o.status === 'CHECKOUT_VERIFIED' || o.status === 'PAYMENT_CONFIRMED';
 
-async function setHolds(tx: Queryable, o: OrderRow, reasons: HoldReason[]): Promise<OrderRow> {
+async function setHolds(tx: Queryable, o: CardOrderRow, reasons: HoldReason[]): Promise<CardOrderRow> {
   return (await patchOrder(tx, o.id, o.status, { held_reasons: JSON.stringify(reasons) }))!;
 }
 
@@ -197,7 +198,7 @@ export async function settleOrder(tx: Queryable, orderId: string, now: Date, suc
 }
 
 /** The fields every card event payload starts with (`fiat.payment.succeeded`, docs/webhooks.md). */
-function cardPayload(o: OrderRow, processor: string) {
+function cardPayload(o: CardOrderRow, processor: string) {
   return {
     order_id: o.id,
     ...(o.checkout_id ? { checkout_id: o.checkout_id } : {}),
@@ -208,6 +209,6 @@ function cardPayload(o: OrderRow, processor: string) {
   };
 }
 
-function money(minor: bigint, o: OrderRow): string {
+function money(minor: bigint, o: CardOrderRow): string {
   return formatUnits(minor, o.decimals, o.decimals);
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
-import type { OrderRow } from '../../orders/repo.ts';
+import type { CardOrderRow } from './columns.ts';
 import type { CardPaymentState } from './states.ts';
 import * as refunds from '../../refunds/repo.ts';
 import type { NewRefund, RefundRow } from '../../refunds/repo.ts';
@@ -48,8 +48,8 @@ export interface NewCardOrder {
 }
 
 /** Inserts a card order in CHECKOUT_VERIFIED and its processor row in `pending`, with the create audit row. */
-export async function insertCardOrder(tx: Queryable, o: NewCardOrder, processor: string): Promise<OrderRow> {
-  const { rows } = await tx.query<OrderRow>(
+export async function insertCardOrder(tx: Queryable, o: NewCardOrder, processor: string): Promise<CardOrderRow> {
+  const { rows } = await tx.query<CardOrderRow>(
     `INSERT INTO orders (id, merchant_id, dapp_order_id, flow, chain_id, pay_to_chain_id, token_symbol, token_contract, decimals,
        from_address, pay_to_address, amount_wei, fee_amount, status, expires_at, checkout_id, fiat_currency, fiat_amount)
      VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7, $8, $6, $9, $10, 'CHECKOUT_VERIFIED', $11, $12, $5, $13)
@@ -64,13 +64,13 @@ export async function insertCardOrder(tx: Queryable, o: NewCardOrder, processor:
   return rows[0]!;
 }
 
-export async function lockOrder(tx: Queryable, orderId: string): Promise<OrderRow | undefined> {
-  const { rows } = await tx.query<OrderRow>('SELECT * FROM orders WHERE id = $1 FOR UPDATE', [orderId]);
+export async function lockOrder(tx: Queryable, orderId: string): Promise<CardOrderRow | undefined> {
+  const { rows } = await tx.query<CardOrderRow>('SELECT * FROM orders WHERE id = $1 FOR UPDATE', [orderId]);
   return rows[0];
 }
 
-export async function orderByDappId(q: Queryable, merchantId: string, dappOrderId: string): Promise<OrderRow | undefined> {
-  const { rows } = await q.query<OrderRow>('SELECT * FROM orders WHERE merchant_id = $1 AND dapp_order_id = $2', [merchantId, dappOrderId]);
+export async function orderByDappId(q: Queryable, merchantId: string, dappOrderId: string): Promise<CardOrderRow | undefined> {
+  const { rows } = await q.query<CardOrderRow>('SELECT * FROM orders WHERE merchant_id = $1 AND dapp_order_id = $2', [merchantId, dappOrderId]);
   return rows[0];
 }
 

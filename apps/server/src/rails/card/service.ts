@@ -7,7 +7,7 @@ import type { Queryable } from '../../db/database.ts';
 import * as checkoutRepo from '../../checkout/repo.ts';
 import { hostedUrl } from '../../checkout/service.ts';
 import { effectiveStatus, isLiveOrder, isPayable } from '../../checkout/states.ts';
-import type { OrderRow } from '../../orders/repo.ts';
+import type { CardOrderRow } from './columns.ts';
 import { patchOrder } from '../../orders/repo.ts';
 import { transitionOrder } from '../../orders/transition.ts';
 import { flowOf, isCardFlow, type CardEvent, type CardProcessor, type NotificationHeaders } from './port.ts';
@@ -18,8 +18,8 @@ import { ensureStarted, refused, startCardPayment, toMinor, type CardOrderReques
 export type { CardOrderRequest } from './start.ts';
 
 export type StartOutcome = Exclude<StartResult, { kind: 'retry' }> | { kind: 'not_found' };
-export type RefundOutcome = { kind: 'refunded'; refund: repo.CardRefundRow; order: OrderRow } | { kind: 'not_found' } | Refused;
-export type HoldOutcome = { kind: 'ok'; order: OrderRow } | { kind: 'not_found' } | Refused;
+export type RefundOutcome = { kind: 'refunded'; refund: repo.CardRefundRow; order: CardOrderRow } | { kind: 'not_found' } | Refused;
+export type HoldOutcome = { kind: 'ok'; order: CardOrderRow } | { kind: 'not_found' } | Refused;
 
 /** What the card rail is built from (the composition root's deps). */
 export interface CardContext {
@@ -114,18 +114,18 @@ export class CardService {
   }
 
   /** The card order of a checkout session that a payer may pay now (TEST card form). */
-  async payableOrderOfSession(checkoutId: string): Promise<{ order: OrderRow; payment: repo.CardPaymentRow } | undefined> {
+  async payableOrderOfSession(checkoutId: string): Promise<{ order: CardOrderRow; payment: repo.CardPaymentRow } | undefined> {
     if (!isId('cs', checkoutId)) return undefined;
     const v = await checkoutRepo.getSessionWithOrder(this.deps.db, checkoutId);
     if (!v?.order || !isCardFlow(v.order.flow)) return undefined;
-    const order = (await this.deps.db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [v.order.id])).rows[0]!;
+    const order = (await this.deps.db.query<CardOrderRow>('SELECT * FROM orders WHERE id = $1', [v.order.id])).rows[0]!;
     const payment = await repo.getCardPayment(this.deps.db, order.id);
     return payment ? { order, payment } : undefined;
   }
 
   /** A card order and its payment by order id (quick-pay sessions own their card order directly). */
-  async payableOrder(orderId: string): Promise<{ order: OrderRow; payment: repo.CardPaymentRow } | undefined> {
-    const order = (await this.deps.db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [orderId])).rows[0];
+  async payableOrder(orderId: string): Promise<{ order: CardOrderRow; payment: repo.CardPaymentRow } | undefined> {
+    const order = (await this.deps.db.query<CardOrderRow>('SELECT * FROM orders WHERE id = $1', [orderId])).rows[0];
     if (!order || !isCardFlow(order.flow)) return undefined;
     const payment = await repo.getCardPayment(this.deps.db, order.id);
     return payment ? { order, payment } : undefined;
@@ -265,7 +265,7 @@ export class CardService {
       ]);
     }
     const refund = (await repo.listRefunds(db, a.orderId)).find((r) => r.id === prep.refund.id)!;
-    const order = (await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [a.orderId])).rows[0]!;
+    const order = (await db.query<CardOrderRow>('SELECT * FROM orders WHERE id = $1', [a.orderId])).rows[0]!;
     return { kind: 'refunded', refund, order };
   }
 

@@ -5,7 +5,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 import { isPgError, UNIQUE_VIOLATION } from '../../db/database.ts';
 import { reserveFee } from '../../fees/ledger.ts';
 import { FIAT_CURRENCIES } from '../../checkout/fields.ts';
-import type { OrderRow } from '../../orders/repo.ts';
+import type { CardOrderRow } from './columns.ts';
 import { patchOrder } from '../../orders/repo.ts';
 import { cardReturnUrl, flowOf, nextActionOf, type CardProcessor, type NextAction } from './port.ts';
 import * as repo from './repo.ts';
@@ -123,7 +123,7 @@ export async function ensureStarted(ctx: StartContext, orderId: string, returnUr
   const { db } = ctx;
   const p = ctx.processor!;
   let cp = (await repo.getCardPayment(db, orderId))!;
-  const order = (await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [orderId])).rows[0]!;
+  const order = (await db.query<CardOrderRow>('SELECT * FROM orders WHERE id = $1', [orderId])).rows[0]!;
   if (!cp.payment_reference) {
     const started = await p.startPayment({
       orderId,

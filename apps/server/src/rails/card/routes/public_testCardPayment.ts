@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { AppDeps } from '../../../deps.ts';
-import type { OrderRow } from '../../../orders/repo.ts';
+import type { CardOrderRow } from '../columns.ts';
 import type { CardPaymentRow } from '../repo.ts';
 import { defineRoute } from '../../../http/route.ts';
 import { AppError } from '../../../http/errors.ts';
@@ -35,7 +35,7 @@ export const TestCardResult = Type.Object({
   held_reasons: Type.Optional(Type.Array(Type.String())),
 });
 
-type Found = { order: OrderRow; payment: CardPaymentRow } | undefined;
+type Found = { order: CardOrderRow; payment: CardPaymentRow } | undefined;
 
 /**
  * Pays the card order `find` returns with a TEST card, for any owner of a card order (a checkout
