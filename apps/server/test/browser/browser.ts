@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { rpcRequest, type DevChain } from '@tollgate/devchain';
 import { env } from '../helpers/env.ts';
 
@@ -100,6 +100,52 @@ export async function holdNavigation(page: Page, pathname: string): Promise<() =
     },
   );
   return release;
+}
+
+/**
+ * The page's requests whose path ends with `suffix` from now on (its status polls): `issued(n)`
+ * resolves once n of them were sent and every one sent so far was answered. A page polls again only
+ * after handling the previous answer, so n issued means n − 1 answers handled: the wait for "the page
+ * polled and showed nothing new" that a sleep only hoped for.
+ */
+export function pageRequests(page: Page, suffix: string) {
+  let sent = 0;
+  let done = 0;
+  let wake = () => {};
+  const onRequest = (r: Request) => {
+    if (new URL(r.url()).pathname.endsWith(suffix)) {
+      sent++;
+      pending.add(r);
+    }
+  };
+  const pending = new Set<Request>();
+  const onDone = (r: Request) => {
+    if (pending.delete(r)) {
+      done++;
+      wake();
+    }
+  };
+  page.on('request', onRequest);
+  page.on('requestfinished', onDone);
+  page.on('requestfailed', onDone);
+  return {
+    async issued(n: number, timeoutMs = 15_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      try {
+        while (sent < n || done < sent) {
+          if (Date.now() > deadline) throw new Error(`${sent} of ${n} requests to …${suffix} sent (${done} answered) in ${timeoutMs} ms`);
+          await new Promise<void>((r) => {
+            wake = r;
+            setTimeout(r, 100);
+          });
+        }
+      } finally {
+        page.off('request', onRequest);
+        page.off('requestfinished', onDone);
+        page.off('requestfailed', onDone);
+      }
+    },
+  };
 }
 
 /** No serious or critical axe-core violation on the page (`screen` names it in the failure). */

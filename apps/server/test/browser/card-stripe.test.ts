@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { StripeSettings } from '../../src/config/secrets.ts';
+import { cardsOf } from '../../src/rails/card/index.ts';
 import { StripeStandIn } from '../helpers/stripe-standin.ts';
 import { axeSerious, browserUnavailable, launchBrowser, routeLogo, screenshot, watchPage } from './browser.ts';
 import { startStack, type Stack } from './stack.ts';
@@ -118,7 +119,10 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
     assert.deepEqual([order.body.status, order.body.flow, order.body.payment_reference], ['INVOICED', 'FIAT_STRIPE', created.payment_intent]);
     const deadline = Date.now() + 30_000;
     while (completedEvents(sessionId).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    await new Promise((r) => setTimeout(r, 1000));
+    // Both notifications were answered (above); a run of the reconcile worker reads the processor's
+    // events list again; then every delivery answered: a second completion would be in the receiver.
+    await cardsOf(stack.server.tg.deps).reconcile();
+    await stack.webhooksDelivered();
     const hits = completedEvents(sessionId);
     assert.equal(hits.length, 1, 'quickpay.checkout.completed exactly once');
     const payload = JSON.parse(hits[0]!.body).payload;
@@ -137,12 +141,23 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
     await page.locator('[data-screen="link"]').waitFor();
     await page.getByRole('button', { name: 'Pay 11.00 EUR by card' }).click();
     const csId = await onProcessorPage(page);
+    const navigations: string[] = [];
+    page.on('framenavigated', (f) => {
+      if (f === page.mainFrame()) navigations.push(f.url());
+    });
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.waitForURL((u) => u.toString().startsWith(`${link.url}?card_return=cancelled`));
     await page.locator('[data-screen="card-redirect"]').waitFor();
     await page.getByText('You left the card payment page without paying.').waitFor();
-    await new Promise((r) => setTimeout(r, 1000));
+    // Every request of the page answered and 500 ms without one: a redirect decided on an answer
+    // would have started. The page went back to Tollgate's only.
+    await page.waitForLoadState('networkidle');
     assert.ok(page.url().startsWith(link.url), "still on Tollgate's page: no automatic redirect");
+    assert.deepEqual(
+      navigations.filter((u) => !u.startsWith(link.url)),
+      [],
+      'no navigation to the processor after the return',
+    );
     await screenshot(page, 'stripe-04-cancelled');
     await assertAxeClean(page, 'card redirect (cancelled)');
     const sessionId = new URL(page.url()).hash.slice(1);

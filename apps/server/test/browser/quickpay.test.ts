@@ -10,7 +10,9 @@ import { readFile } from 'node:fs/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { mine, transferToken } from '@tollgate/devchain';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
-import { axeSerious, browserUnavailable, installWallet, launchBrowser, routeLogo, screenshot, watchPage } from './browser.ts';
+import { cardsOf } from '../../src/rails/card/index.ts';
+import { tickedAtHead } from '../integration/watcher-fixtures.ts';
+import { axeSerious, browserUnavailable, installWallet, launchBrowser, pageRequests, routeLogo, screenshot, watchPage } from './browser.ts';
 import { CHAIN_NAME, EXPLORER_URL, startStack, type Stack } from './stack.ts';
 
 const skip = browserUnavailable();
@@ -71,6 +73,13 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.locator('#receipt-h').waitFor();
     return Object.fromEntries(await page.locator('.receipt dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent!, dt.nextElementSibling!.firstChild!.textContent!])));
   }
+
+  /** One run of the card rail's workers (expiry sweep, processor reconcile), as their loops would. */
+  const cardSweeps = async () => {
+    const cards = cardsOf(stack.server.tg.deps);
+    await cards.expireDue();
+    await cards.reconcile();
+  };
 
   const completedEvents = (sessionId: string) => stack.hooks.hits.filter((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.session_id === sessionId);
 
@@ -142,8 +151,11 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
       await mine(stack.dev.rpcUrl, 1);
       await new Promise((r) => setTimeout(r, 200));
     }
+    // Blocks past finality and a whole watcher tick at the head after them (anything to emit again,
+    // it has seen), then every delivery answered: what the receiver holds is all there is.
     await mine(stack.dev.rpcUrl, 3);
-    await new Promise((r) => setTimeout(r, 1500));
+    await tickedAtHead(stack.server.db, stack.dev);
+    await stack.webhooksDelivered();
     const events = completedEvents(sessionId);
     assert.equal(events.length, 1, 'completed once');
     const payload = JSON.parse(events[0]!.body).payload;
@@ -319,7 +331,8 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.deepEqual([st.body.status, st.body.order_status], ['COMPLETED', 'INVOICED']);
     const deadline = Date.now() + 30_000;
     while (completedEvents(sessionId).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    await new Promise((r) => setTimeout(r, 500));
+    await cardSweeps();
+    await stack.webhooksDelivered();
     const hits = completedEvents(sessionId);
     assert.equal(hits.length, 1, 'quickpay.checkout.completed exactly once');
     const payload = JSON.parse(hits[0]!.body).payload;
@@ -351,7 +364,11 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     // The window ends while the processor still has the payment; the sweepers run on this clock.
     stack.clock.advance(stack.server.tg.deps.config.orderTtlSeconds + 60);
     try {
-      await new Promise((r) => setTimeout(r, 2500)); // two polls of the page
+      // The sweepers' own runs on this clock (not a race with their 1-s loops), then two polls of the
+      // page sent after them, the first answered and handled: the page still does not say expired.
+      await stack.server.tg.deps.orders.expireDue();
+      await cardSweeps();
+      await pageRequests(page, `/quickpay/v1/sessions/${sessionId}`).issued(2);
       assert.equal(await page.locator('[data-screen="expired"]').count(), 0, 'not shown expired');
       assert.equal((await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
       await page.reload();
@@ -368,7 +385,8 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
       assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
       const deadline = Date.now() + 30_000;
       while (completedEvents(sessionId).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-      await new Promise((r) => setTimeout(r, 500));
+      await cardSweeps();
+      await stack.webhooksDelivered();
       assert.equal(completedEvents(sessionId).length, 1, 'quickpay.checkout.completed exactly once');
     } finally {
       stack.clock.reset();

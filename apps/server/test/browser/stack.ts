@@ -82,6 +82,12 @@ export interface Stack {
   /** An https logo URL: the test serves it through Playwright routing, never the network. */
   logoUrl: string;
   createSession(body?: Record<string, unknown>): Promise<{ checkout_id: string; url: string; expires_at: number }>;
+  /**
+   * Waits until no webhook delivery of the merchant is pending or due for a retry: every event
+   * recorded so far has been answered by the receiver, so `hooks.hits` then holds all that was
+   * sent. The "exactly once" checks wait on this, not on a sleep.
+   */
+  webhooksDelivered(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -172,6 +178,15 @@ export async function startStack(opts: { config?: Partial<Config> } = {}): Promi
         });
         if (r.status !== 200) throw new Error(`create session: ${r.status} ${r.text}`);
         return r.body;
+      },
+      async webhooksDelivered() {
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const { rows } = await server.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = $1 AND status IN ('pending', 'failed')`, [creds.merchantId]);
+          if (rows[0]!.n === 0) return;
+          if (Date.now() > deadline) throw new Error(`${rows[0]!.n} webhook deliveries still pending after 30 s`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
       },
       async close() {
         for (const c of cleanup.reverse()) await c().catch(() => {});
