@@ -94,12 +94,17 @@ describe('card payments through the STRIPE processor (browser, loopback stand-in
     );
     await screenshot(page, 'stripe-01-processor-page');
 
-    stripe.notifyDelayMs = 1500; // the notification trails the payer: the page waits for it
+    // The notification trails the payer: held until the page is seen waiting for it (a fixed delay
+    // raced the page on a loaded machine), then sent.
+    let release!: () => void;
+    stripe.notifyAfter = new Promise<void>((r) => (release = r));
     await page.getByRole('button', { name: 'Pay 11.00 EUR' }).click();
     await page.waitForURL((u) => u.toString().startsWith(`${link.url}?card_return=paid`));
     await page.locator('[data-screen="card-confirming"]').waitFor();
     await screenshot(page, 'stripe-02-confirming');
     await assertAxeClean(page, 'card confirming');
+    release();
+    stripe.notifyAfter = undefined;
     await page.locator('[data-screen="completed"]').waitFor({ timeout: 30_000 });
     await page.getByText('Tollgate has confirmed your card payment.').waitFor();
     await screenshot(page, 'stripe-03-completed');

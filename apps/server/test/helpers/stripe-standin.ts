@@ -60,6 +60,8 @@ export class StripeStandIn {
   /** where the hosted page's payments are notified (Tollgate's /card/v1/notifications/stripe) */
   notifyUrl: string | undefined;
   notifyDelayMs = 500;
+  /** when set, the notifications also wait for it (a test holds them until the payer's page is seen waiting) */
+  notifyAfter: Promise<unknown> | undefined;
   /** answers to the hosted page's notifications: [event type, HTTP status] */
   readonly notified: [string, number][] = [];
   private server!: http.Server;
@@ -233,6 +235,7 @@ export class StripeStandIn {
     if (url) {
       setTimeout(() => {
         void (async () => {
+          await this.notifyAfter;
           for (const e of events) this.notified.push([e.type, (await this.deliver(url, e).catch(() => ({ status: 0 }))).status]);
         })();
       }, this.notifyDelayMs);
