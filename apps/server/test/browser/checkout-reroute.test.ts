@@ -2,36 +2,19 @@
 // routes again (main.ts's router, reached from the payment flow through page.ts). Two ways in: the
 // status poll reports that the attempt's order expired, and Tollgate refuses a bind with 409. The
 // real Tollgate answers; the browser rewrites only what the case needs (an expired order, a 409).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { axeSerious, browserUnavailable, launchBrowser } from './browser.ts';
-import { startStack, type Stack } from './stack.ts';
+import { axeSerious, browserUnavailable } from './browser.ts';
+import { hostedPageSuite } from './fixtures.ts';
 
 const skip = browserUnavailable();
 
 describe('hosted checkout page: the session moves on under the page (browser)', { skip, timeout: 180_000 }, () => {
-  let stack: Stack;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-
-  before(async () => {
-    [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await stack?.close();
-  });
-
-  async function newContext() {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    return context;
-  }
+  const t = hostedPageSuite();
+  const { newContext } = t;
 
   test('the attempt’s order expired: the choice again, with the reason, and "cancel" back', async () => {
-    const s = await stack.createSession();
+    const s = await t.stack.createSession();
     const context = await newContext();
     let orderExpired = false;
     // Once told to, the order behind the attempt reads as expired (the session stays BOUND).
@@ -47,7 +30,7 @@ describe('hosted checkout page: the session moves on under the page (browser)', 
     const page = await context.newPage();
     await page.goto(s.url);
     await page.locator('[data-screen="choose"]').waitFor();
-    await page.locator('#payer').fill(stack.dev.payers[1]!.address);
+    await page.locator('#payer').fill(t.stack.dev.payers[1]!.address);
     await page.locator('#payer').press('Enter');
     await page.locator('[data-screen="pay"]').waitFor();
     assert.equal(await page.locator('a.cancel').isVisible(), true);
@@ -61,7 +44,7 @@ describe('hosted checkout page: the session moves on under the page (browser)', 
   });
 
   test('a bind refused with 409: the page re-reads the session, routes again and says why', async () => {
-    const s = await stack.createSession();
+    const s = await t.stack.createSession();
     const context = await newContext();
     let binds = 0;
     await context.route(/\/checkout\/v1\/sessions\/[^/]+\/bind$/, async (route) => {
@@ -71,7 +54,7 @@ describe('hosted checkout page: the session moves on under the page (browser)', 
     const page = await context.newPage();
     await page.goto(s.url);
     await page.locator('[data-screen="choose"]').waitFor();
-    await page.locator('#payer').fill(stack.dev.payers[1]!.address);
+    await page.locator('#payer').fill(t.stack.dev.payers[1]!.address);
     await page.locator('#payer').press('Enter');
     await page.locator('.live', { hasText: 'This checkout is already being paid from another address or with another token.' }).waitFor();
     assert.equal(binds, 1);

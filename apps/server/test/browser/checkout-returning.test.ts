@@ -4,32 +4,20 @@
 // payment to make (the earlier order is superseded), and the page left open on the first session
 // offers the choice again. An order the merchant created through the API is never superseded:
 // the page says why it cannot be paid from that address.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserUnavailable, launchBrowser, routeLogo } from './browser.ts';
-import { startStack, type Stack } from './stack.ts';
+import type { Page } from 'playwright-core';
+import { browserUnavailable } from './browser.ts';
+import { hostedPageSuite } from './fixtures.ts';
 
 const skip = browserUnavailable();
 
 describe('hosted checkout page: a returning payer (browser)', { skip, timeout: 180_000 }, () => {
-  let stack: Stack;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-
-  before(async () => {
-    [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await stack?.close();
-  });
+  const t = hostedPageSuite();
+  const { newContext } = t;
 
   async function open(url: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    await routeLogo(context, stack.logoUrl);
+    const context = await newContext();
     const page = await context.newPage();
     await page.goto(url);
     await page.locator('[data-screen="choose"]').waitFor();
@@ -39,23 +27,23 @@ describe('hosted checkout page: a returning payer (browser)', { skip, timeout: 1
     await page.locator('#payer').fill(address);
     await page.locator('#payer').press('Enter');
   }
-  const orderStatus = async (id: string) => (await stack.server.signed(stack.creds, 'GET', `/api/v1/orders/${id}`)).body.status as string;
+  const orderStatus = async (id: string) => (await t.stack.server.signed(t.stack.creds, 'GET', `/api/v1/orders/${id}`)).body.status as string;
 
   test('a new session with the same price: the pay screen, not a refusal; the first page offers the choice again', async () => {
-    const payer = stack.dev.payers[2]!.address;
-    const first = await stack.createSession({ price: '6.40', line_items_json: undefined });
+    const payer = t.stack.dev.payers[2]!.address;
+    const first = await t.stack.createSession({ price: '6.40', line_items_json: undefined });
     const left = await open(first.url);
     await enterPayer(left, payer);
     await left.locator('[data-screen="pay"]').waitFor();
-    const firstOrder = (await stack.server.request('GET', `/checkout/v1/sessions/${first.checkout_id}/status`)).body.order_id as string;
+    const firstOrder = (await t.stack.server.request('GET', `/checkout/v1/sessions/${first.checkout_id}/status`)).body.order_id as string;
 
     // The payer comes back through the merchant's site: a new session, same price, same address.
-    const second = await stack.createSession({ price: '6.40', line_items_json: undefined });
+    const second = await t.stack.createSession({ price: '6.40', line_items_json: undefined });
     const back = await open(second.url);
     await enterPayer(back, payer);
     await back.locator('[data-screen="pay"]').waitFor();
     assert.equal(await back.locator('.live', { hasText: 'already being paid' }).count(), 0);
-    const st = (await stack.server.request('GET', `/checkout/v1/sessions/${second.checkout_id}/status`)).body;
+    const st = (await t.stack.server.request('GET', `/checkout/v1/sessions/${second.checkout_id}/status`)).body;
     assert.deepEqual([st.status, st.order_status], ['BOUND', 'CHECKOUT_VERIFIED']);
     assert.equal(await orderStatus(firstOrder), 'EXPIRED', 'the earlier order was superseded');
 
@@ -65,12 +53,12 @@ describe('hosted checkout page: a returning payer (browser)', { skip, timeout: 1
   });
 
   test('an order the merchant created through the API with those terms: the page says why and stays on the choice', async () => {
-    const payer = stack.dev.payers[3]!.address;
-    const api = await stack.server.signed(stack.creds, 'POST', '/api/v1/orders', {
-      body: { dapp_order_id: 'returning-browser-1', chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: payer, amount_wei: '6410000' },
+    const payer = t.stack.dev.payers[3]!.address;
+    const api = await t.stack.server.signed(t.stack.creds, 'POST', '/api/v1/orders', {
+      body: { dapp_order_id: 'returning-browser-1', chain_id: t.stack.dev.chainId, token_symbol: 'USDC', from_address: payer, amount_wei: '6410000' },
     });
     assert.equal(api.status, 402, api.text);
-    const s = await stack.createSession({ price: '6.41', line_items_json: undefined });
+    const s = await t.stack.createSession({ price: '6.41', line_items_json: undefined });
     const page = await open(s.url);
     await enterPayer(page, payer);
     await page.locator('.live', { hasText: 'An earlier payment of this amount from this address to this merchant is still open' }).waitFor();

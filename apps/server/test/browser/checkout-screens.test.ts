@@ -3,39 +3,26 @@
 // that end or refuse a payment (not found, incomplete link, failed, cancelled, rate-limited,
 // unreachable, expired, too little time left), a browser clock far off the server's, and axe-core
 // checks on each. Paying end to end is checkout.test.ts's. Screenshots go to test-artifacts/checkout/.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext } from 'playwright-core';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
-import { assertAxeClean, browserUnavailable, launchBrowser, pageContext, screenshot, watchPage } from './browser.ts';
-import { CHAIN_NAME, startStack, type Stack } from './stack.ts';
+import { assertAxeClean, browserUnavailable, screenshot, watchPage } from './browser.ts';
+import { DESKTOP, hostedPageSuite } from './fixtures.ts';
+import { CHAIN_NAME } from './stack.ts';
 
 const skip = browserUnavailable();
-const DESKTOP = { width: 1280, height: 900 };
 
 describe('hosted checkout page: layouts and end screens (browser)', { skip, timeout: 240_000 }, () => {
-  let stack: Stack;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-
-  before(async () => {
-    [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await stack?.close();
-  });
-
-  const newContext = (viewport: { width: number; height: number }, mobile = false) => pageContext(browser, contexts, { origin: new URL(stack.server.url).origin, logoUrl: stack.logoUrl }, viewport, mobile);
+  const t = hostedPageSuite();
+  const { newContext } = t;
 
   test('QR terms at 1280 px: heading, copy buttons, QR and no horizontal overflow', async () => {
-    const s = await stack.createSession();
+    const s = await t.stack.createSession();
     const context = await newContext(DESKTOP);
     const page = await context.newPage();
     await page.goto(s.url);
     await page.locator('[data-screen="choose"]').waitFor();
-    await page.locator('#payer').fill(stack.dev.payers[2]!.address);
+    await page.locator('#payer').fill(t.stack.dev.payers[2]!.address);
     await page.getByRole('button', { name: 'Show payment QR code' }).click();
     await page.locator('svg.qr').waitFor();
     assert.equal(await page.locator('#pay-h').textContent(), `Pay 12.50 USDC on ${CHAIN_NAME}`);
@@ -47,7 +34,7 @@ describe('hosted checkout page: layouts and end screens (browser)', { skip, time
   });
 
   test('a merchant without a logo: no image and no empty box in the header', async () => {
-    const s = await stack.createSession();
+    const s = await t.stack.createSession();
     const context = await newContext(DESKTOP);
     await context.route(/\/checkout\/v1\/sessions\/[^/]+$/, async (route) => {
       const res = await route.fetch();
@@ -63,7 +50,7 @@ describe('hosted checkout page: layouts and end screens (browser)', { skip, time
   });
 
   test('320 px: still one column without horizontal scroll', async () => {
-    const s = await stack.createSession();
+    const s = await t.stack.createSession();
     const context = await newContext({ width: 320, height: 640 }, true);
     const page = await context.newPage();
     await page.goto(s.url);
@@ -76,19 +63,19 @@ describe('hosted checkout page: layouts and end screens (browser)', { skip, time
     const context = await newContext(DESKTOP);
     const watch = await watchPage(context);
     const page = await context.newPage();
-    await page.goto(`${stack.server.url}/checkout/pay#cs_doesnotexist00000000000000`);
+    await page.goto(`${t.stack.server.url}/checkout/pay#cs_doesnotexist00000000000000`);
     await page.locator('[data-screen="not-found"]').waitFor();
     assert.equal(await page.locator('[data-screen] h2').textContent(), 'Checkout not found');
     await screenshot(page, '10-not-found');
     await assertAxeClean(page, 'not found');
-    await page.goto(`${stack.server.url}/checkout/pay`);
+    await page.goto(`${t.stack.server.url}/checkout/pay`);
     await page.locator('[data-screen="bad-link"]').waitFor();
     await assertAxeClean(page, 'bad link');
     assert.deepEqual(await watch.cspViolations(page), []);
   });
 
   test('failed, cancelled, rate-limited and unreachable screens (answers rewritten in the browser)', async () => {
-    const s = await stack.createSession();
+    const s = await t.stack.createSession();
     const context = await newContext(DESKTOP);
     type Mode = 'FAILED' | 'CANCELLED' | '429' | '503';
     let mode = 'FAILED' as Mode;
@@ -120,26 +107,26 @@ describe('hosted checkout page: layouts and end screens (browser)', { skip, time
   });
 
   test('expired session: the expired screen, no payment offered', async () => {
-    const s = await stack.createSession({ expires_in: 300 });
+    const s = await t.stack.createSession({ expires_in: 300 });
     const context = await newContext(DESKTOP);
     const page = await context.newPage();
-    stack.clock.advance(301);
+    t.stack.clock.advance(301);
     try {
       await page.goto(s.url);
       await page.locator('[data-screen="expired"]').waitFor();
     } finally {
-      stack.clock.reset();
+      t.stack.clock.reset();
     }
     assert.equal(await page.locator('[data-screen] h2').textContent(), 'This checkout has expired');
     assert.equal(await page.getByRole('button', { name: /Pay with/ }).count(), 0);
     assert.equal(await page.locator('[role="timer"]').isVisible(), false);
-    assert.equal(await page.getByRole('link', { name: 'Return to Acme Coffee' }).getAttribute('href'), `${stack.shop.url}/shop/cart`);
+    assert.equal(await page.getByRole('link', { name: 'Return to Acme Coffee' }).getAttribute('href'), `${t.stack.shop.url}/shop/cart`);
     await screenshot(page, '11-expired');
     await assertAxeClean(page, 'expired');
   });
 
   test('less than a minute left: the page offers no payment (the server would refuse the bind)', async () => {
-    const s = await stack.createSession({ expires_in: 300 });
+    const s = await t.stack.createSession({ expires_in: 300 });
     const context = await newContext(DESKTOP);
     // Serve the real session view with 50 s left (the server refuses binds under 60 s).
     await context.route(/\/checkout\/v1\/sessions\/[^/]+$/, async (route) => {
@@ -155,7 +142,7 @@ describe('hosted checkout page: layouts and end screens (browser)', { skip, time
   });
 
   test('a browser clock 2 hours fast still counts down from the server time (Date header)', async () => {
-    const s = await stack.createSession({ expires_in: 600 });
+    const s = await t.stack.createSession({ expires_in: 600 });
     const context = await newContext(DESKTOP);
     await context.clock.setSystemTime(Date.now() + 2 * 3600_000);
     const page = await context.newPage();

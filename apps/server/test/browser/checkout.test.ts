@@ -3,66 +3,53 @@
 // injected wallet, and the QR / EIP-681 path on a 375-px phone by keyboard (paid from another
 // wallet), with axe-core checks. The layouts and the screens that end or refuse a payment are
 // checkout-screens.test.ts's. Screenshots go to test-artifacts/checkout/.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { mine, transferToken } from '@tollgate/devchain';
 import { verifyWebhookSignature } from '@tollgate/protocol';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
-import { assertAxeClean, browserUnavailable, holdNavigation, installWallet, launchBrowser, pageContext, screenshot, watchPage } from './browser.ts';
-import { CHAIN_NAME, EXPLORER_URL, startStack, type Stack } from './stack.ts';
+import { assertAxeClean, browserUnavailable, holdNavigation, installWallet, screenshot, watchPage } from './browser.ts';
+import { DESKTOP, hostedPageSuite, MOBILE } from './fixtures.ts';
+import { CHAIN_NAME, EXPLORER_URL } from './stack.ts';
 
 const skip = browserUnavailable();
-const DESKTOP = { width: 1280, height: 900 };
-const MOBILE = { width: 375, height: 812 };
 
 describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
-  let stack: Stack;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-
-  before(async () => {
-    [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await stack?.close();
-  });
-
-  const newContext = (viewport: { width: number; height: number }, mobile = false) => pageContext(browser, contexts, { origin: new URL(stack.server.url).origin, logoUrl: stack.logoUrl }, viewport, mobile);
+  const t = hostedPageSuite();
+  const { newContext } = t;
 
   /** Mines a block at a time until the page shows completion (the watcher invoices at 2 confirmations). */
   async function mineUntilCompleted(page: Page) {
     const deadline = Date.now() + 60_000;
     while (!(await page.locator('[data-screen="completed"]').count())) {
       if (Date.now() > deadline) throw new Error(`not completed; live region: ${await page.locator('[role="status"]').textContent()}`);
-      await mine(stack.dev.rpcUrl, 1);
+      await mine(t.stack.dev.rpcUrl, 1);
       await new Promise((r) => setTimeout(r, 400));
     }
   }
 
   async function assertWebhook(checkoutId: string, orderId: string) {
     const deadline = Date.now() + 20_000;
-    const find = () => stack.hooks.hits.find((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.checkout_id === checkoutId);
+    const find = () => t.stack.hooks.hits.find((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.checkout_id === checkoutId);
     while (!find()) {
-      if (Date.now() > deadline) throw new Error(`no quickpay.checkout.completed webhook; received: ${stack.hooks.hits.map((h) => h.headers['x-webhook-event']).join(', ')}`);
+      if (Date.now() > deadline) throw new Error(`no quickpay.checkout.completed webhook; received: ${t.stack.hooks.hits.map((h) => h.headers['x-webhook-event']).join(', ')}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     const hit = find()!;
-    assert.ok(verifyWebhookSignature({ secret: stack.webhookSecret, rawBody: hit.body, header: hit.headers['x-webhook-signature'] as string }), 'webhook signature verifies');
+    assert.ok(verifyWebhookSignature({ secret: t.stack.webhookSecret, rawBody: hit.body, header: hit.headers['x-webhook-signature'] as string }), 'webhook signature verifies');
     const env = JSON.parse(hit.body);
     assert.equal(env.payload.order_id, orderId);
     assert.equal(env.payload.order_status, 'INVOICED');
   }
 
   test('pay with an injected wallet: choose USDC, connect, switch chain, pay, complete, back to the merchant', async () => {
-    const s = await stack.createSession();
+    const s = await t.stack.createSession();
     assert.match(s.url, /^http:\/\/127\.0\.0\.1:\d+\/checkout\/pay#cs_/);
-    const payer = stack.dev.payers[0]!.address;
+    const payer = t.stack.dev.payers[0]!.address;
     const context = await newContext(DESKTOP);
     const watch = await watchPage(context);
-    const wallet = await installWallet(context, stack.dev, payer);
+    const wallet = await installWallet(context, t.stack.dev, payer);
     const page = await context.newPage();
 
     await page.goto(s.url);
@@ -85,7 +72,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     const icon = await page.locator('link[rel="icon"]').evaluate((l: HTMLLinkElement) => l.href);
     assert.equal((await page.request.get(icon)).status(), 200);
     // The public view carries the configured network name and explorer.
-    const view = await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}`);
+    const view = await t.stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}`);
     assert.deepEqual(
       view.body.payment_options.map((o: { chain_name: string; explorer_url: string }) => [o.chain_name, o.explorer_url]),
       [
@@ -97,7 +84,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     // shorter window after the bind is "Time left to pay" (the number changes with its name).
     assert.match((await page.locator('[role="timer"]').textContent())!, /^Checkout open for: (59|60):\d\d$/);
     assert.equal(await page.locator('#payer').getAttribute('placeholder'), '0x…', 'an EVM-shaped example for an EVM option');
-    assert.equal(await page.getByRole('link', { name: 'Cancel and return to Acme Coffee' }).getAttribute('href'), `${stack.shop.url}/shop/cart`);
+    assert.equal(await page.getByRole('link', { name: 'Cancel and return to Acme Coffee' }).getAttribute('href'), `${t.stack.shop.url}/shop/cart`);
     await screenshot(page, '01-choose-desktop');
     await assertAxeClean(page, 'choose');
 
@@ -122,7 +109,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.deepEqual(wallet.calls.map((c) => c.method).slice(0, 4), ['eth_requestAccounts', 'eth_chainId', 'wallet_switchEthereumChain', 'eth_chainId']);
     assert.equal(wallet.sent.length, 1);
     const tx = wallet.sent[0]!;
-    assert.equal(tx.to, stack.usdc.address);
+    assert.equal(tx.to, t.stack.usdc.address);
     assert.equal(tx.data, `0xa9059cbb${MERCHANT_WALLET.slice(2).padStart(64, '0')}${(12_500_000).toString(16).padStart(64, '0')}`);
     assert.match((await page.locator('[role="status"]').textContent())!, /Payment sent|Payment seen|Payment received/);
     // The transaction on the configured block explorer (new tab, no referrer).
@@ -143,7 +130,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(await page.locator('[role="timer"]').isVisible(), false);
     assert.match((await page.locator('[data-screen="pay"] .note').textContent())!, /^Do not send this payment again\./);
 
-    const orderId = (await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}/status`)).body.order_id;
+    const orderId = (await t.stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}/status`)).body.order_id;
     const releaseReturn = await holdNavigation(page, '/shop/success');
     await mineUntilCompleted(page);
     // The receipt (a chunk loaded on completion): merchant, items, amount, token and network, order, transaction.
@@ -176,11 +163,11 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await screenshot(page, '04-merchant-success');
 
     // The merchant verifies server-side: session COMPLETED, order INVOICED, webhook delivered.
-    const st = await stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}/status`);
+    const st = await t.stack.server.request('GET', `/checkout/v1/sessions/${s.checkout_id}/status`);
     assert.equal(st.body.status, 'COMPLETED');
     assert.equal(st.body.order_status, 'INVOICED');
     assert.equal(st.body.tx_hash, tx.hash.toLowerCase());
-    const order = await stack.server.signed(stack.creds, 'GET', `/api/v1/orders/${st.body.order_id}`);
+    const order = await t.stack.server.signed(t.stack.creds, 'GET', `/api/v1/orders/${st.body.order_id}`);
     assert.equal(order.status, 200);
     assert.equal(order.body.status, 'INVOICED');
     assert.equal(order.body.from_address, payer.toLowerCase());
@@ -188,15 +175,15 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await assertWebhook(s.checkout_id, st.body.order_id);
 
     // No external request, nothing blocked by the CSP (checked before leaving the page above).
-    const tollgate = new URL(stack.server.url).origin;
+    const tollgate = new URL(t.stack.server.url).origin;
     assert.deepEqual(watch.notFound, [], 'no 404 (icon, assets) while paying');
-    const foreign = watch.requests.filter((u) => ![tollgate, stack.shop.url, new URL(stack.logoUrl).origin].includes(new URL(u).origin));
+    const foreign = watch.requests.filter((u) => ![tollgate, t.stack.shop.url, new URL(t.stack.logoUrl).origin].includes(new URL(u).origin));
     assert.deepEqual(foreign, []);
-    assert.ok(!watch.requests.some((u) => u.includes(s.checkout_id) && !u.includes('/checkout/v1/sessions/') && !u.startsWith(stack.shop.url)), 'the id reaches only the API paths');
+    assert.ok(!watch.requests.some((u) => u.includes(s.checkout_id) && !u.includes('/checkout/v1/sessions/') && !u.startsWith(t.stack.shop.url)), 'the id reaches only the API paths');
   });
 
   test('QR / EIP-681 path on a 375-px phone, by keyboard: address check, QR, link, paid from another wallet', async () => {
-    const s = await stack.createSession({ price: '3.25', line_items_json: JSON.stringify([{ name: 'Espresso', quantity: 1, amount: '3.25' }]) });
+    const s = await t.stack.createSession({ price: '3.25', line_items_json: JSON.stringify([{ name: 'Espresso', quantity: 1, amount: '3.25' }]) });
     const context = await newContext(MOBILE, true);
     const watch = await watchPage(context);
     const page = await context.newPage();
@@ -235,7 +222,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'payer', 'focus back on the field');
     await screenshot(page, '06-address-error-mobile');
 
-    const payer = stack.dev.payers[1]!;
+    const payer = t.stack.dev.payers[1]!;
     await page.locator('#payer').fill(payer.address);
     await page.keyboard.press('Enter');
     await page.locator('[data-screen="pay"]').waitFor();
@@ -243,7 +230,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await qr.waitFor();
     assert.ok((await qr.locator('path').getAttribute('d'))!.length > 500, 'QR has modules');
     const amountWei = '3250000';
-    const link = `ethereum:${stack.usdc.address}@${stack.dev.chainId}/transfer?address=${MERCHANT_WALLET}&uint256=${amountWei}`;
+    const link = `ethereum:${t.stack.usdc.address}@${t.stack.dev.chainId}/transfer?address=${MERCHANT_WALLET}&uint256=${amountWei}`;
     assert.equal(await page.getByRole('link', { name: 'Open in wallet app' }).getAttribute('href'), link);
     assert.match((await page.locator('.terms').textContent())!, new RegExp(`3\\.25 USDC.*${MERCHANT_WALLET}.*${payer.address.toLowerCase()}`));
     assert.equal(await page.locator('#pay-h').textContent(), `Pay 3.25 USDC on ${CHAIN_NAME}`);
@@ -265,7 +252,7 @@ describe('hosted checkout page (browser)', { skip, timeout: 240_000 }, () => {
     await assertAxeClean(page, 'pay (QR, mobile, after copying)');
 
     // The payer pays from their own wallet app: a plain transfer from that address.
-    const hash = await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });
+    const hash = await transferToken({ rpcUrl: t.stack.dev.rpcUrl, chainId: t.stack.dev.chainId, privateKey: payer.privateKey, token: t.stack.usdc.address, to: MERCHANT_WALLET, amount: BigInt(amountWei) });
     const releaseReturn = await holdNavigation(page, '/shop/success');
     await mineUntilCompleted(page);
     // The page learnt the hash from the status projection (the payer's wallet app never told it).

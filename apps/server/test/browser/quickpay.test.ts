@@ -4,52 +4,32 @@
 // with min/max enforced and paid by QR from another wallet on a 375-px phone, the share block (URL
 // and QR of the link), a sold-out link, reload resuming the attempt, axe-core and CSP checks.
 // Screenshots go to test-artifacts/checkout/qp-*.png.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { mine, transferToken } from '@tollgate/devchain';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { cardsOf } from '../../src/rails/card/index.ts';
 import { tickedAtHead } from '../integration/watcher-fixtures.ts';
-import { axeSerious, browserUnavailable, installWallet, launchBrowser, pageRequests, routeLogo, screenshot, watchPage } from './browser.ts';
-import { CHAIN_NAME, EXPLORER_URL, startStack, type Stack } from './stack.ts';
+import { assertAxeClean, browserUnavailable, installWallet, pageRequests, screenshot, watchPage } from './browser.ts';
+import { DESKTOP, hostedPageSuite, MOBILE } from './fixtures.ts';
+import { CHAIN_NAME, EXPLORER_URL } from './stack.ts';
 
 const skip = browserUnavailable();
-const DESKTOP = { width: 1280, height: 900 };
-const MOBILE = { width: 375, height: 812 };
 const IMAGE_URL = 'https://logo.acme-coffee.test/beans.svg';
 
 describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () => {
-  let stack: Stack;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-
-  before(async () => {
-    [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await stack?.close();
-  });
-
-  async function newContext(viewport: { width: number; height: number }, mobile = false) {
-    const context = await browser.newContext({ viewport, ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}) });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(stack.server.url).origin });
-    contexts.push(context);
-    await routeLogo(context, stack.logoUrl);
-    await routeLogo(context, IMAGE_URL);
-    return context;
-  }
+  const t = hostedPageSuite({ images: [IMAGE_URL] });
+  const { newContext } = t;
 
   async function createLink(body: Record<string, unknown>): Promise<{ link_id: string; url: string }> {
-    const r = await stack.server.signed(stack.creds, 'POST', '/api/v1/payment-links', { body });
+    const r = await t.stack.server.signed(t.stack.creds, 'POST', '/api/v1/payment-links', { body });
     assert.equal(r.status, 200, r.text);
     return r.body;
   }
   async function createProduct(body: Record<string, unknown>): Promise<string> {
-    const r = await stack.server.signed(stack.creds, 'POST', '/api/v1/products', { body });
+    const r = await t.stack.server.signed(t.stack.creds, 'POST', '/api/v1/products', { body });
     assert.equal(r.status, 200, r.text);
     return r.body.product_id;
   }
@@ -58,14 +38,9 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     const deadline = Date.now() + 60_000;
     while (!(await page.locator('[data-screen="completed"]').count())) {
       if (Date.now() > deadline) throw new Error(`not confirmed; live region: ${await page.locator('[role="status"]').textContent()}`);
-      await mine(stack.dev.rpcUrl, 1);
+      await mine(t.stack.dev.rpcUrl, 1);
       await new Promise((r) => setTimeout(r, 400));
     }
-  }
-
-  async function assertAxeClean(page: Page, screen: string) {
-    const v = await axeSerious(page);
-    assert.deepEqual(v, [], `axe serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
   }
 
   /** The receipt's rows (label → value) on the completion screen. */
@@ -76,20 +51,20 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
 
   /** One run of the card rail's workers (expiry sweep, processor reconcile), as their loops would. */
   const cardSweeps = async () => {
-    const cards = cardsOf(stack.server.tg.deps);
+    const cards = cardsOf(t.stack.server.tg.deps);
     await cards.expireDue();
     await cards.reconcile();
   };
 
-  const completedEvents = (sessionId: string) => stack.hooks.hits.filter((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.session_id === sessionId);
+  const completedEvents = (sessionId: string) => t.stack.hooks.hits.filter((h) => h.headers['x-webhook-event'] === 'quickpay.checkout.completed' && JSON.parse(h.body).payload?.session_id === sessionId);
 
   test('fixed-price link paid with a wallet: PAYMENT_CONFIRMED, then order INVOICED and quickpay.checkout.completed once', async () => {
     const productId = await createProduct({ name: 'House blend, 250 g', description: 'Roasted this week', image_url: IMAGE_URL, price: '9.75' });
     const link = await createLink({ product_id: productId });
-    assert.equal(link.url, `${stack.server.url}/quickpay/pay/${link.link_id}`);
+    assert.equal(link.url, `${t.stack.server.url}/quickpay/pay/${link.link_id}`);
     const context = await newContext(DESKTOP);
     const watch = await watchPage(context);
-    const wallet = await installWallet(context, stack.dev, stack.dev.payers[4]!.address);
+    const wallet = await installWallet(context, t.stack.dev, t.stack.dev.payers[4]!.address);
     const page = await context.newPage();
     await page.goto(link.url);
     await page.locator('[data-screen="link"]').waitFor();
@@ -131,7 +106,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.equal(await page.locator('[data-screen="link"]').count(), 0, 'the link form is not offered again');
 
     await mineUntilConfirmed(page);
-    const st = await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);
+    const st = await t.stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);
     assert.equal(st.body.status, 'PAYMENT_CONFIRMED');
     await page.locator('#receipt-h').waitFor();
     assert.equal(await page.locator('#product-name').textContent(), 'House blend, 250 g');
@@ -148,36 +123,36 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     const deadline = Date.now() + 30_000;
     while (completedEvents(sessionId).length === 0) {
       if (Date.now() > deadline) throw new Error('no quickpay.checkout.completed webhook');
-      await mine(stack.dev.rpcUrl, 1);
+      await mine(t.stack.dev.rpcUrl, 1);
       await new Promise((r) => setTimeout(r, 200));
     }
     // Blocks past finality and a whole watcher tick at the head after them (anything to emit again,
     // it has seen), then every delivery answered: what the receiver holds is all there is.
-    await mine(stack.dev.rpcUrl, 3);
-    await tickedAtHead(stack.server.db, stack.dev);
-    await stack.webhooksDelivered();
+    await mine(t.stack.dev.rpcUrl, 3);
+    await tickedAtHead(t.stack.server.db, t.stack.dev);
+    await t.stack.webhooksDelivered();
     const events = completedEvents(sessionId);
     assert.equal(events.length, 1, 'completed once');
     const payload = JSON.parse(events[0]!.body).payload;
     assert.deepEqual([payload.order_status, payload.memo, payload.amount_paid, payload.line_items[0].name], ['INVOICED', 'gift wrap', '9.75', 'House blend, 250 g']);
-    assert.equal((await stack.server.signed(stack.creds, 'GET', `/api/v1/orders/${payload.order_id}`)).body.status, 'INVOICED');
+    assert.equal((await t.stack.server.signed(t.stack.creds, 'GET', `/api/v1/orders/${payload.order_id}`)).body.status, 'INVOICED');
     assert.deepEqual(await watch.cspViolations(page).catch(() => []), []);
     assert.deepEqual(watch.notFound, [], 'no 404 while paying');
     assert.ok(
-      watch.requests.every((u) => u.startsWith(stack.server.url) || u.startsWith('https://logo.acme-coffee.test/')),
-      `only its own origin: ${watch.requests.filter((u) => !u.startsWith(stack.server.url)).join(', ')}`,
+      watch.requests.every((u) => u.startsWith(t.stack.server.url) || u.startsWith('https://logo.acme-coffee.test/')),
+      `only its own origin: ${watch.requests.filter((u) => !u.startsWith(t.stack.server.url)).join(', ')}`,
     );
   });
 
   test('any-amount link on a 375-px phone: min/max enforced, memo, paid by QR from another wallet', async () => {
-    const link = await createLink({ min_amount: '1', max_amount: '20', options: `${stack.dev.chainId}:USDC` });
+    const link = await createLink({ min_amount: '1', max_amount: '20', options: `${t.stack.dev.chainId}:USDC` });
     const context = await newContext(MOBILE, true);
     const page = await context.newPage();
     await page.goto(link.url);
     await page.locator('[data-screen="link"]').waitFor();
     assert.equal(await page.locator('#link-h').textContent(), 'Pay Acme Coffee');
     assert.equal(await page.locator('#price').textContent(), 'Any amount from 1 to 20 USDC');
-    const payer = stack.dev.payers[5]!;
+    const payer = t.stack.dev.payers[5]!;
     await page.locator('#payer').fill(payer.address);
     for (const bad of ['25', '0.5', '1.2345678', 'abc']) {
       await page.locator('#amount').fill(bad);
@@ -189,7 +164,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.equal(await page.locator('#amount-err').textContent(), 'Enter an amount such as 12.50 (at most 6 decimals).');
     await screenshot(page, 'qp-04-amount-error-mobile');
     // The server enforces the range too (the page's check is only an early explanation).
-    const r = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: payer.address, amount: '20.01' } });
+    const r = await t.stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: t.stack.dev.chainId, token_symbol: 'USDC', from_address: payer.address, amount: '20.01' } });
     assert.deepEqual([r.status, r.body.code], [400, 'amount_out_of_range']);
     await page.locator('#amount').fill('12.34');
     await page.locator('#memo').fill('Invoice 2291');
@@ -202,10 +177,10 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll');
     await screenshot(page, 'qp-05-qr-mobile');
     await assertAxeClean(page, 'pay (QR, mobile)');
-    await transferToken({ rpcUrl: stack.dev.rpcUrl, chainId: stack.dev.chainId, privateKey: payer.privateKey, token: stack.usdc.address, to: MERCHANT_WALLET, amount: 12_340_000n });
+    await transferToken({ rpcUrl: t.stack.dev.rpcUrl, chainId: t.stack.dev.chainId, privateKey: payer.privateKey, token: t.stack.usdc.address, to: MERCHANT_WALLET, amount: 12_340_000n });
     await mineUntilConfirmed(page);
     await page.locator('#receipt-h').waitFor();
-    const st = (await stack.server.request('GET', `/quickpay/v1/sessions/${new URL(page.url()).hash.slice(1)}`)).body;
+    const st = (await t.stack.server.request('GET', `/quickpay/v1/sessions/${new URL(page.url()).hash.slice(1)}`)).body;
     const receipt = await receiptOf(page);
     assert.deepEqual(
       { ...receipt, Date: undefined },
@@ -234,7 +209,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     for (const hidden of ['.receipt-actions', '.foot', '.summary']) assert.equal(await page.locator(hidden).isVisible(), false, `${hidden} not printed`);
     await screenshot(page, 'qp-06b-receipt-print-mobile');
     await page.emulateMedia({ media: 'screen' });
-    const rec = (await stack.server.signed(stack.creds, 'GET', `/api/v1/payment-links/${link.link_id}/sessions`)).body.data[0];
+    const rec = (await t.stack.server.signed(t.stack.creds, 'GET', `/api/v1/payment-links/${link.link_id}/sessions`)).body.data[0];
     assert.deepEqual([rec.amount, rec.memo, rec.status], ['12.34', 'Invoice 2291', 'PAYMENT_CONFIRMED']);
   });
 
@@ -248,33 +223,33 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll');
     await screenshot(page, 'qp-07-link-mobile');
     await assertAxeClean(page, 'link (mobile)');
-    const taken = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: stack.dev.payers[6]!.address } });
+    const taken = await t.stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body: { chain_id: t.stack.dev.chainId, token_symbol: 'USDC', from_address: t.stack.dev.payers[6]!.address } });
     assert.equal(taken.status, 200, taken.text);
     await page.reload();
     await page.locator('[data-screen="unavailable"]').waitFor();
     assert.equal(await page.locator('#msg-h').textContent(), 'This link takes no more payments');
     await screenshot(page, 'qp-08-sold-out-mobile');
-    await page.goto(`${stack.server.url}/quickpay/pay/pl_doesnotexist`);
+    await page.goto(`${t.stack.server.url}/quickpay/pay/pl_doesnotexist`);
     await page.locator('[data-screen="not-found"]').waitFor();
   });
 
   test('an expired session: the page resumes it from the fragment and shows it expired (status only); the link itself still takes payments', async () => {
     const productId = await createProduct({ name: 'Day pass', price: '5' });
     const link = await createLink({ product_id: productId });
-    const body = { chain_id: stack.dev.chainId, token_symbol: 'USDC', from_address: stack.dev.payers[7]!.address, idempotency_key: 'exp-browser' };
-    const created = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
+    const body = { chain_id: t.stack.dev.chainId, token_symbol: 'USDC', from_address: t.stack.dev.payers[7]!.address, idempotency_key: 'exp-browser' };
+    const created = await t.stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
     assert.equal(created.status, 200, created.text);
     const context = await newContext(DESKTOP);
     const page = await context.newPage();
-    stack.clock.advance(stack.server.tg.deps.config.orderTtlSeconds + 1);
+    t.stack.clock.advance(t.stack.server.tg.deps.config.orderTtlSeconds + 1);
     try {
-      const again = await stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
+      const again = await t.stack.server.request('POST', `/quickpay/v1/links/${link.link_id}/sessions`, { body });
       assert.deepEqual(Object.keys(again.body).sort(), ['order_id', 'order_status', 'session_id', 'status'], 'status only');
       assert.equal(again.body.status, 'EXPIRED');
       await page.goto(`${link.url}#${created.body.session_id}`);
       await page.locator('[data-screen="expired"]').waitFor();
     } finally {
-      stack.clock.reset();
+      t.stack.clock.reset();
     }
     assert.equal(await page.locator('[data-screen] h2').textContent(), 'This payment has expired');
     assert.equal(await page.getByRole('button', { name: /Pay with/ }).count(), 0);
@@ -285,12 +260,12 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
   });
 
   test('card quick-pay through the TEST processor: a declined card, then the success card; session COMPLETED on INVOICED, quickpay.checkout.completed once', async () => {
-    const on = await stack.server.admin('POST', `/admin/v1/merchants/${stack.creds.merchantId}/card-rail`, { enabled: true });
+    const on = await t.stack.server.admin('POST', `/admin/v1/merchants/${t.stack.creds.merchantId}/card-rail`, { enabled: true });
     assert.equal(on.status, 200, on.text);
     const productId = await createProduct({ name: 'Mug', price: '12', fiat_currency: 'EUR', fiat_amount: '11.00' });
     // The merchant offers card first: the link's payment_rails order is the page's order.
     const link = await createLink({ product_id: productId, payment_rails: 'card,crypto' });
-    assert.deepEqual((await stack.server.request('GET', `/quickpay/v1/links/${link.link_id}`)).body.payment_rails, ['card', 'crypto']);
+    assert.deepEqual((await t.stack.server.request('GET', `/quickpay/v1/links/${link.link_id}`)).body.payment_rails, ['card', 'crypto']);
     const context = await newContext(DESKTOP);
     const watch = await watchPage(context);
     const page = await context.newPage();
@@ -318,7 +293,7 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.equal(await page.locator('#product-name').textContent(), 'Mug');
     await screenshot(page, 'qp-10b-card-declined');
     await assertAxeClean(page, 'card declined');
-    assert.equal((await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
+    assert.equal((await t.stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
     await fill('4242 4242 4242 4242');
     await page.locator('[data-screen="completed"]').waitFor();
     await page.getByText('Tollgate has confirmed your card payment.').waitFor();
@@ -327,12 +302,12 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     assert.match(receipt['Order reference']!, /^ord_/);
     await screenshot(page, 'qp-11-card-completed');
     await assertAxeClean(page, 'card completed');
-    const st = await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);
+    const st = await t.stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`);
     assert.deepEqual([st.body.status, st.body.order_status], ['COMPLETED', 'INVOICED']);
     const deadline = Date.now() + 30_000;
     while (completedEvents(sessionId).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     await cardSweeps();
-    await stack.webhooksDelivered();
+    await t.stack.webhooksDelivered();
     const hits = completedEvents(sessionId);
     assert.equal(hits.length, 1, 'quickpay.checkout.completed exactly once');
     const payload = JSON.parse(hits[0]!.body).payload;
@@ -359,18 +334,18 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
     await page.getByLabel('CVC').fill('123');
     await page.getByRole('button', { name: 'Pay 11.00 EUR' }).click();
     await page.locator('[data-screen="card-processing"]').waitFor();
-    const st0 = (await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
+    const st0 = (await t.stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
     assert.deepEqual([st0.status, st0.terms.payment_state], ['OPEN', 'processing']);
     // The window ends while the processor still has the payment; the sweepers run on this clock.
-    stack.clock.advance(stack.server.tg.deps.config.orderTtlSeconds + 60);
+    t.stack.clock.advance(t.stack.server.tg.deps.config.orderTtlSeconds + 60);
     try {
       // The sweepers' own runs on this clock (not a race with their 1-s loops), then two polls of the
       // page sent after them, the first answered and handled: the page still does not say expired.
-      await stack.server.tg.deps.orders.expireDue();
+      await t.stack.server.tg.deps.orders.expireDue();
       await cardSweeps();
       await pageRequests(page, `/quickpay/v1/sessions/${sessionId}`).issued(2);
       assert.equal(await page.locator('[data-screen="expired"]').count(), 0, 'not shown expired');
-      assert.equal((await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
+      assert.equal((await t.stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body.status, 'OPEN');
       await page.reload();
       await page.locator('[data-screen="card-processing"]').waitFor();
       assert.equal(await page.getByLabel('Card number').count(), 0, 'no card form: the payment is under way');
@@ -378,18 +353,18 @@ describe('hosted quick-pay link page (browser)', { skip, timeout: 240_000 }, () 
       await screenshot(page, 'qp-12-card-processing-past-window');
       await assertAxeClean(page, 'card processing');
       const orderId: string = st0.order_id;
-      const done = await stack.server.admin('POST', `/admin/v1/orders/${orderId}/card/simulate`, { scenario: 'succeeded' });
+      const done = await t.stack.server.admin('POST', `/admin/v1/orders/${orderId}/card/simulate`, { scenario: 'succeeded' });
       assert.equal(done.status, 200, done.text);
       await page.locator('[data-screen="completed"]').waitFor({ timeout: 15_000 });
-      const st = (await stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
+      const st = (await t.stack.server.request('GET', `/quickpay/v1/sessions/${sessionId}`)).body;
       assert.deepEqual([st.status, st.order_status], ['COMPLETED', 'INVOICED']);
       const deadline = Date.now() + 30_000;
       while (completedEvents(sessionId).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       await cardSweeps();
-      await stack.webhooksDelivered();
+      await t.stack.webhooksDelivered();
       assert.equal(completedEvents(sessionId).length, 1, 'quickpay.checkout.completed exactly once');
     } finally {
-      stack.clock.reset();
+      t.stack.clock.reset();
     }
   });
 });
