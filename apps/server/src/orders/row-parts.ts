@@ -60,6 +60,11 @@ export interface StatusRecordAssembly<A extends unknown[], R extends object> {
 
 type Assembled<R> = R & { [partField: string]: unknown };
 
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
 /**
  * The status record of the core plus the parts. Throws (at start-up) when a part claims a key the
  * core or another part has, places a property after an unknown key, declares a required property
@@ -99,11 +104,18 @@ export function assembleStatusRecord<A extends unknown[], R extends object>(core
     properties,
     record(row, ...args) {
       const base = core.record(row, fractionDigits(row), ...args) as Record<string, unknown>;
+      const fields = new Map<OrderRowPart, Record<string, unknown>>();
+      for (const p of parts) {
+        const f = p.fields(row);
+        if (!isEmpty(f)) fields.set(p, f);
+      }
+      // Most orders belong to no part's rail: the core's record as it is (the hot path of a status read).
+      if (fields.size === 0) return base as Assembled<R>;
       const out: Record<string, unknown> = {};
       for (const k of core.fieldOrder) {
         if (base[k] !== undefined) out[k] = base[k];
         const after = slots.get(k);
-        if (after) for (const p of after) Object.assign(out, p.fields(row));
+        if (after) for (const p of after) Object.assign(out, fields.get(p));
       }
       return out as Assembled<R>;
     },
