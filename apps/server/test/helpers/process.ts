@@ -21,7 +21,9 @@ export interface TollgateProcess {
  */
 export function spawnTollgate(args: string[], env: Record<string, string>, cwd?: string, nodeArgs: string[] = [], bin = BIN, node = process.execPath): TollgateProcess {
   const child = spawn(node, [...nodeArgs, bin, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    // NODE_COMPILE_CACHE (set by scripts/test.mjs) is the only other variable passed on: it changes
+    // no behaviour, only how fast the child loads the server.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {}), ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
