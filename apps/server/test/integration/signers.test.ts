@@ -7,6 +7,9 @@
 // whole output at LOG_LEVEL=trace, /metrics, the admin API, error answers) is searched for the key,
 // the passphrase and the URL's password. Start-up refusals (wrong passphrase, a remote signer that
 // does not hold the address) name the cause, never the secret.
+// Scrypt at geth's standard cost (~1.2 CPU s a derivation) runs for one keystore only: the file
+// `tollgate keys new` writes, on the first backend. The other keystores carry light scrypt
+// parameters, which the format allows and the gateway honours (it derives with the file's own n/r/p).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +18,8 @@ import { after, before, describe, it } from 'node:test';
 import { mine, startDevChain, transferToken, type DevChain } from '@tollgate/devchain';
 import { signedHeaders } from '@tollgate/protocol';
 import { createPublicClient, http, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
-import { decryptKeystore } from '../../src/signers/keystore/index.ts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { decryptKeystore, encryptKeystore } from '../../src/signers/keystore/index.ts';
 import { backends, createScratchDatabase, dropScratchDatabase } from '../helpers/db.ts';
 import { MERCHANT_WALLET } from '../helpers/orders.ts';
 import { spawnTollgate, type TollgateProcess } from '../helpers/process.ts';
@@ -27,6 +30,8 @@ const ADMIN = 'tgadm_signers_test_0123456789abcdef';
 const MASTER_KEY = 'cd'.repeat(32);
 const PASSPHRASE = 'kestrel-Quartz-71-passphrase';
 const URL_PASSWORD = 'sig-n3r-url-pa55word';
+/** Scrypt at 1/256 of geth's standard N: a valid keystore that derives in milliseconds. */
+const LIGHT_SCRYPT = { n: 1024, r: 8, p: 1 };
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -161,17 +166,42 @@ for (const backend of backends()) {
       assertNothingOf(shown, { 'the key': key.slice(2) });
     });
 
-    it('keystore (tollgate keys new, SETTLEMENT_KEYSTORE + passphrase file): settles; the key and passphrase appear nowhere', async () => {
+    const standardCost = backend === backends()[0];
+    it(`keystore (SETTLEMENT_KEYSTORE + passphrase file; ${standardCost ? "written by tollgate keys new at geth's standard scrypt cost" : 'light scrypt parameters'}): settles; the key and passphrase appear nowhere`, async () => {
       const dir = tmp();
       const passFile = join(dir, 'pass.txt');
       writeFileSync(passFile, `${PASSPHRASE}\n`, { mode: 0o600 });
       const ks = join(dir, 'executor.json');
+      const { privateKey, address } = standardCost ? await keysNew(ks, passFile, dir) : lightKeystore(ks);
+
+      // The executor needs gas: fund the new address from anvil's account 0.
+      await fundEth(dev, address);
+      const { chain } = await withSettlement(dev, { chainId, name: 'T', rpcUrl: dev.rpcUrl, confirmations: 1, finalityConfirmations: 2, pollIntervalMs: 100, tokens: [] }, privateKey);
+      const base = await gatewayEnv(chain.settlementContract!);
+      const shown = await settleThrough({ ...base, SETTLEMENT_KEYSTORE: ks, SETTLEMENT_KEYSTORE_PASSPHRASE_FILE: passFile }, address, 1);
+      assertNothingOf(shown, { 'the key': privateKey.slice(2), 'the passphrase': PASSPHRASE });
+
+      // A wrong passphrase: refused at start, naming the variable and the cause, not the passphrase
+      // (the same key in a light keystore: the refusal does not depend on the scrypt cost).
+      const light = join(dir, 'light.json');
+      writeFileSync(light, JSON.stringify(encryptKeystore(privateKey, PASSPHRASE, LIGHT_SCRYPT)), { mode: 0o600 });
+      writeFileSync(passFile, 'not-the-Passphrase-42\n');
+      const wrong = await run(['serve'], { ...(await gatewayEnv(chain.settlementContract!)), SETTLEMENT_KEYSTORE: light, SETTLEMENT_KEYSTORE_PASSPHRASE_FILE: passFile });
+      assert.equal(wrong.code, 78, wrong.out);
+      assert.match(wrong.out, /SETTLEMENT_KEYSTORE.*wrong passphrase/);
+      assertNothingOf(wrong.out, { 'the passphrase tried': 'not-the-Passphrase-42', 'the passphrase': PASSPHRASE, 'the key': privateKey.slice(2) });
+    });
+
+    /** `tollgate keys new` writes the keystore (geth's standard scrypt cost), never overwrites it, and needs a passphrase source. */
+    async function keysNew(ks: string, passFile: string, dir: string): Promise<{ privateKey: Hex; address: Hex }> {
       const made = await run(['keys', 'new', '--keystore', ks, '--passphrase-file', passFile], {});
       assert.equal(made.code, 0, made.out);
       const address = made.out.trim() as Hex;
       assert.match(address, /^0x[0-9a-fA-F]{40}$/, 'prints only the address');
       assert.equal(statSync(ks).mode & 0o777, 0o600);
-      const { privateKey } = decryptKeystore(JSON.parse(readFileSync(ks, 'utf8')), PASSPHRASE);
+      const file = JSON.parse(readFileSync(ks, 'utf8'));
+      assert.deepEqual([file.crypto.kdf, file.crypto.kdfparams.n, file.crypto.kdfparams.r, file.crypto.kdfparams.p], ['scrypt', 262_144, 8, 1], "geth's standard scrypt cost");
+      const { privateKey } = decryptKeystore(file, PASSPHRASE);
       assert.equal(privateKeyToAccount(privateKey).address, address);
       assertNothingOf(made.out, { 'the key': privateKey.slice(2), 'the passphrase': PASSPHRASE });
       // Never overwritten.
@@ -182,21 +212,17 @@ for (const backend of backends()) {
       const noTty = await run(['keys', 'new', '--keystore', join(dir, 'other.json')], {});
       assert.equal(noTty.code, 1);
       assert.match(noTty.out, /use --passphrase-file/);
+      return { privateKey, address };
+    }
 
-      // The executor needs gas: fund the new address from anvil's account 0.
-      await fundEth(dev, address);
-      const { chain } = await withSettlement(dev, { chainId, name: 'T', rpcUrl: dev.rpcUrl, confirmations: 1, finalityConfirmations: 2, pollIntervalMs: 100, tokens: [] }, privateKey);
-      const base = await gatewayEnv(chain.settlementContract!);
-      const shown = await settleThrough({ ...base, SETTLEMENT_KEYSTORE: ks, SETTLEMENT_KEYSTORE_PASSPHRASE_FILE: passFile }, address, 1);
-      assertNothingOf(shown, { 'the key': privateKey.slice(2), 'the passphrase': PASSPHRASE });
-
-      // A wrong passphrase: refused at start, naming the variable and the cause, not the passphrase.
-      writeFileSync(passFile, 'not-the-Passphrase-42\n');
-      const wrong = await run(['serve'], { ...(await gatewayEnv(chain.settlementContract!)), SETTLEMENT_KEYSTORE: ks, SETTLEMENT_KEYSTORE_PASSPHRASE_FILE: passFile });
-      assert.equal(wrong.code, 78, wrong.out);
-      assert.match(wrong.out, /SETTLEMENT_KEYSTORE.*wrong passphrase/);
-      assertNothingOf(wrong.out, { 'the passphrase tried': 'not-the-Passphrase-42', 'the passphrase': PASSPHRASE, 'the key': privateKey.slice(2) });
-    });
+    /** A new key in a keystore with light scrypt parameters, 0600 like the one `keys new` writes. */
+    function lightKeystore(ks: string): { privateKey: Hex; address: Hex } {
+      const privateKey = generatePrivateKey();
+      const file = encryptKeystore(privateKey, PASSPHRASE, LIGHT_SCRYPT);
+      assert.equal((file.crypto as { kdfparams: { n: number } }).kdfparams.n, LIGHT_SCRYPT.n);
+      writeFileSync(ks, JSON.stringify(file), { mode: 0o600 });
+      return { privateKey, address: privateKeyToAccount(privateKey).address };
+    }
 
     it('remote signer (anvil signs for its unlocked account over JSON-RPC): settles; the URL password appears nowhere; a signer without the address is refused at start', async () => {
       const executor = dev.payers[6]!; // anvil account 7: anvil holds its key, Tollgate never sees it
