@@ -90,14 +90,28 @@ export async function snapshot(s: TestServer): Promise<Record<string, string>> {
 }
 
 /**
- * The id the next writing transaction of the database cluster will get. Every write (INSERT,
- * UPDATE, DELETE, in any table) takes a transaction id; reads take none. So while this is unchanged,
- * nothing was written anywhere and the per-table snapshot above cannot differ: a cheap first check.
- * It moves for a signed request's nonce, and on a PostgreSQL server shared with other test files'
- * databases for their writes too; then the snapshot decides.
+ * A write counter for the cheap first check: a statement-level trigger on every table of TABLES
+ * (BEFORE INSERT, UPDATE, DELETE or TRUNCATE, so it fires even for a statement that then fails or
+ * changes no row) takes a number from a sequence, and sequences are never rolled back. While the
+ * counter is unchanged, no statement that could write ran on those tables and the snapshot above
+ * cannot differ. The cluster's next transaction id, the check before this one, moved for every
+ * signed request (its nonce goes to request_nonces, which has no trigger here) and, on a PostgreSQL
+ * server shared with other test files, for their writes too: each such move cost a snapshot.
+ * Test-only objects in the test's own database; the gateway never reads them.
  */
-export async function nextXid(s: TestServer): Promise<string> {
-  const { rows } = await s.db.query<{ x: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x');
+export async function installWriteCounter(s: TestServer): Promise<void> {
+  await s.db.exec(
+    [
+      'CREATE SEQUENCE fuzz_write_statements',
+      "CREATE FUNCTION fuzz_count_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('fuzz_write_statements'); RETURN NULL; END $$",
+      ...TABLES.map((t) => `CREATE TRIGGER fuzz_count_write BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION fuzz_count_write()`),
+    ].join(';\n'),
+  );
+}
+
+/** The write counter's value (is_called too: the first nextval leaves last_value at 1). */
+export async function writeCount(s: TestServer): Promise<string> {
+  const { rows } = await s.db.query<{ x: string }>("SELECT last_value::text || ':' || is_called::text AS x FROM fuzz_write_statements");
   return rows[0]!.x;
 }
 

@@ -22,7 +22,7 @@ import { ROUTES } from '../../src/routes.ts';
 import { backends } from '../helpers/db.ts';
 import { buildOrderBody, setupMerchant } from '../helpers/orders.ts';
 import { fakeChain, startTestServer, TEST_ADMIN_TOKEN, type Creds, type TestServer } from '../helpers/server.ts';
-import { bodyArb, fcParams, headerValue, LONG, nextXid, pct, queryArb, RUNS, segArb, send, snapshot, TABLES, validBody, type Answer, type Raw } from './fuzz-fixtures.ts';
+import { bodyArb, fcParams, headerValue, installWriteCounter, LONG, pct, queryArb, RUNS, segArb, send, snapshot, TABLES, validBody, writeCount, type Answer, type Raw } from './fuzz-fixtures.ts';
 
 for (const backend of backends()) {
   describe(`hostile input on every route (${backend})`, () => {
@@ -33,8 +33,8 @@ for (const backend of backends()) {
     let spareKey: string;
     let ids: Record<string, string>;
     let snap: Record<string, string>;
-    /** nextXid when `snap` was taken (read before it: a write in between only forces a snapshot). */
-    let snapXid: string;
+    /** writeCount when `snap` was taken (read before it: a write in between only forces a snapshot). */
+    let snapWrites: string;
     const stats = { requests: 0, rejected: 0, accepted: 0 };
 
     before(async () => {
@@ -67,12 +67,22 @@ for (const backend of backends()) {
         link_id: link.body.link_id,
         session_id: qps.body.session_id,
       };
-      // The write detector can fail: a write moves nextXid and shows in the snapshot.
-      const [x0, s0] = [await nextXid(s), await snapshot(s)];
+      // The write detector can fail: a write moves the write counter and shows in the snapshot, on
+      // every table (also one whose statement changed no row); a nonce alone moves neither.
+      await installWriteCounter(s);
+      for (const t of TABLES) {
+        const w0 = await writeCount(s);
+        await s.db.query(`DELETE FROM ${t} WHERE false`);
+        assert.notEqual(await writeCount(s), w0, `a statement that may write to ${t} moves the write counter`);
+      }
+      const [w0, s0] = [await writeCount(s), await snapshot(s)];
       await s.db.query('UPDATE merchants SET name = name WHERE id = $1', [m.merchantId]);
-      assert.notEqual(await nextXid(s), x0, 'a write moves the next transaction id');
+      assert.notEqual(await writeCount(s), w0, 'a write moves the write counter');
       assert.notEqual((await snapshot(s)).merchants, s0.merchants, 'a write shows in the snapshot');
-      snapXid = await nextXid(s);
+      const w1 = await writeCount(s);
+      assert.equal((await s.signed(m, 'GET', '/api/v1/merchant')).status, 200);
+      assert.equal(await writeCount(s), w1, "a signed read (its nonce stored) moves no counter of the snapshot's tables");
+      snapWrites = await writeCount(s);
       snap = await snapshot(s);
     });
     after(async () => {
@@ -93,16 +103,16 @@ for (const backend of backends()) {
         assert.equal(ERROR_CATALOG[a.json.code as keyof typeof ERROR_CATALOG].status, a.status, `catalog status of ${a.json.code}: ${where}`);
         assert.ok(isId('req', a.json.request_id), where);
         assert.equal(a.headers['x-request-id'], a.json.request_id, where);
-        const xid = await nextXid(s);
-        if (xid !== snapXid) {
+        const writes = await writeCount(s);
+        if (writes !== snapWrites) {
           const now = await snapshot(s);
           const changed = TABLES.filter((t) => now[t] !== snap[t]);
           assert.deepEqual(changed, [], `a rejected request wrote to ${changed.join(', ')}: ${where}`);
-          [snap, snapXid] = [now, xid];
+          [snap, snapWrites] = [now, writes];
         }
       } else {
         stats.accepted++;
-        snapXid = await nextXid(s);
+        snapWrites = await writeCount(s);
         snap = await snapshot(s);
       }
       return a;
