@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import { CHAIN_CLOCK_SKEW_MS, takenBySql } from '../orders/claims.ts';
 import { outboxCtes } from '../webhooks/outbox.ts';
+import { outboxWritten } from '../webhooks/outbox-signal.ts';
 import { indexedColumnsSql, type IndexedRow } from './indexed.ts';
 
 /** Row shapes and SQL of machine payments; no business rules here. */
@@ -210,6 +211,7 @@ export async function claimTransfers(q: Queryable, items: readonly (ClaimInput &
     // Named: planned once per connection, not per batch (a statement of seven CTEs is not cheap to plan).
     { name: 'mpp_claim_transfers_v3' },
   );
+  if (rows.some((r) => r.claimed)) outboxWritten();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return items.map((c) => {
     const r = byId.get(c.id);

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { outboxWritten } from './outbox-signal.ts';
 
 /** SQL of the delivery queue: claim, record, list, redeliver. No business rules here. */
 export type DeliveryStatus = 'pending' | 'failed' | 'delivered' | 'dead';
@@ -230,4 +231,5 @@ export async function insertRedeliveries(q: Queryable, pairs: { newId: string; o
      FROM unnest($1::text[], $2::text[]) AS v(new_id, of_id) JOIN webhook_deliveries d ON d.id = v.of_id`,
     [pairs.map((p) => p.newId), pairs.map((p) => p.of), now],
   );
+  outboxWritten();
 }

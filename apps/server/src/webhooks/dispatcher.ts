@@ -13,6 +13,7 @@ import { classifyStatus, retryDelayMs } from './schedule.ts';
 import { DeliveryAgents, postDelivery } from './send.ts';
 import { deliveryHeaders, envelopeBody } from './signing.ts';
 import { logSafeError } from '../db/log-safe.ts';
+import { onOutboxWrite } from './outbox-signal.ts';
 
 /** What the dispatcher needs from the composition root. */
 export type DispatchDeps = { db: Database; clock: Clock; config: Config };
@@ -36,9 +37,16 @@ export interface DispatcherOptions {
   onRecorded?: (results: readonly AttemptResult[]) => void;
 }
 
-// pollIntervalMs: an idle poll is one empty index probe (~0.1 ms of database time); 25 ms keeps
-// the commit→delivery p50 near 20 ms at 40 probes/s per process.
-const DEFAULTS = { batchSize: 200, maxInFlight: 400, timeoutMs: 10_000, pollIntervalMs: 25 };
+// pollIntervalMs: what an idle dispatcher waits between claims. A write to the outbox by this
+// process signals its dispatchers (outbox-signal.ts), which then claim at once and every
+// POKED_POLL_MS for POKED_WINDOW_MS (the writer's transaction commits meanwhile), so an in-process
+// event is sent within milliseconds of its commit; the idle poll only finds other processes'
+// writes (the `api` role next to a `worker`) and retries coming due. It was 25 ms with no signal:
+// 40 claims a second per idle process, which on PGlite (one connection, in-process) cost a tenth
+// of a core, queued behind the chain watcher.
+const DEFAULTS = { batchSize: 200, maxInFlight: 400, timeoutMs: 10_000, pollIntervalMs: 250 };
+const POKED_POLL_MS = 5;
+const POKED_WINDOW_MS = 100;
 /** Longest a finished attempt waits in memory before it is recorded. */
 const FLUSH_MS = 10;
 
@@ -178,7 +186,13 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
   let recording: Promise<void> | undefined;
   let recordRetryAt = 0;
   let nextClaimAt = 0;
+  let pokedAt = Number.NEGATIVE_INFINITY;
   let wake: (() => void) | undefined;
+  const unsubscribe = onOutboxWrite(() => {
+    pokedAt = Date.now();
+    nextClaimAt = 0;
+    wake?.();
+  });
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       const t = setTimeout(() => ((wake = undefined), resolve()), ms);
@@ -218,8 +232,9 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
           const limit = Math.min(o.maxInFlight - inFlight - buffer.length - writing, o.batchSize);
           const rows = await claimDue(deps.db, { workerId: o.workerId, now: new Date(now), leaseUntil: new Date(now + o.leaseMs), limit });
           full = rows.length === limit;
-          // A short claim means the queue is drained for now: poll again after the interval.
-          if (!full) nextClaimAt = Date.now() + o.pollIntervalMs;
+          // A short claim means the queue is drained for now: poll again after the interval, or
+          // soon while a signalled write may still be committing.
+          if (!full) nextClaimAt = Date.now() + (Date.now() - pokedAt < POKED_WINDOW_MS ? POKED_POLL_MS : o.pollIntervalMs);
           for (const row of rows) {
             inFlight++;
             void sender.deliver(row, abort.signal).then((r) => {
@@ -249,6 +264,7 @@ export function startWebhookDispatcher(deps: DispatchDeps, opts: DispatcherOptio
     name: 'webhook-dispatcher',
     async stop() {
       stopped = true;
+      unsubscribe();
       wake?.();
       await running;
       // Give sends in flight a moment, then cut them off; their attempts are recorded as aborted

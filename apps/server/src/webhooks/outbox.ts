@@ -3,6 +3,7 @@ import { encodeBase58Fixed, ID_DEFAULT_BYTES, newId, type WebhookEventName } fro
 import type { Queryable } from '../db/database.ts';
 import type { OrderStatus } from '../orders/states.ts';
 import { MAX_ENABLED_ENDPOINTS } from './limits.ts';
+import { outboxWritten } from './outbox-signal.ts';
 
 export interface EmittedEvent {
   merchantId: string;
@@ -101,7 +102,9 @@ async function writeEvents(tx: Queryable, events: readonly EmittedEvent[], ids: 
     // Named: planned once per connection (every order transition that emits runs it).
     { name: 'outbox_write_events' },
   );
-  return rows[0]?.n ?? 0;
+  const n = rows[0]?.n ?? 0;
+  if (n > 0) outboxWritten();
+  return n;
 }
 
 /**

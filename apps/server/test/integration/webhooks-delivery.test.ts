@@ -4,7 +4,9 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { generateWebhookSecret, newId, verifyStandardWebhook } from '@tollgate/protocol';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { encryptSecret } from '../../src/merchants/secrets.ts';
+import { startWebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
 import { emitEvent, emitEvents, type EmittedEvent } from '../../src/webhooks/outbox.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { backends } from '../helpers/db.ts';
 import { buildOrderBody, setupMerchant } from '../helpers/orders.ts';
 import type { Creds, TestServer } from '../helpers/server.ts';
@@ -84,6 +86,27 @@ for (const backend of backends()) {
       assert.equal(d.attempts[0].response_body, 'ok');
       assert.equal(typeof d.attempts[0].latency_ms, 'number');
       assert.deepEqual(await dispatch(s), { claimed: 0, delivered: 0, failed: 0, dead: 0 }, 'nothing sent twice');
+    });
+
+    it("the running dispatcher sends this process's event on its commit, not at its next idle poll", async () => {
+      const m = await s.createMerchant();
+      await createEndpoint(s, m, rx.url, ['order.failed']);
+      // An idle poll of a minute: only the outbox signal can make the delivery arrive in time.
+      const worker = startWebhookDispatcher(s.tg.deps, { pollIntervalMs: 60_000, timeoutMs: 2000 });
+      try {
+        // Its first claim, sent at start, finds nothing (the event below is not committed yet), so
+        // it sleeps for the minute. The transaction stays open a moment after the write: the
+        // signal comes before the commit, and the dispatcher must still find the row.
+        await s.db.transaction(async (tx) => {
+          await emitEvent(tx, { merchantId: m.merchantId, event: 'order.failed', payload: { order_id: 'ord_signal' }, clockNow: new Date(s.clock.now()) });
+          await new Promise((r) => setTimeout(r, 30));
+        });
+        const got = await waitFor('the delivery', () => rx.received.find((x) => JSON.parse(x.body).payload.order_id === 'ord_signal'), undefined, { timeoutMs: 5000, everyMs: 10 });
+        assert.equal(got.headers['x-webhook-event'], 'order.failed');
+        assert.equal(rx.received.length, 1, 'sent once');
+      } finally {
+        await worker.stop();
+      }
     });
 
     it('events are written in the state change transaction: a rollback leaves no event and no delivery', async () => {
