@@ -72,7 +72,16 @@ describe('GOAT checkout SDK channel (browser)', { skip, timeout: 240_000 }, () =
   }
   const events = (p: Page) => p.evaluate(() => (window as unknown as { events: { type: string }[] }).events);
   const raw = (p: Page) => p.evaluate(() => (window as unknown as { raw: unknown[] }).raw);
-  const waitEvent = (p: Page, type: string) => p.waitForFunction((t) => (window as unknown as { events: { type: string }[] }).events.some((e) => e.type === t), type, { timeout: 60_000 });
+  // On a timeout, say what the parent did receive (messages it filtered out included) and where
+  // the popup is: a run once waited 60 s for goat:cancel in a loaded full run and never again alone.
+  const waitEvent = async (p: Page, type: string, popup?: Page) => {
+    try {
+      await p.waitForFunction((t) => (window as unknown as { events: { type: string }[] }).events.some((e) => e.type === t), type, { timeout: 60_000 });
+    } catch (err) {
+      const seen = await raw(p).catch((e: Error) => e.message);
+      throw new Error(`${type} never reached the parent: ${(err as Error).message}; messages received: ${JSON.stringify(seen)}; popup at ${popup?.url() ?? '?'}`);
+    }
+  };
 
   test('/checkout?cs=…: the session’s return origin gets goat:ready then goat:success with the payment; another origin gets nothing', async () => {
     const s = await stack.createSession({ price: '2.75', line_items_json: JSON.stringify([{ name: 'Tea', quantity: 1, amount: '2.75' }]), success_url: `${allowed.url}/done?order=7`, cancel_url: `${allowed.url}/done/cart` });
@@ -143,7 +152,7 @@ describe('GOAT checkout SDK channel (browser)', { skip, timeout: 240_000 }, () =
     const shop = await parent(allowed, `${stack.server.url}/checkout?cs=${s.checkout_id}`);
     await waitEvent(shop.page, 'goat:ready');
     await shop.popup.getByRole('link', { name: /^Cancel/ }).click();
-    await waitEvent(shop.page, 'goat:cancel');
+    await waitEvent(shop.page, 'goat:cancel', shop.popup);
     assert.deepEqual(
       ((await events(shop.page)) as { type: string }[]).map((e) => e.type),
       ['goat:ready', 'goat:cancel'],
