@@ -181,6 +181,9 @@ describe('dev profile (`npm start` without TOLLGATE_CONFIG)', () => {
       // anvil stopped with it
       await assert.rejects(fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' }));
     } finally {
+      // After a failure too, Ctrl-C first: anvil runs in its own process group and only the
+      // gateway's shutdown stops it (a SIGKILL alone left it holding port 8545).
+      await Promise.race([p.stop('SIGINT'), new Promise((r) => setTimeout(r, 10_000))]);
       await p.stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }

@@ -56,6 +56,9 @@ function runExample(name: string, code: string, env: Record<string, string>) {
 describe('README quick start on a fresh data directory', () => {
   let server: NpmProcess | undefined;
   after(async () => {
+    // Ctrl-C first: the dev profile's anvil runs in its own process group, so only the gateway's
+    // own shutdown stops it (a SIGKILL left it holding port 8545 for the files after this one).
+    if (server) await Promise.race([server.stop('SIGINT'), new Promise((r) => setTimeout(r, 10_000))]);
     await server?.stop('SIGKILL');
     rmSync(WORK, { recursive: true, force: true });
   });
